@@ -1,0 +1,195 @@
+"""The built web book in headless Chromium (Debian's package), served from a loopback server.
+
+Every page is opened. The test fails on any request that leaves 127.0.0.1 (such requests are also
+aborted, so nothing leaks), any HTTP error, any JavaScript error not on the allowlist below, any
+chart that did not draw, and any widget that did not render. On chapter 1 it then clicks a broker
+in the route explorer and a radio button under the chart, and checks that the display changed:
+both work with no kernel at all.
+
+The book is built here, with execution off, so the pages show exactly the outputs nbval verified.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Flags that work offline on this kind of machine (no background network, no sandbox as root).
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+# Messages we understand and accept. Each is third-party and harmless:
+ALLOWED_ERRORS = (
+    # sphinx-thebe's script declares a top-level const that JB1's page template declares too;
+    # thebe is disabled in _config.yml, so nothing uses it.
+    "Identifier 'THEBE_JS_URL' has already been declared",
+    # pydata-sphinx-theme on a first visit, when no light/dark choice is stored yet.
+    "Got invalid theme mode: . Resetting to auto.",
+)
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Path:
+    out = tmp_path_factory.mktemp("book")
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"
+    # sort_keys=False: the order of nb_ipywidgets_js is the order the scripts load in.
+    (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    bin_dir = Path(sys.executable).parent
+    subprocess.run([sys.executable, "-m", "rocketlb_core.viz.assets", str(root / "_vendor"),
+                    "--node-modules", str(root / "node_modules")], check=True, cwd=root)
+    proc = subprocess.run(
+        [str(bin_dir / "jupyter-book"), "build", str(root), "--config", str(out / "_config.yml"),
+         "--path-output", str(out), "-W", "-n", "--keep-going"],
+        cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return out / "_build" / "html"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url(built_book: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(built_book))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class PageWatch:
+    """Opens a page, blocks and records non-loopback requests, and records errors."""
+
+    def __init__(self, browser, url: str) -> None:
+        self.external: list[str] = []
+        self.errors: list[str] = []
+        self.http_errors: list[str] = []
+        self.page = browser.new_page()
+        self.page.route("**/*", self._route)
+        self.page.on("console", lambda m: m.type == "error" and self._error(m.text))
+        self.page.on("pageerror", lambda e: self._error(str(e)))
+        self.page.on("response", lambda r: r.status >= 400 and self.http_errors.append(
+            f"{r.status} {r.url}"))
+        self.page.on("requestfailed", lambda r: urlparse(r.url).hostname == "127.0.0.1"
+                     and self.http_errors.append(f"failed {r.url}"))
+        self.page.goto(url)
+        self.page.wait_for_load_state("networkidle")
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(("data:", "blob:", "about:")) or urlparse(url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            self.external.append(url)
+            route.abort()
+
+    def _error(self, text: str) -> None:
+        if not any(allowed in text for allowed in ALLOWED_ERRORS):
+            self.errors.append(text)
+
+    def check_clean(self) -> None:
+        assert self.external == [], f"requests left 127.0.0.1: {self.external}"
+        assert self.http_errors == [], f"HTTP errors: {self.http_errors}"
+        assert self.errors == [], f"JavaScript errors: {self.errors}"
+
+
+def _pages(html: Path) -> list[str]:
+    return sorted(str(p.relative_to(html)) for p in html.rglob("*.html")
+                  if not p.relative_to(html).parts[0].startswith("_"))
+
+
+def test_every_page_renders_offline(built_book: Path, base_url: str, browser) -> None:
+    pages = _pages(built_book)
+    assert "notebooks/01-the-cluster.html" in pages
+    assert "index.html" in pages
+    charts_seen = widgets_seen = 0
+    for rel in pages:
+        text = (built_book / rel).read_text()
+        want_charts = text.count('class="rlb-chart"')
+        want_widgets = text.count('type="application/vnd.jupyter.widget-view+json"')
+        watch = PageWatch(browser, base_url + rel)
+        page = watch.page
+        if want_charts:
+            page.wait_for_function(
+                f"document.querySelectorAll('div.rlb-chart canvas').length >= {want_charts}",
+                timeout=30_000)
+        if want_widgets:
+            page.wait_for_function(
+                """() => Array.from(document.querySelectorAll(
+                     'script[type="application/vnd.jupyter.widget-view+json"]'))
+                   .every(s => s.parentElement.querySelector('.jupyter-widgets'))""",
+                timeout=30_000)
+        assert page.locator("div.rlb-chart canvas").count() == want_charts, rel
+        charts_seen += want_charts
+        widgets_seen += want_widgets
+        watch.check_clean()
+        page.close()
+    assert charts_seen >= 1
+    assert widgets_seen >= 1
+
+
+def _canvas(page) -> str:
+    return page.eval_on_selector("div.rlb-chart canvas", "c => c.toDataURL()")
+
+
+def test_chapter_1_interactions_work_without_a_kernel(base_url: str, browser) -> None:
+    watch = PageWatch(browser, base_url + "notebooks/01-the-cluster.html")
+    page = watch.page
+    page.wait_for_selector('[data-rlb="perm-broker-b"]', timeout=30_000)
+    page.wait_for_selector("div.rlb-chart canvas", timeout=30_000)
+
+    publish = page.locator('[data-rlb="publish-list"]')
+    subscribe = page.locator('[data-rlb="subscribe-set"]')
+    assert "(8 queues)" in publish.inner_text()
+    assert "broker-b/3" in publish.inner_text()
+    page.click('[data-rlb="perm-broker-b"]')          # RW -> R-
+    page.wait_for_function(
+        "document.querySelector('[data-rlb=\"publish-list\"]').innerText.includes('(4 queues)')")
+    assert "broker-b/" not in publish.inner_text()
+    assert "broker-b/3" in subscribe.inner_text()      # still read
+    assert "R-" in page.locator('[data-rlb="perm-broker-b"]').inner_text()
+    page.click('[data-rlb="perm-broker-b"]')          # R- -> -W
+    page.wait_for_function(
+        "!document.querySelector('[data-rlb=\"subscribe-set\"]').innerText.includes('broker-b/')")
+    assert "broker-b/0" in publish.inner_text()
+
+    before = _canvas(page)
+    radios = page.locator("div.rlb-chart input[type=radio]")
+    assert radios.count() == 2
+    checked = page.locator("div.rlb-chart input[type=radio]:checked").get_attribute("value")
+    other = next(radios.nth(i) for i in range(2) if radios.nth(i).get_attribute("value") != checked)
+    other.check()
+    page.wait_for_function(
+        "before => document.querySelector('div.rlb-chart canvas').toDataURL() !== before",
+        arg=before, timeout=10_000)
+    assert _canvas(page) != before, "the chart did not redraw after choosing another topic"
+    watch.check_clean()
+    page.close()
