@@ -8,6 +8,7 @@ to an attempt: a ``BrokerModel`` answers with an outcome and a latency. The simu
 replay both drive this one loop.
 
 >>> from rocketlb_core.model import QueueData
+>>> from rocketlb_core.producer import ThreadLocalIndex
 >>> qs = [MessageQueue("T", b, 0) for b in ("a", "b")]
 >>> tp = TopicPublishInfo(qs, [QueueData("a", 1, 1), QueueData("b", 1, 1)],
 ...                       ThreadLocalIndex("4.9.8", stored=-1))
