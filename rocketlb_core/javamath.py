@@ -102,6 +102,10 @@ def java_string_hash(s: str) -> int:
     return wrap32(h)
 
 
+class JavaNullPointerError(TypeError):
+    """Where upstream would throw ``NullPointerException`` (a null argument it dereferences)."""
+
+
 def java_split(s: str, sep: str) -> list[str]:
     """Java's ``String.split(sep)`` for a literal, single-character separator.
 

@@ -21,6 +21,7 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 PRODUCER_FILES = ["producer-4.7.1.jsonl", "producer-4.9.7.jsonl", "producer-4.9.8.jsonl",
                   "producer-5.3.3.jsonl"]
 COUNTED_OPS = {"select", "probe", "pick", "detect"}
+ALLOCATION_FILES = sorted(p.name.removesuffix(".gz") for p in VECTORS.glob("allocation-*.gz"))
 
 
 def _records(name: str) -> list[dict[str, Any]]:
@@ -36,6 +37,21 @@ def test_every_producer_expectation_holds(name: str) -> None:
     assert report.passed == expected
 
 
+@pytest.mark.parametrize("name", ALLOCATION_FILES)
+def test_every_allocation_case_holds(name: str) -> None:
+    report = run_file(VECTORS / f"{name}.gz")
+    expected = sum(len(rec["cases"]) + len(rec.get("rebalance_view", {}).get("cases", []))
+                   for rec in _records(name))
+    assert report.failures() == []
+    assert report.passed == expected
+
+
+def test_allocation_files_cover_every_upstream_strategy() -> None:
+    strategies = {rec["strategy"] for name in ALLOCATION_FILES for rec in _records(name)}
+    assert strategies == {"AVG", "AVG_BY_CIRCLE", "CONFIG", "CONSISTENT_HASH", "MACHINE_ROOM",
+                          "MACHINE_ROOM_NEARBY", "POP"}
+
+
 def test_primitives() -> None:
     report = run_file(VECTORS / "producer-primitives.jsonl.gz")
     assert report.failures() == []
@@ -47,8 +63,11 @@ def test_upstream_producer_tests() -> None:
     assert report.failures() == []
     compared = {o.case.split(" ")[0] for o in report.outcomes}
     assert {"LatencyFaultToleranceImplTest", "ThreadLocalIndexTest", "SelectMessageQueueRetryTest",
-            "MQFaultStrategyTest", "MQClientInstanceTest"} <= compared
-    assert report.passed >= 30
+            "MQFaultStrategyTest", "MQClientInstanceTest", "AllocateMessageQueueAveragelyTest",
+            "AllocateMessageQueueAveragelyByCircleTest", "AllocateMessageQueueByConfigTest",
+            "AllocateMessageQueueByMachineRoomTest", "AllocateMessageQueueConsitentHashTest",
+            "AllocateMachineRoomNearByTest"} <= compared
+    assert report.passed >= 55
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is not beside this clone")

@@ -15,15 +15,14 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rocketlb_core.javamath import JavaNullPointerError
 from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.producer.line import ProducerLine
 
+__all__ = ["FaultItem", "FaultTable4", "FaultTable5", "JavaNullPointerError"]
+
 DETECT_INTERVAL_MS = 2000       # ClientConfig.detectInterval @5.3.3
 DETECT_TIMEOUT_MS = 200         # ClientConfig.detectTimeout @5.3.3
-
-
-class JavaNullPointerError(TypeError):
-    """Where upstream would throw ``NullPointerException`` (e.g. ``remove(null)``)."""
 
 
 @dataclass(slots=True)
