@@ -254,3 +254,50 @@ UPSTREAM_HANDLERS: dict[str, Callable[[dict[str, Any], Report], None]] = {
     "AllocateMessageQueueConsitentHashTest": consistent_hash_test,
     "AllocateMachineRoomNearByTest": nearby_test,
 }
+
+
+def _rebalance_push(test: dict[str, Any], report: Report) -> None:
+    from rocketlb_core.consumer.rebalance import (
+        OffsetLookupError,
+        compute_pull_from_where,
+        pull_threshold_for_queue,
+    )
+
+    cls = test["test_class"]
+    lite = cls == "RebalanceLitePullImplTest"
+    for case in test["cases"]:
+        label = f"{cls} {case['name']}"
+        if case.get("kind") == "table":
+            for i, row in enumerate(case["rows"]):
+                def run(line: str, row: dict[str, Any] = row) -> Any:
+                    try:
+                        return compute_pull_from_where(
+                            row["consumeFromWhere"], row["readOffset"], row.get("topic", "topic1"),
+                            max_offset=row.get("maxOffset", 0),
+                            search_offset=row.get("searchOffset", 0), line=line, lite_pull=lite)
+                    except OffsetLookupError:
+                        return "throws"
+                if "asserted" in row:
+                    report.check(f"{label} row {i}", run("4.9.8"), row["asserted"])
+                    if row["readOffset"] >= -1:
+                        report.check(f"{label} row {i} (5.x)", run("5.3.3"), row["asserted"])
+                else:
+                    report.check(f"{label} row {i} (4.9.x)", run("4.9.8"), row["asserted_4.9.x"])
+                    report.check(f"{label} row {i} (5.x)", run("5.3.3"), "throws")
+        elif "assigned_queue_counts" in case.get("inputs", {}):
+            inp = case["inputs"]
+            start = inp.get("pullThresholdForQueue", inp.get("pullThresholdSizeForQueue"))
+            topic = inp.get("then pullThresholdForTopic", inp.get("then pullThresholdSizeForTopic"))
+            counts = inp["assigned_queue_counts"]
+            got = [start] + [pull_threshold_for_queue(topic, start, n) for n in counts[1:]]
+            want = next(iter(case["asserted"].values()))
+            report.check(label, got, want)
+        else:
+            info = {f"after_{n}_queues": {k: str(pull_threshold_for_queue(1024, 1024, n))
+                                          for k in ("pullThresholdSizeForQueue",
+                                                    "pullThresholdForQueue")} for n in (2, 3)}
+            report.check(label, info, case["asserted"])
+
+
+UPSTREAM_HANDLERS["RebalancePushImplTest"] = _rebalance_push
+UPSTREAM_HANDLERS["RebalanceLitePullImplTest"] = _rebalance_push

@@ -54,9 +54,10 @@ class _Avg:
                    cid_all: Sequence[str], previous: object = None) -> Assignment:
         n, c = len(mq_all), len(cid_all)
         out: Assignment = {}
-        for cid in unique_ids(cid_all):
-            start, count = _avg_block(cid_all.index(cid), n, c)
-            out[cid] = list(mq_all[start:start + count]) if count > 0 else []
+        for i, cid in enumerate(cid_all):          # first occurrence decides, as indexOf does
+            if cid not in out:
+                start, count = _avg_block(i, n, c)
+                out[cid] = list(mq_all[start:start + count]) if count > 0 else []
         return out
 
 
@@ -79,7 +80,11 @@ class _AvgByCircle:
     def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
                    cid_all: Sequence[str], previous: object = None) -> Assignment:
         c = len(cid_all)
-        return {cid: list(mq_all[cid_all.index(cid)::c]) for cid in unique_ids(cid_all)}
+        out: Assignment = {}
+        for i, cid in enumerate(cid_all):
+            if cid not in out:
+                out[cid] = list(mq_all[i::c])
+        return out
 
 
 @dataclass(frozen=True, slots=True)
