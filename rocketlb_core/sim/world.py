@@ -1,0 +1,365 @@
+"""A whole simulated cluster built from a scenario: run it, summarise it, check it.
+
+``run_scenario(scenario, seed)`` returns a ``RunResult`` with the journal, the ledger and the
+summary; ``check_expectations`` compares the summary with the scenario's ``[expect]`` table;
+``write_outputs`` writes ``journal.parquet``, ``messages.parquet``, ``deliveries.parquet`` and
+``summary.json`` (atomically: a temporary folder renamed into place).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.consumer.base import AllocateStrategy
+from rocketlb_core.consumer.nearby import MapResolver, machine_room_nearby
+from rocketlb_core.consumer.registry import make
+from rocketlb_core.model import PERM_READ, PERM_WRITE, MessageQueue, QueueData, TopicRoute
+from rocketlb_core.sim.clients import Consumer, Producer
+from rocketlb_core.sim.cluster import Broker, BrokerEntity, NameServer, NameServerEntity, Network
+from rocketlb_core.sim.kernel import Environment, Event, Timer
+from rocketlb_core.sim.ledger import Ledger, OwnershipTracker
+from rocketlb_core.sim.scenario import EventSpec, GroupSpec, Scenario
+
+SCRIPT = "scenario"
+
+
+class World:
+    """Everything of one run; entities reach each other through it."""
+
+    def __init__(self, scenario: Scenario, seed: int) -> None:
+        self.scenario = scenario
+        self.env = env = Environment(seed)
+        self.network = Network()
+        self.ledger = Ledger()
+        self.brokers: dict[str, Broker] = {}
+        self.broker_entities: dict[str, BrokerEntity] = {}
+        for i, spec in enumerate(scenario.brokers):
+            b = Broker(spec.name, spec.room, f"10.0.{i + 1}.11:10911", spec.median_ms, spec.p99_ms)
+            for t in scenario.topics:
+                if spec.name in t.brokers:
+                    b.topics[t.name] = QueueData(spec.name, t.read_queues, t.write_queues,
+                                                 PERM_READ | PERM_WRITE)
+            self.brokers[spec.name] = b
+            self.broker_entities[spec.name] = be = BrokerEntity(b, self)
+            env.register(spec.name, be)
+        scan = 5_000 if scenario.line.is_v5 else 10_000
+        self.name_servers = [NameServer(f"namesrv-{i}") for i in range(scenario.name_servers)]
+        for ns in self.name_servers:
+            env.register(ns.name, NameServerEntity(ns, self, scan))
+            env.schedule(5_000, Timer(ns.name, "scan"))
+        self.producers = [Producer(p, self, env) for p in scenario.producers]
+        for p in self.producers:
+            env.register(p.name, p)
+        id_rng = env.rng("client-ids")
+        self.consumers: dict[str, list[Consumer]] = {}
+        for g in scenario.groups:
+            ids = [self._client_id(m.ip, m.instance, id_rng) for m in g.members]
+            strategy = self.strategy_for(g, {cid: m.room for cid, m in zip(ids, g.members,
+                                                                            strict=True)})
+            members = [Consumer(m, g, self, env, cid, strategy)
+                       for m, cid in zip(g.members, ids, strict=True)]
+            for c in members:
+                env.register(c.name, c)
+            self.consumers[g.name] = members
+        self.trackers = {g.name: OwnershipTracker(count_double=g.model == "CLUSTERING")
+                         for g in scenario.groups}
+        env.register(SCRIPT, _Script(self))
+
+    def strategy_for(self, group: GroupSpec, member_rooms: dict[str, str]) -> AllocateStrategy:
+        """The group's strategy from the registry. ``MACHINE_ROOM_NEARBY`` with
+        ``resolver = "rooms"`` resolves rooms from the scenario itself (brokers' and members'
+        ``room``), keyed by broker name and client id, as an application's resolver would."""
+        params = dict(group.strategy_params)
+        if group.strategy == "MACHINE_ROOM_NEARBY" and params.pop("resolver", None) == "rooms":
+            inner = make(params.pop("inner", "AVG"), **params)
+            brokers = {b.name: b.room for b in self.scenario.brokers}
+            return machine_room_nearby(inner, MapResolver(brokers, member_rooms))
+        return make(group.strategy, **params)
+
+    def _client_id(self, ip: str, instance: str, rng: random.Random) -> str:
+        """``buildMQClientId`` (spec 1.2): an explicit instance name is used as is (and can
+        collide); the default becomes ``<pid>#<nanotime>`` (``<pid>`` before 4.9.0)."""
+        if instance:
+            return f"{ip}@{instance}"
+        pid = rng.randrange(1000, 65536)
+        if self.scenario.line.is_pre48:
+            return f"{ip}@{pid}"
+        return f"{ip}@{pid}#{rng.randrange(10**12, 10**14)}"
+
+    # ------------------------------------------------------------------ services for entities
+    def register_broker(self, env: Environment, broker: Broker) -> None:
+        for ns in self.name_servers:
+            if ns.alive:
+                ns.brokers[broker.name] = (env.now, broker)
+
+    def query_route(self, client: str, topic: str, rng: random.Random) -> TopicRoute | None:
+        alive = [ns for ns in self.name_servers if ns.alive]
+        if not alive:
+            return None
+        ns = alive[rng.randrange(len(alive))]
+        entity = self.env.entities[ns.name]
+        assert isinstance(entity, NameServerEntity)
+        return entity.route(topic)
+
+    def ownership_changed(self, env: Environment) -> None:
+        for g in self.scenario.groups:
+            topic = g.topic
+            tracked = {MessageQueue(topic, b.name, i) for b in self.brokers.values()
+                       if b.name not in self.network.down and topic in b.topics
+                       for i in range(b.topics[topic].read_queue_nums)}
+            owners: dict[MessageQueue, set[str]] = defaultdict(set)
+            for c in self.consumers[g.name]:
+                if c.alive:
+                    for mq, pq in c.table.items():
+                        if not pq.dropped:
+                            owners[mq].add(c.name)
+            self.trackers[g.name].update(env.now, tracked,
+                                         {mq: frozenset(s) for mq, s in owners.items()})
+
+
+class _Script:
+    """Applies the scenario's scripted events at their times."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+
+    def handle(self, env: Environment, event: Event) -> None:
+        assert isinstance(event, Timer)
+        spec: EventSpec = event.arg
+        w, a = self.world, spec.args
+        env.log("scenario_event", SCRIPT, event=spec.kind, **a)
+        member = {c.name: c for cs in w.consumers.values() for c in cs}
+        if spec.kind == "broker_crash":
+            b = w.brokers[a["broker"]]
+            b.alive = False
+            w.network.down[b.name] = a.get("mode", "clean")
+            if a.get("mode", "clean") == "clean":          # connections reset: known at once
+                for ns in w.name_servers:
+                    ns.brokers.pop(b.name, None)
+            w.ownership_changed(env)
+        elif spec.kind == "broker_restart":
+            w.network.down.pop(a["broker"], None)
+            w.broker_entities[a["broker"]].start(env)
+            w.ownership_changed(env)
+        elif spec.kind == "broker_latency":
+            b = w.brokers[a["broker"]]
+            b.median_ms, b.p99_ms = float(a["median_ms"]), float(a["p99_ms"])
+        elif spec.kind == "partition":
+            w.network.partitions.add((a["client"], a["broker"]))
+        elif spec.kind == "heal":
+            w.network.partitions.discard((a["client"], a["broker"]))
+        elif spec.kind == "consumer_crash":
+            member[a["consumer"]].crash(env)
+        elif spec.kind == "consumer_shutdown":
+            member[a["consumer"]].shutdown(env)
+        elif spec.kind == "consumer_start":
+            member[a["consumer"]].start(env)
+        elif spec.kind in ("nameserver_down", "nameserver_up"):
+            server = next(n for n in w.name_servers if n.name == a["nameserver"])
+            server.alive = spec.kind == "nameserver_up"
+            if not server.alive:
+                server.brokers.clear()              # a restarted name server starts empty
+        elif spec.kind == "rolling_restart":
+            step = int(a["interval_ms"])
+            for i, c in enumerate(w.consumers[a["group"]]):
+                env.schedule(i * step, Timer(SCRIPT, "do", EventSpec(
+                    env.now + i * step, "consumer_shutdown", {"consumer": c.name})))
+                env.schedule(i * step + step // 2, Timer(SCRIPT, "do", EventSpec(
+                    env.now + i * step + step // 2, "consumer_start", {"consumer": c.name})))
+
+
+@dataclass
+class RunResult:
+    world: World
+    summary: dict[str, Any]
+
+
+def run_scenario(scenario: Scenario, seed: int = 0) -> RunResult:
+    """Run ``scenario`` with ``seed`` to its end (duration plus drain) and summarise it."""
+    world = World(scenario, seed)
+    env = world.env
+    for be in world.broker_entities.values():
+        be.start(env)
+    world.ownership_changed(env)                       # ownership is tracked from time 0
+    for p in world.producers:
+        p.start(env)
+    for cs in world.consumers.values():
+        for c in cs:
+            env.schedule_at(c.m.start_ms, Timer(SCRIPT, "do", EventSpec(
+                c.m.start_ms, "consumer_start", {"consumer": c.name})), priority=-1)
+    for spec in scenario.events:
+        env.schedule_at(spec.at_ms, Timer(SCRIPT, "do", spec), priority=-1)
+    end = scenario.duration_ms + scenario.drain_ms
+    env.run(until=end)
+    for tracker in world.trackers.values():
+        tracker.finish(end)
+    return RunResult(world, summarise(world))
+
+
+def _percentile(values: list[int], p: float) -> int:
+    if not values:
+        return 0
+    s = sorted(values)
+    return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
+
+
+def summarise(world: World) -> dict[str, Any]:
+    sc, ledger = world.scenario, world.ledger
+    msgs = ledger.messages
+    stored = [m for m in msgs if m.queue is not None]
+    failed = [m for m in msgs if m.status == "FAILED"]
+    by_msg: dict[int, Counter[str]] = defaultdict(Counter)
+    for _, msg, client in ledger.deliveries:
+        by_msg[msg][client] += 1
+    groups: dict[str, Any] = {}
+    totals = Counter[str]()
+    for g in sc.groups:
+        names = {c.name for c in world.consumers[g.name]}
+        queues: dict[str, dict[str, int]] = {}
+        consumed = unconsumed = dups = 0
+        reach: list[int] = []
+        for m in stored:
+            assert m.queue is not None
+            if m.queue.topic != g.topic:
+                continue
+            got = {c: n for c, n in by_msg.get(m.msg_id, {}).items() if c in names}
+            q = queues.setdefault(m.queue.short(), {"stored": 0, "consumed": 0, "unconsumed": 0})
+            q["stored"] += 1
+            if got:
+                consumed += 1
+                q["consumed"] += 1
+            else:
+                unconsumed += 1
+                q["unconsumed"] += 1
+            reach.append(len(got))
+            if g.model == "BROADCASTING":
+                dups += sum(n - 1 for n in got.values())
+            else:
+                dups += sum(got.values()) - 1 if got else 0
+        tracker = world.trackers[g.name]
+        for mq in set(tracker.unowned_ms) | set(tracker.double_ms) | set(tracker.owners):
+            q = queues.setdefault(mq.short(), {"stored": 0, "consumed": 0, "unconsumed": 0})
+            q["unowned_ms"] = tracker.unowned_ms[mq]
+            q["double_owned_ms"] = tracker.double_ms[mq]
+        moves = [[r.time_ms, r.entity, len(r.fields["added"]), len(r.fields["dropped"])]
+                 for r in world.env.journal if r.kind == "rebalance" and r.entity in names]
+        groups[g.name] = {
+            "messages_consumed_unique": consumed, "messages_unconsumed": unconsumed,
+            "duplicate_deliveries": dups,
+            "unconsumed_queues": sorted(k for k, v in queues.items() if v["unconsumed"]),
+            "queues": dict(sorted(queues.items())),
+            "rebalances": len(moves), "queues_moved": sum(m[2] for m in moves),
+            "rebalance_moves": moves,
+            "idle_consumers_at_end": sum(1 for c in world.consumers[g.name] if c.alive and not any(
+                not pq.dropped for pq in c.table.values())),
+            "members_per_message_min": min(reach, default=0),
+            "unowned_ms_total": sum(tracker.unowned_ms.values()),
+            "double_owned_ms_total": sum(tracker.double_ms.values()),
+        }
+        totals.update({k: groups[g.name][k] for k in ("messages_consumed_unique",
+                                                       "messages_unconsumed",
+                                                       "duplicate_deliveries")})
+    send_ms = [m.send_ms for m in stored]
+    return {
+        "scenario": sc.name, "seed": world.env.seed, "line": sc.line.value,
+        "duration_ms": sc.duration_ms, "drain_ms": sc.drain_ms,
+        "messages_sent": len(msgs), "messages_stored": len(stored),
+        "messages_failed": len(failed),
+        "failures_by_error": dict(sorted(Counter(m.error or "?" for m in failed).items())),
+        "messages_consumed_unique": totals["messages_consumed_unique"],
+        "messages_unconsumed": totals["messages_unconsumed"],
+        "duplicate_deliveries": totals["duplicate_deliveries"],
+        "stored_by_broker": dict(sorted(Counter(m.queue.broker_name for m in stored
+                                                if m.queue).items())),
+        "producer_backlog": sum(p.backlog() for p in world.producers),
+        "send_retries": sum(max(0, m.attempts - 1) for m in msgs),
+        "send_ms_p50": _percentile(send_ms, 0.5), "send_ms_p99": _percentile(send_ms, 0.99),
+        "send_ms_max": max(send_ms, default=0),
+        "events_processed": world.env.events_processed,
+        "groups": groups,
+    }
+
+
+def lookup(summary: dict[str, Any], path: str) -> Any:
+    node: Any = summary
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(path)
+        node = node[part]
+    return node
+
+
+def check_expectations(summary: dict[str, Any], expect: dict[str, Any]) -> list[str]:
+    """The expectations that failed, as readable lines (empty: all held)."""
+    problems = []
+    for path, want in sorted(expect.items()):
+        try:
+            got = lookup(summary, path)
+        except KeyError:
+            problems.append(f"{path}: no such summary field")
+            continue
+        if isinstance(want, dict):
+            lo, hi = want.get("min"), want.get("max")
+            if (lo is not None and got < lo) or (hi is not None and got > hi):
+                problems.append(f"{path}: {got!r} not in [{lo}, {hi}]")
+        elif got != want:
+            problems.append(f"{path}: expected {want!r}, got {got!r}")
+    return problems
+
+
+def write_outputs(result: RunResult, out_dir: Path) -> None:
+    """journal/messages/deliveries as Parquet plus summary.json, replacing ``out_dir`` whole."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    world = result.world
+    out_dir = out_dir.resolve()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".rocketlb-sim-", dir=out_dir.parent))
+    try:
+        j = world.env.journal
+        tables = {
+            "journal": pa.table({
+                "time_ms": pa.array([r.time_ms for r in j], pa.int64()),
+                "kind": pa.array([r.kind for r in j], pa.string()),
+                "entity": pa.array([r.entity for r in j], pa.string()),
+                "fields": pa.array([json.dumps(r.fields, sort_keys=True, default=str)
+                                    for r in j], pa.string())}),
+            "messages": pa.table({
+                "msg_id": pa.array([m.msg_id for m in world.ledger.messages], pa.int64()),
+                "producer": pa.array([m.producer for m in world.ledger.messages], pa.string()),
+                "sent_ms": pa.array([m.sent_ms for m in world.ledger.messages], pa.int64()),
+                "status": pa.array([m.status for m in world.ledger.messages], pa.string()),
+                "topic": pa.array([m.queue.topic if m.queue else None
+                                   for m in world.ledger.messages], pa.string()),
+                "broker": pa.array([m.queue.broker_name if m.queue else None
+                                    for m in world.ledger.messages], pa.string()),
+                "queue_id": pa.array([m.queue.queue_id if m.queue else None
+                                      for m in world.ledger.messages], pa.int32()),
+                "offset": pa.array([m.offset for m in world.ledger.messages], pa.int64()),
+                "stored_ms": pa.array([m.stored_ms for m in world.ledger.messages], pa.int64()),
+                "attempts": pa.array([m.attempts for m in world.ledger.messages], pa.int32()),
+                "error": pa.array([m.error for m in world.ledger.messages], pa.string())}),
+            "deliveries": pa.table({
+                "time_ms": pa.array([d[0] for d in world.ledger.deliveries], pa.int64()),
+                "msg_id": pa.array([d[1] for d in world.ledger.deliveries], pa.int64()),
+                "consumer": pa.array([d[2] for d in world.ledger.deliveries], pa.string())}),
+        }
+        for name, table in tables.items():
+            pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
+        (tmp / "summary.json").write_text(json.dumps(result.summary, indent=1, sort_keys=True)
+                                          + "\n")
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
