@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("scenario", type=Path)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="folder for the journal and summary")
+    ap.add_argument("--record", type=Path, default=None,
+                    help="also write the run's traffic as a trace folder (data/README.md)")
     args = ap.parse_args(argv)
     try:
         scenario = load(args.scenario)
@@ -29,6 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     result.summary["expectations"] = {"declared": len(scenario.expect), "failed": problems}
     if args.out is not None:
         write_outputs(result, args.out)
+    if args.record is not None:
+        from rocketlb_core.sim.record import record_trace
+
+        record_trace(result, args.record)
     json.dump(result.summary, sys.stdout, indent=1, sort_keys=True)
     print()
     for line in problems:

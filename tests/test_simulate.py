@@ -33,7 +33,7 @@ from rocketlb_core.sim.scenario import (
 )
 from rocketlb_core.sim.world import SCRIPT, World, check_expectations, run_scenario, write_outputs
 
-SCENARIOS = sorted(data_path("scenarios").glob("*.toml"))
+SCENARIOS = sorted(data_path("scenarios").rglob("*.toml"))
 
 
 def test_there_are_at_least_ten_scenarios() -> None:

@@ -357,6 +357,7 @@ def write_outputs(result: RunResult, out_dir: Path) -> None:
             pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=1, sort_keys=True)
                                           + "\n")
+        tmp.chmod(0o755)                 # mkdtemp makes it private
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)

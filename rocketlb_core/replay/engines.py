@@ -1,0 +1,172 @@
+"""The two replay engines. Same inputs, same per-producer function, same summary.
+
+Outputs (``out_dir``, replaced atomically): ``sends.parquet`` (one row per replayed send; a
+single file from the Python engine, a folder of part files from Spark: read either with
+``pyarrow.parquet.read_table`` or Spark) and ``summary.json`` (identical for both engines).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.replay.producer import (
+    OUTPUT_COLUMNS,
+    Aggregates,
+    Conditions,
+    ReplayConfig,
+    replay_producer,
+    summary_of,
+)
+from rocketlb_core.trace import Trace, load_trace
+
+SPARK_SCHEMA = ("producer string, seq long, due_ms long, start_ms long, end_ms long, "
+                "status string, broker string, queue_id int, attempts int, error string")
+
+
+def _fault_tolerance(trace: Trace, config: ReplayConfig, producer: str) -> bool:
+    if config.fault_tolerance is not None:
+        return config.fault_tolerance
+    return bool(trace.meta.get("fault_tolerance", {}).get(producer, False))
+
+
+class _Atomic:
+    """A temporary folder beside ``out_dir`` that replaces it only when everything succeeded."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir.resolve()
+        self.out_dir.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=".rocketlb-replay-", dir=self.out_dir.parent))
+
+    def commit(self, summary: dict[str, Any]) -> None:
+        (self.tmp / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True)
+                                               + "\n")
+        self.tmp.chmod(0o755)
+        if self.out_dir.exists():
+            shutil.rmtree(self.out_dir)
+        os.replace(self.tmp, self.out_dir)
+
+    def abort(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _producers(trace: Trace) -> Iterator[tuple[str, list[int]]]:
+    times, names = trace.sends["time_ms"], trace.sends["producer"]
+    start = 0
+    for i in range(1, len(names) + 1):
+        if i == len(names) or names[i] != names[start]:
+            yield names[start], times[start:i]
+            start = i
+
+
+def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig,
+                            progress: Callable[[int, int], None] | None = None
+                            ) -> dict[str, Any]:
+    """Replay every producer of a trace in this process."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    trace = load_trace(trace_dir)
+    route = trace.layout.routes[trace.topic]
+    conditions = Conditions.from_columns(trace.conditions)
+    agg = Aggregates()
+    columns: dict[str, list[Any]] = {c: [] for c in OUTPUT_COLUMNS}
+    total, done = len(trace.sends["time_ms"]), 0
+    atomic = _Atomic(out_dir)
+    try:
+        for producer, times in _producers(trace):
+            for row in replay_producer(producer, times, trace.topic, route, conditions,
+                                       _fault_tolerance(trace, config, producer), config):
+                agg.add(row)
+                for c, v in zip(OUTPUT_COLUMNS, row, strict=True):
+                    columns[c].append(v)
+            done += len(times)
+            if progress:
+                progress(done, total)
+        types = {"seq": pa.int64(), "due_ms": pa.int64(), "start_ms": pa.int64(),
+                 "end_ms": pa.int64(), "queue_id": pa.int32(), "attempts": pa.int32()}
+        table = pa.table({c: pa.array(columns[c], types.get(c, pa.string()))
+                          for c in OUTPUT_COLUMNS})
+        pq.write_table(table, atomic.tmp / "sends.parquet", compression="zstd")
+        summary = summary_of(agg, config, str(trace.meta.get("name", trace_dir.name)))
+        atomic.commit(summary)
+    except BaseException:
+        atomic.abort()
+        raise
+    return summary
+
+
+def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
+                           master: str | None = None) -> dict[str, Any]:
+    """Replay on Spark: one ``applyInPandas`` task per producer; only aggregates reach the
+    driver. The small parts of the trace (layout, conditions, metadata) are validated on the
+    driver; the sends are read by Spark with their declared schema."""
+    import pandas as pd
+    from pyspark.sql import functions as F
+
+    from rocketlb_core.spark import spark_session
+    from rocketlb_core.trace import SENDS
+
+    small = load_trace(trace_dir)          # validates every file (sends included)
+    route = small.layout.routes[small.topic]
+    conditions = Conditions.from_columns(small.conditions)
+    topic = small.topic
+    ft = {p: _fault_tolerance(small, config, p) for p in set(small.sends["producer"])}
+    name = str(small.meta.get("name", trace_dir.name))
+    del small
+    spark = spark_session(master)
+    spark_types = {"int64": "bigint", "int32": "int", "string": "string", "double": "double"}
+    ddl = ", ".join(f"{c} {spark_types[t]}" for c, t in SENDS.items())
+    sends = spark.read.schema(ddl).parquet(str(trace_dir / "sends.parquet")) \
+        .select("producer", "time_ms")
+
+    def per_producer(pdf: pd.DataFrame) -> pd.DataFrame:
+        pdf = pdf.sort_values("time_ms", kind="stable")
+        producer = str(pdf["producer"].iloc[0])
+        rows = list(replay_producer(producer, pdf["time_ms"].tolist(), topic, route,
+                                    conditions, ft[producer], config))
+        return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
+
+    atomic = _Atomic(out_dir)
+    try:
+        out = sends.groupBy("producer").applyInPandas(per_producer, SPARK_SCHEMA)
+        out.write.mode("overwrite").parquet(str(atomic.tmp / "sends.parquet"))
+        rows = spark.read.parquet(str(atomic.tmp / "sends.parquet"))
+        agg = Aggregates()
+        stored = rows.where(F.col("status") != "FAILED")
+        agg.sends = rows.count()
+        first = rows.select(F.sum(F.greatest(F.col("attempts") - 1, F.lit(0)))).first()
+        agg.retries = int(first[0] or 0) if first is not None else 0
+        for r in rows.where(F.col("status") == "FAILED").groupBy("error").count().collect():
+            agg.failures[r["error"] or "?"] = int(r["count"])
+        for r in stored.groupBy("broker", "queue_id").count().collect():
+            agg.by_broker[r["broker"]] += int(r["count"])
+            agg.by_queue[f"{r['broker']}/{r['queue_id']}"] = int(r["count"])
+        for r in stored.groupBy((F.col("end_ms") - F.col("due_ms")).alias("lat")).count() \
+                .collect():
+            agg.latency[int(r["lat"])] = int(r["count"])
+        agg.stored = sum(agg.by_broker.values())
+        summary = summary_of(agg, config, name)
+        atomic.commit(summary)
+    except BaseException:
+        atomic.abort()
+        raise
+    return summary
+
+
+def print_progress(done: int, total: int) -> None:
+    """A one-line progress bar on stderr (only when stderr is a terminal)."""
+    if not sys.stderr.isatty() or total == 0:
+        return
+    width = 40
+    filled = int(width * done / total)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} sends")
+    if done >= total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()

@@ -1,0 +1,71 @@
+"""Recording a simulation run as a trace (``rocketlb_core.trace``): this is how the recorded
+traffic the book replays is made. The trace holds what the world did (sends the applications
+asked for, broker conditions, membership changes), not what the balancing decided, so a replay
+can ask what other settings would have decided on the same traffic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.sim.world import RunResult
+from rocketlb_core.trace import write_trace
+
+MESSAGE_SIZE = 1024
+
+
+def record_trace(result: RunResult, folder: Path, provenance: str = "") -> None:
+    world = result.world
+    sc = world.scenario
+    topic = sc.producers[0].topic if sc.producers else sc.topics[0].name
+    msgs = sorted(world.ledger.messages, key=lambda m: (m.producer, m.sent_ms, m.msg_id))
+    sends: dict[str, list[Any]] = {
+             "time_ms": [m.sent_ms for m in msgs], "producer": [m.producer for m in msgs],
+             "topic": [topic] * len(msgs), "key": [None] * len(msgs),
+             "size": [MESSAGE_SIZE] * len(msgs)}
+    cond: dict[str, list[Any]] = {k: [] for k in ("time_ms", "broker", "client", "kind", "mode",
+                                                  "median_ms", "p99_ms")}
+
+    def add(t: int, broker: str, kind: str, client: str | None = None, mode: str | None = None,
+            median: float | None = None, p99: float | None = None) -> None:
+        for key, value in (("time_ms", t), ("broker", broker), ("client", client), ("kind", kind),
+                           ("mode", mode), ("median_ms", median), ("p99_ms", p99)):
+            cond[key].append(value)
+
+    for b in sc.brokers:
+        add(0, b.name, "latency", median=b.median_ms, p99=b.p99_ms)
+    for ev in sc.events:
+        a = ev.args
+        if ev.kind == "broker_latency":
+            add(ev.at_ms, a["broker"], "latency", median=float(a["median_ms"]),
+                p99=float(a["p99_ms"]))
+        elif ev.kind == "broker_crash":
+            add(ev.at_ms, a["broker"], "down", mode=a.get("mode", "clean"))
+        elif ev.kind == "broker_restart":
+            add(ev.at_ms, a["broker"], "up")
+        elif ev.kind in ("partition", "heal"):
+            add(ev.at_ms, a["broker"], ev.kind, client=a["client"])
+    members = {c.name: (g, c) for g, cs in world.consumers.items() for c in cs}
+    kinds = {"consumer_start": "join", "consumer_shutdown": "leave", "consumer_crash": "crash"}
+    mem: dict[str, list[Any]] = {k: [] for k in ("time_ms", "group", "member", "client_id",
+                                                 "event", "room")}
+    for r in world.env.journal:
+        if r.kind in kinds and r.entity in members:
+            group, c = members[r.entity]
+            for key, value in (("time_ms", r.time_ms), ("group", group), ("member", c.name),
+                               ("client_id", c.client_id), ("event", kinds[r.kind]),
+                               ("room", c.m.room)):
+                mem[key].append(value)
+    brokers_csv = "cluster,broker_name,broker_id,address,room\n" + "".join(
+        f"DefaultCluster,{b.name},0,{world.brokers[b.name].address},{b.room}\n"
+        for b in sc.brokers)
+    route_csv = "topic,broker_name,read_queue_nums,write_queue_nums,perm\n" + "".join(
+        f"{t.name},{b},{t.read_queues},{t.write_queues},6\n" for t in sc.topics for b in t.brokers)
+    meta = {"name": sc.name, "description": sc.description, "topic": topic,
+            "start_ms": 0, "end_ms": sc.duration_ms, "line": sc.line.value,
+            "seed": world.env.seed,
+            "provenance": provenance or f"recorded by rocketlb_core.simulate from {sc.path} "
+                                        f"with seed {world.env.seed}",
+            "fault_tolerance": {p.name: p.fault_tolerance for p in sc.producers},
+            "groups": {g.name: {"strategy": g.strategy, "model": g.model} for g in sc.groups}}
+    write_trace(folder, meta, brokers_csv, route_csv, sends, cond, mem if mem["time_ms"] else None)

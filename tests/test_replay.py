@@ -1,0 +1,178 @@
+"""Trace replay: both engines agree on every shipped trace, what-if answers make sense, and
+malformed traces fail clearly without leaving output behind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from rocketlb_core import data_path
+from rocketlb_core.replay.consumer_engines import replay_consumers
+from rocketlb_core.replay.engines import replay_producers_python, replay_producers_spark
+from rocketlb_core.replay.producer import OUTPUT_COLUMNS, ReplayConfig
+from rocketlb_core.trace import load_trace
+from rocketlb_core.traces import TraceError
+
+TRACES = sorted(p.parent for p in data_path("traces").glob("*/trace.json"))
+STRATEGIES = ["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "STICKY", "CONSISTENT_HASH_BOUNDED"]
+
+
+def test_the_shipped_traces() -> None:
+    assert {p.name for p in TRACES} == {"steady-day", "seed002-outage", "slow-broker",
+                                         "membership-day", "multi-room"}
+    total = sum(f.stat().st_size for p in TRACES for f in p.iterdir())
+    assert total < 50 * 2**20
+    for p in TRACES:
+        trace = load_trace(p)
+        assert "recorded by rocketlb_core.simulate" in trace.meta["provenance"]
+
+
+def _rows(path: Path, columns: tuple[str, ...], key: tuple[str, ...]) -> list[dict[str, object]]:
+    rows = [{c: r[c] for c in columns} for r in pq.read_table(path).to_pylist()]
+    return sorted(rows, key=lambda r: tuple(str(r[k]) for k in key))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("trace", TRACES, ids=lambda p: p.name)
+def test_python_and_spark_engines_give_identical_outputs(spark, trace: Path,
+                                                         tmp_path: Path) -> None:
+    config = ReplayConfig(fault_tolerance=None)
+    a = replay_producers_python(trace, tmp_path / "py", config)
+    b = replay_producers_spark(trace, tmp_path / "spark", config)
+    assert a == b
+    assert json.loads((tmp_path / "py" / "summary.json").read_text()) == \
+        json.loads((tmp_path / "spark" / "summary.json").read_text())
+    key = ("producer", "seq")
+    assert _rows(tmp_path / "py" / "sends.parquet", OUTPUT_COLUMNS, key) == \
+        _rows(tmp_path / "spark" / "sends.parquet", OUTPUT_COLUMNS, key)
+    if load_trace(trace).membership is not None:
+        ca = replay_consumers(trace, tmp_path / "cpy", None, STRATEGIES, "python")
+        cb = replay_consumers(trace, tmp_path / "cspark", None, STRATEGIES, "spark")
+        assert ca == cb
+        cols = ("strategy", "change", "time_ms", "member", "client_id", "broker", "queue_id")
+        assert _rows(tmp_path / "cpy" / "assignments.parquet", cols, cols) == \
+            _rows(tmp_path / "cspark" / "assignments.parquet", cols, cols)
+
+
+def test_what_if_fault_tolerance_over_the_recorded_outage(tmp_path: Path) -> None:
+    trace = data_path("traces", "seed002-outage")
+    on = replay_producers_python(trace, tmp_path / "on", ReplayConfig(fault_tolerance=True))
+    off = replay_producers_python(trace, tmp_path / "off", ReplayConfig(fault_tolerance=False))
+    assert on["sends"] == off["sends"] == len(load_trace(trace).sends["time_ms"])
+    assert on["failed"] < off["failed"]
+    assert on["latency_ms_p99"] < off["latency_ms_p99"]
+    v5 = replay_producers_python(trace, tmp_path / "v5", ReplayConfig(line="5.3.3",
+                                                                       fault_tolerance=True))
+    assert v5["stored_by_broker"]["broker-a"] > on["stored_by_broker"]["broker-a"]  # 10 s, not 600
+
+
+def test_consumer_what_if_on_the_membership_day(tmp_path: Path) -> None:
+    out = replay_consumers(data_path("traces", "membership-day"), tmp_path / "c", None,
+                           STRATEGIES, "python")["strategies"]
+    assert out["STICKY"]["queues_moved"] <= out["AVG"]["queues_moved"]
+    assert out["AVG"]["unowned_ms_total"] >= 120_000           # the crash waits for expiry
+    assert all(s["double_owned_ms_total"] == 0 for s in out.values())
+
+
+def test_the_replay_is_deterministic(tmp_path: Path) -> None:
+    trace = data_path("traces", "slow-broker")
+    replay_producers_python(trace, tmp_path / "a", ReplayConfig())
+    replay_producers_python(trace, tmp_path / "b", ReplayConfig())
+    for name in ("sends.parquet", "summary.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+# ------------------------------------------------------------------ malformed traces
+def _copy(tmp_path: Path) -> Path:
+    dst = tmp_path / "trace"
+    shutil.copytree(data_path("traces", "seed002-outage"), dst)
+    return dst
+
+
+def _rewrite(path: Path, change) -> None:
+    table = pq.read_table(path)
+    pq.write_table(change(table), path)
+
+
+def _set(table: pa.Table, column: str, values: list[object], typ: pa.DataType) -> pa.Table:
+    return table.set_column(table.column_names.index(column), column, pa.array(values, typ))
+
+
+MUTATIONS = {
+    "missing column": ("sends.parquet", "producer",
+                       lambda t: t.drop_columns(["producer"])),
+    "wrong type": ("sends.parquet", "time_ms",
+                   lambda t: _set(t, "time_ms", [str(v) for v in t.column("time_ms").to_pylist()],
+                                  pa.string())),
+    "negative time": ("sends.parquet", "time_ms",
+                      lambda t: _set(t, "time_ms", [-5, *t.column("time_ms").to_pylist()[1:]],
+                                     pa.int64())),
+    "unordered times": ("sends.parquet", "time_ms",
+                        lambda t: _set(t, "time_ms", [10**9, *t.column("time_ms").to_pylist()[1:]],
+                                       pa.int64())),
+    "unknown broker": ("conditions.parquet", "broker",
+                       lambda t: _set(t, "broker",
+                                      ["broker-zz", *t.column("broker").to_pylist()[1:]],
+                                      pa.string())),
+    "empty file": ("sends.parquet", None, lambda t: t.slice(0, 0)),
+    "missing value": ("sends.parquet", "producer",
+                      lambda t: _set(t, "producer", [None, *t.column("producer").to_pylist()[1:]],
+                                     pa.string())),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_malformed_traces_fail_clearly_and_leave_nothing(tmp_path: Path, name: str) -> None:
+    file, field, change = MUTATIONS[name]
+    trace = _copy(tmp_path)
+    _rewrite(trace / file, change)
+    with pytest.raises(TraceError) as info:
+        replay_producers_python(trace, tmp_path / "out", ReplayConfig())
+    assert Path(info.value.path).name == file
+    assert info.value.field == field
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["trace"]     # no temporary folder left
+
+
+def test_a_csv_is_not_a_trace(tmp_path: Path) -> None:
+    trace = _copy(tmp_path)
+    (trace / "sends.parquet").write_text("time_ms,producer\n1,p\n")
+    proc = subprocess.run([sys.executable, "-m", "rocketlb_core.replay", "producer", "--trace",
+                           str(trace), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "sends.parquet" in proc.stderr
+    assert "not a Parquet file" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_trace_metadata_and_layout_errors(tmp_path: Path) -> None:
+    trace = _copy(tmp_path)
+    (trace / "trace.json").write_text("{not json")
+    with pytest.raises(TraceError, match=r"trace\.json, row 1: invalid JSON"):
+        load_trace(trace)
+    trace2 = _copy(tmp_path / "b")
+    (trace2 / "route.csv").write_text("topic,broker_name\n")
+    with pytest.raises(TraceError, match="missing column"):
+        load_trace(trace2)
+
+
+def test_cli_help_and_a_run(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "rocketlb_core.replay", "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "producer" in proc.stdout
+    assert "consumer" in proc.stdout
+    run = subprocess.run([sys.executable, "-m", "rocketlb_core.replay", "consumer", "--trace",
+                          str(data_path("traces", "membership-day")), "--out",
+                          str(tmp_path / "c"), "--strategies", "AVG,STICKY"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert set(json.loads(run.stdout)["strategies"]) == {"AVG", "STICKY"}
