@@ -13,6 +13,7 @@ import argparse
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rocketlb_core.consumer.base import AllocateStrategy, Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import idle_consumers, imbalance, moved
@@ -111,3 +112,16 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def shares_frame(strategies: Mapping[str, AllocateStrategy], mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> Any:
+    """Each strategy's share per consumer under one view (a pandas DataFrame for the book)."""
+    import pandas as pd
+
+    rows = {}
+    for name, strategy in strategies.items():
+        a = assign_all(strategy, "group", mq_all, cid_all)
+        rows[name] = {cid: " ".join(q.short() for q in a.get(cid, [])) or "-"
+                      for cid in dict.fromkeys(cid_all)}
+    return pd.DataFrame.from_dict(rows, orient="index")

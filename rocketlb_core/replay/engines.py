@@ -65,6 +65,15 @@ def _producers(trace: Trace) -> Iterator[tuple[str, list[int]]]:
             start = i
 
 
+def replay_rows(trace: Trace, config: ReplayConfig) -> Iterator[tuple[Any, ...]]:
+    """Every producer's replayed sends, producer by producer (``OUTPUT_COLUMNS`` rows)."""
+    route = trace.layout.routes[trace.topic]
+    conditions = Conditions.from_columns(trace.conditions)
+    for producer, times in _producers(trace):
+        yield from replay_producer(producer, times, trace.topic, route, conditions,
+                                   _fault_tolerance(trace, config, producer), config)
+
+
 def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig,
                             progress: Callable[[int, int], None] | None = None
                             ) -> dict[str, Any]:
@@ -73,21 +82,16 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
     import pyarrow.parquet as pq
 
     trace = load_trace(trace_dir)
-    route = trace.layout.routes[trace.topic]
-    conditions = Conditions.from_columns(trace.conditions)
     agg = Aggregates()
     columns: dict[str, list[Any]] = {c: [] for c in OUTPUT_COLUMNS}
-    total, done = len(trace.sends["time_ms"]), 0
+    total = len(trace.sends["time_ms"])
     atomic = _Atomic(out_dir)
     try:
-        for producer, times in _producers(trace):
-            for row in replay_producer(producer, times, trace.topic, route, conditions,
-                                       _fault_tolerance(trace, config, producer), config):
-                agg.add(row)
-                for c, v in zip(OUTPUT_COLUMNS, row, strict=True):
-                    columns[c].append(v)
-            done += len(times)
-            if progress:
+        for done, row in enumerate(replay_rows(trace, config), start=1):
+            agg.add(row)
+            for c, v in zip(OUTPUT_COLUMNS, row, strict=True):
+                columns[c].append(v)
+            if progress and (done % 50_000 == 0 or done == total):
                 progress(done, total)
         types = {"seq": pa.int64(), "due_ms": pa.int64(), "start_ms": pa.int64(),
                  "end_ms": pa.int64(), "queue_id": pa.int32(), "attempts": pa.int32()}

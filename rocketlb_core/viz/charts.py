@@ -5,7 +5,7 @@ Render them with ``rocketlb_core.viz.enable_charts()`` active so they draw offli
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rocketlb_core.model import TopicRoute, publish_queues, subscribe_queues
 
@@ -58,3 +58,72 @@ def queue_layout_chart(frame: pd.DataFrame) -> alt.Chart:
         .transform_filter(alt.datum.topic == pick)
         .properties(width=360, height=220)
     )
+
+
+def broker_share_chart(frame: pd.DataFrame, setting_name: str = "sendLatencyFaultEnable",
+                       title: str = "Where messages went, per 10 s") -> alt.Chart:
+    """Stacked bars of messages per broker over time, with a radio button (no kernel needed)
+    choosing which setting's replay is shown. ``frame`` from
+    ``rocketlb_core.replay.whatif.broker_share_over_time``."""
+    import altair as alt
+
+    settings = list(dict.fromkeys(frame["setting"]))
+    pick = alt.param(name="setting", value=settings[0],
+                     bind=alt.binding_radio(options=settings, name=f"{setting_name}: "))
+    return (
+        alt.Chart(frame, title=title).mark_bar()
+        .encode(x=alt.X("t_s:O", title="time (s)", axis=alt.Axis(labelAngle=0, labelOverlap=True)),
+                y=alt.Y("messages:Q", title="messages", stack="zero"),
+                color=alt.Color("broker:N", title=None, legend=alt.Legend(orient="bottom"),
+                                scale=alt.Scale(scheme="tableau10")),
+                tooltip=["setting:N", "t_s:O", "broker:N", "messages:Q"])
+        .add_params(pick).transform_filter(alt.datum.setting == pick)
+        .properties(width=560, height=220)
+    )
+
+
+def latency_table_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Step lines: reported latency -> how long the broker is avoided, per line."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title="How long a broker is avoided after a report")
+        .mark_line(interpolate="step-after", point=True)
+        .encode(x=alt.X("latency_ms:Q", title="reported latency (ms)",
+                        scale=alt.Scale(type="symlog")),
+                y=alt.Y("not_available_s:Q", title="not available for (s)"),
+                color=alt.Color("line:N", title="RocketMQ"),
+                tooltip=["line:N", "latency_ms:Q", "not_available_s:Q"])
+        .properties(width=480, height=220)
+    )
+
+
+def latency_table_frame() -> pd.DataFrame:
+    """The not-available duration for a range of reported latencies, 4.x and 5.x tables,
+    computed by the package (``MQFaultStrategy.compute_not_available_duration``)."""
+    import pandas as pd
+
+    from rocketlb_core.producer import MQFaultStrategy
+
+    points = sorted({1, 49, 50, 99, 100, 549, 550, 999, 1000, 1799, 1800, 1999, 2000, 2999, 3000,
+                     4999, 5000, 14999, 15000, 30000, 60000})
+    rows = []
+    for label, line in (("4.x (4.7.1 to 4.9.8)", "4.9.8"), ("5.x (5.1.4 and later)", "5.3.3")):
+        s = MQFaultStrategy(line)
+        rows += [{"line": label, "latency_ms": x,
+                  "not_available_s": s.compute_not_available_duration(x) / 1000} for x in points]
+    return pd.DataFrame(rows)
+
+
+def bar_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None,
+              title: str = "") -> alt.Chart:
+    """A plain bar chart (for the book's small counts)."""
+    import altair as alt
+
+    enc: dict[str, Any] = {"x": alt.X(f"{x}:N", title=None, sort=None,
+                                      axis=alt.Axis(labelAngle=-45)),
+                           "y": alt.Y(f"{y}:Q"), "tooltip": list(frame.columns)}
+    if color:
+        enc["color"] = alt.Color(f"{color}:N", title=None)
+    return alt.Chart(frame, title=title).mark_bar().encode(**enc).properties(width=480,
+                                                                               height=200)
