@@ -36,7 +36,7 @@ def _broker(outcomes: dict[str, AttemptResult], budgets: list[int] | None = None
     return model
 
 
-DOWN = AttemptResult(Outcome.REMOTING_ERROR, 1000)
+DOWN = AttemptResult(Outcome.REMOTING_ERROR, 900)      # a failure well inside the budget
 
 
 def test_retry_avoids_only_the_previous_broker_so_a_third_attempt_returns() -> None:
@@ -44,7 +44,7 @@ def test_retry_avoids_only_the_previous_broker_so_a_third_attempt_returns() -> N
     r = send(MQFaultStrategy("4.9.8"), tp, _broker({"a": DOWN, "b": DOWN}), now_ms=0)
     assert r.status == "FAILED"
     assert [a.queue.broker_name for a in r.attempts] == ["a", "b", "a"]   # issues 1136, 2223
-    assert r.end_ms == 3000
+    assert r.end_ms == 2700
     assert r.error == "RemotingException"
 
 
@@ -53,15 +53,26 @@ def test_each_attempt_gets_what_is_left_of_the_time_budget() -> None:
     slow = AttemptResult(Outcome.REMOTING_ERROR, 1200)
     r = send(MQFaultStrategy("4.9.8"), _tp("4.9.8"), _broker({"a": slow, "b": slow}, budgets), 0)
     assert budgets == [3000, 1800, 600]
-    assert r.attempts[-1].latency_ms == 600                 # timed out at the budget
-    assert r.end_ms == 3000
+    assert r.attempts[-1].latency_ms == 601                 # timed out just after the budget
+    assert r.end_ms == 3001
+
+
+def test_a_timeout_that_eats_the_budget_ends_the_send_without_touching_other_brokers() -> None:
+    """A timeout ends after its deadline, so no 0 ms attempt follows that would isolate a healthy
+    broker (the 'call timeout' check of the loop)."""
+    s = MQFaultStrategy("5.3.3", send_latency_fault_enable=True)
+    silent = AttemptResult(Outcome.REMOTING_ERROR, 10**6)
+    r = send(s, _tp("5.3.3", stored=-1), _broker({"a": silent}), 0)
+    assert (r.status, r.error, len(r.attempts)) == ("FAILED", "call timeout", 1)
+    assert s.is_available("b", r.end_ms)
+    assert not s.is_available("a", r.end_ms)
 
 
 def test_5x_per_request_cap_applies_except_to_the_last_attempt() -> None:
     budgets: list[int] = []
     cfg = SendConfig(send_msg_max_timeout_per_request_ms=500)
     send(MQFaultStrategy("5.3.3"), _tp("5.3.3"), _broker({"a": DOWN, "b": DOWN}, budgets), 0, cfg)
-    assert budgets == [500, 500, 2000]
+    assert budgets == [500, 500, 3000 - 2 * 501]   # each capped attempt times out at 501 ms
 
 
 @pytest.mark.parametrize(("line", "outcome", "isolation", "reachable"), [

@@ -148,10 +148,16 @@ def _sync_flags(strategy: MQFaultStrategy, outcome: Outcome) -> tuple[bool, bool
     return True, not v5                           # BROKER_ERROR: 5.x marks it unreachable
 
 
+TIMER_OVERSHOOT_MS = 1
+"""A timed-out call returns after its deadline, never exactly at it: the elapsed time is then
+above the budget and the loop's ``timeout < elapsed`` check stops the send ("call timeout")
+instead of making a 0 ms attempt that would time out at once and isolate a healthy broker."""
+
+
 def _attempt(broker: BrokerModel, mq: MessageQueue, begin: int, budget: int) -> AttemptResult:
     res = broker(mq, begin, budget)
-    if res.latency_ms > budget:                    # the remoting layer gives up at the budget
-        return AttemptResult(Outcome.REMOTING_ERROR, budget)
+    if res.latency_ms >= budget:                   # no answer within the budget: a timeout
+        return AttemptResult(Outcome.REMOTING_ERROR, budget + TIMER_OVERSHOOT_MS)
     return res
 
 
