@@ -137,16 +137,20 @@ def test_every_page_renders_offline(built_book: Path, base_url: str, browser) ->
         want_widgets = text.count('type="application/vnd.jupyter.widget-view+json"')
         watch = PageWatch(browser, base_url + rel)
         page = watch.page
-        if want_charts:
-            page.wait_for_function(
-                f"document.querySelectorAll('div.rlb-chart canvas').length >= {want_charts}",
-                timeout=30_000)
-        if want_widgets:
-            page.wait_for_function(
-                """() => Array.from(document.querySelectorAll(
-                     'script[type="application/vnd.jupyter.widget-view+json"]'))
-                   .every(s => s.parentElement.querySelector('.jupyter-widgets'))""",
-                timeout=30_000)
+        try:
+            if want_charts:
+                page.wait_for_function(
+                    f"document.querySelectorAll('div.rlb-chart canvas').length >= {want_charts}",
+                    timeout=30_000)
+            if want_widgets:
+                page.wait_for_function(
+                    """() => Array.from(document.querySelectorAll(
+                         'script[type="application/vnd.jupyter.widget-view+json"]'))
+                       .every(s => s.parentElement.querySelector('.widget-subarea .lm-Widget'))""",
+                    timeout=30_000)
+        except Exception as exc:
+            raise AssertionError(f"{rel}: charts or widgets did not render; JavaScript "
+                                 f"errors: {watch.errors}") from exc
         assert page.locator("div.rlb-chart canvas").count() == want_charts, rel
         charts_seen += want_charts
         widgets_seen += want_widgets
@@ -191,5 +195,40 @@ def test_chapter_1_interactions_work_without_a_kernel(base_url: str, browser) ->
         "before => document.querySelector('div.rlb-chart canvas').toDataURL() !== before",
         arg=before, timeout=10_000)
     assert _canvas(page) != before, "the chart did not redraw after choosing another topic"
+    watch.check_clean()
+    page.close()
+
+
+def test_chapter_5_drag_a_consumer_into_the_group(base_url: str, browser) -> None:
+    """A real HTML5 drag: c4 from 'not in the group' to room-1; every strategy's row updates and
+    the moved queues are counted, with no kernel."""
+    watch = PageWatch(browser, base_url + "notebooks/05-allocation-strategies.html")
+    page = watch.page
+    page.wait_for_selector('[data-rlb="zone-out"] [data-rlb="chip-c4"]', timeout=30_000)
+    grid = page.locator('[data-rlb="assignment-grid"]')
+    before = grid.inner_text()
+    assert "c4" not in before
+    page.drag_and_drop('[data-rlb="chip-c4"]', '[data-rlb="zone-room-1"]')
+    page.wait_for_function(
+        "before => document.querySelector('[data-rlb=\"assignment-grid\"]').innerText "
+        "!== before", arg=before, timeout=10_000)
+    assert page.locator('[data-rlb="zone-room-1"] [data-rlb="chip-c4"]').count() == 1
+    assert "c4" in grid.inner_text()
+    assert int(page.locator('[data-rlb="moved-AVG"]').inner_text()) > 0
+    assert page.locator("td.rlb-moved").count() > 0
+    watch.check_clean()
+    page.close()
+
+
+def test_chapter_3_toggle_fault_tolerance_on_the_outage_chart(base_url: str, browser) -> None:
+    watch = PageWatch(browser, base_url + "notebooks/03-latency-fault-tolerance.html")
+    page = watch.page
+    chart = page.locator("div.rlb-chart", has=page.locator("input[type=radio][value=off]"))
+    chart.locator("canvas").wait_for(timeout=30_000)
+    before = chart.locator("canvas").evaluate("c => c.toDataURL()")
+    chart.locator("input[type=radio][value=off]").check()
+    page.wait_for_function(
+        "([id, before]) => document.getElementById(id).querySelector('canvas').toDataURL() "
+        "!== before", arg=[chart.get_attribute("id"), before], timeout=10_000)
     watch.check_clean()
     page.close()
