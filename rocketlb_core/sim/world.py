@@ -121,8 +121,10 @@ class World:
                     for mq, pq in c.table.items():
                         if not pq.dropped:
                             owners[mq].add(c.name)
-            self.trackers[g.name].update(env.now, tracked,
-                                         {mq: frozenset(s) for mq, s in owners.items()})
+            current = {mq: frozenset(s) for mq, s in owners.items()}
+            self.trackers[g.name].update(env.now, tracked, current)
+            env.log("ownership", g.name, owners={mq.short(): sorted(current.get(mq, ()))
+                                                 for mq in sorted(tracked)})
 
 
 class _Script:

@@ -127,3 +127,31 @@ def bar_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None,
         enc["color"] = alt.Color(f"{color}:N", title=None)
     return alt.Chart(frame, title=title).mark_bar().encode(**enc).properties(width=480,
                                                                                height=200)
+
+
+def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") -> alt.Chart:
+    """A Gantt of queue ownership (``rocketlb_core.sim.views.ownership_frame``)."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title=title).mark_bar()
+        .encode(x=alt.X("start_s:Q", title="time (s)"), x2="end_s:Q",
+                y=alt.Y("queue:N", title=None),
+                color=alt.Color("state:N", title=None, legend=alt.Legend(orient="bottom"),
+                                scale=alt.Scale(domain=["one owner", "unowned", "owned twice"],
+                                                range=["#59a14f", "#e15759", "#f28e2b"])),
+                tooltip=["queue:N", "owners:N", "state:N", "start_s:Q", "end_s:Q"])
+        .properties(width=560, height=alt.Step(16))
+    )
+
+
+def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "") -> alt.Chart:
+    """Step lines of ``y`` over ``x`` per ``color`` (counts that change at events)."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title=title).mark_line(interpolate="step-after", point=True)
+        .encode(x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q", axis=alt.Axis(tickMinStep=1)),
+                color=alt.Color(f"{color}:N", title=None), tooltip=list(frame.columns))
+        .properties(width=520, height=180)
+    )
