@@ -20,7 +20,8 @@ def journal_frame(result: RunResult, kinds: tuple[str, ...] = (), start_ms: int 
         if (kinds and r.kind not in kinds) or r.time_ms < start_ms or (
                 end_ms is not None and r.time_ms > end_ms):
             continue
-        detail = ", ".join(f"{k}={v}" for k, v in sorted(r.fields.items()) if k != "owners")
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(r.fields.items())
+                           if k not in ("owners", "lag"))
         rows.append({"time_s": r.time_ms / 1000, "what": r.kind, "who": r.entity,
                      "details": detail})
     return pd.DataFrame(rows)
@@ -46,6 +47,16 @@ def group_view_timeline(result: RunResult, group: str) -> pd.DataFrame:
     end = (result.world.scenario.duration_ms + result.world.scenario.drain_ms) / 1000
     for b, members in counts.items():
         rows.append({"time_s": end, "broker": b, "consumers listed": len(members)})
+    return pd.DataFrame(rows)
+
+
+def lag_frame(result: RunResult, group: str) -> pd.DataFrame:
+    """Per queue, messages waiting to be consumed by ``group``, sampled every 5 s."""
+    import pandas as pd
+
+    rows = [{"time_s": r.time_ms / 1000, "queue": q, "lag": n}
+            for r in result.world.env.journal if r.kind == "lag" and r.entity == group
+            for q, n in r.fields["lag"].items()]
     return pd.DataFrame(rows)
 
 

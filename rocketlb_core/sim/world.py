@@ -29,6 +29,7 @@ from rocketlb_core.sim.ledger import Ledger, OwnershipTracker
 from rocketlb_core.sim.scenario import EventSpec, GroupSpec, Scenario
 
 SCRIPT = "scenario"
+LAG_SAMPLE_MS = 5_000
 
 
 class World:
@@ -109,6 +110,23 @@ class World:
         assert isinstance(entity, NameServerEntity)
         return entity.route(topic)
 
+    def sample_lag(self, env: Environment) -> None:
+        """Journal each group's lag per queue: messages stored minus messages the group has
+        consumed (its live owners' positions, else the broker's committed offset)."""
+        for g in self.scenario.groups:
+            if g.model != "CLUSTERING":
+                continue
+            lag: dict[str, int] = {}
+            for b in self.brokers.values():
+                qd = b.topics.get(g.topic)
+                for i in range(qd.read_queue_nums if qd else 0):
+                    mq = MessageQueue(g.topic, b.name, i)
+                    owners = [c.offsets[mq] for c in self.consumers[g.name]
+                              if c.alive and mq in c.offsets]
+                    done = max(owners) if owners else b.offsets.get((g.name, g.topic, i), 0)
+                    lag[mq.short()] = b.max_offset(g.topic, i) - done
+            env.log("lag", g.name, lag=lag)
+
     def ownership_changed(self, env: Environment) -> None:
         for g in self.scenario.groups:
             topic = g.topic
@@ -135,6 +153,10 @@ class _Script:
 
     def handle(self, env: Environment, event: Event) -> None:
         assert isinstance(event, Timer)
+        if event.kind == "sample":
+            self.world.sample_lag(env)
+            env.schedule(LAG_SAMPLE_MS, Timer(SCRIPT, "sample"), priority=2)
+            return
         spec: EventSpec = event.arg
         w, a = self.world, spec.args
         env.log("scenario_event", SCRIPT, event=spec.kind, **a)
@@ -191,6 +213,7 @@ def run_scenario(scenario: Scenario, seed: int = 0) -> RunResult:
     for be in world.broker_entities.values():
         be.start(env)
     world.ownership_changed(env)                       # ownership is tracked from time 0
+    env.schedule(LAG_SAMPLE_MS, Timer(SCRIPT, "sample"), priority=2)
     for p in world.producers:
         p.start(env)
     for cs in world.consumers.values():

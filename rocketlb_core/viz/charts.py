@@ -155,3 +155,18 @@ def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "")
                 color=alt.Color(f"{color}:N", title=None), tooltip=list(frame.columns))
         .properties(width=520, height=180)
     )
+
+
+def lag_chart(frame: pd.DataFrame, title: str = "Messages waiting per queue") -> alt.Chart:
+    """Lag curves per queue (``rocketlb_core.sim.views.lag_frame``); hover highlights one."""
+    import altair as alt
+
+    hover = alt.selection_point(fields=["queue"], on="pointerover", nearest=True)
+    return (
+        alt.Chart(frame, title=title).mark_line(interpolate="step-after")
+        .encode(x=alt.X("time_s:Q", title="time (s)"), y=alt.Y("lag:Q", title="messages"),
+                color=alt.Color("queue:N", title=None),
+                opacity=alt.condition(hover, alt.value(1.0), alt.value(0.35)),
+                tooltip=["queue:N", "time_s:Q", "lag:Q"])
+        .add_params(hover).properties(width=560, height=200)
+    )
