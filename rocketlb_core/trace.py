@@ -151,12 +151,10 @@ def write_trace(folder: Path, meta: dict[str, Any], brokers_csv: str, route_csv:
                 sends: dict[str, list[Any]], conditions: dict[str, list[Any]],
                 membership: dict[str, list[Any]] | None) -> None:
     """Write a trace folder atomically (a temporary folder renamed into place)."""
-    import os
-    import shutil
-    import tempfile
-
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from rocketlb_core.atomic import atomic_folder
 
     types = {"int64": pa.int64(), "int32": pa.int32(), "string": pa.string(),
              "double": pa.float64()}
@@ -164,10 +162,7 @@ def write_trace(folder: Path, meta: dict[str, Any], brokers_csv: str, route_csv:
     def table(cols: dict[str, str], data: dict[str, list[Any]]) -> pa.Table:
         return pa.table({c: pa.array(data[c], types[t]) for c, t in cols.items()})
 
-    folder = folder.resolve()
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".rocketlb-trace-", dir=folder.parent))
-    try:
+    with atomic_folder(folder) as tmp:
         (tmp / "trace.json").write_text(json.dumps({"format": FORMAT, "version": VERSION,
                                                     **meta}, indent=1, sort_keys=True) + "\n")
         (tmp / "brokers.csv").write_text(brokers_csv)
@@ -178,10 +173,3 @@ def write_trace(folder: Path, meta: dict[str, Any], brokers_csv: str, route_csv:
         if membership is not None:
             pq.write_table(table(MEMBERSHIP, membership), tmp / "membership.parquet",
                            compression="zstd")
-        tmp.chmod(0o755)                 # mkdtemp makes it private
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

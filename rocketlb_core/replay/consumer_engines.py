@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.consumer.registry import REGISTRY
 from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
-from rocketlb_core.replay.engines import _Atomic
+from rocketlb_core.replay.engines import write_summary
 from rocketlb_core.trace import load_trace
 
 SPARK_SCHEMA = ("strategy string, change int, time_ms bigint, member string, client_id string, "
@@ -38,10 +39,9 @@ def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
     g = _group_of(trace, group)
     result: dict[str, Any] = {"trace": str(trace.meta.get("name", trace_dir.name)),
                               "kind": "consumer", "group": g, "strategies": {}}
-    atomic = _Atomic(out_dir)
-    try:
+    with atomic_folder(out_dir) as tmp:
         if engine == "spark":
-            _spark(trace, g, list(strategies), atomic.tmp, master, result)
+            _spark(trace, g, list(strategies), tmp, master, result)
         else:
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -53,11 +53,8 @@ def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
             types = {"change": pa.int32(), "time_ms": pa.int64(), "queue_id": pa.int32()}
             table = pa.table({c: pa.array([r[i] for r in rows], types.get(c, pa.string()))
                               for i, c in enumerate(ASSIGNMENT_COLUMNS)})
-            pq.write_table(table, atomic.tmp / "assignments.parquet", compression="zstd")
-        atomic.commit(result)
-    except BaseException:
-        atomic.abort()
-        raise
+            pq.write_table(table, tmp / "assignments.parquet", compression="zstd")
+        write_summary(tmp, result)
     return result
 
 

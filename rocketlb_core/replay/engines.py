@@ -8,14 +8,12 @@ single file from the Python engine, a folder of part files from Spark: read eith
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.replay.producer import (
     OUTPUT_COLUMNS,
     Aggregates,
@@ -36,24 +34,8 @@ def _fault_tolerance(trace: Trace, config: ReplayConfig, producer: str) -> bool:
     return bool(trace.meta.get("fault_tolerance", {}).get(producer, False))
 
 
-class _Atomic:
-    """A temporary folder beside ``out_dir`` that replaces it only when everything succeeded."""
-
-    def __init__(self, out_dir: Path) -> None:
-        self.out_dir = out_dir.resolve()
-        self.out_dir.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=".rocketlb-replay-", dir=self.out_dir.parent))
-
-    def commit(self, summary: dict[str, Any]) -> None:
-        (self.tmp / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True)
-                                               + "\n")
-        self.tmp.chmod(0o755)
-        if self.out_dir.exists():
-            shutil.rmtree(self.out_dir)
-        os.replace(self.tmp, self.out_dir)
-
-    def abort(self) -> None:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+def write_summary(folder: Path, summary: dict[str, Any]) -> None:
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
 
 
 def _producers(trace: Trace) -> Iterator[tuple[str, list[int]]]:
@@ -85,8 +67,7 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
     agg = Aggregates()
     columns: dict[str, list[Any]] = {c: [] for c in OUTPUT_COLUMNS}
     total = len(trace.sends["time_ms"])
-    atomic = _Atomic(out_dir)
-    try:
+    with atomic_folder(out_dir) as tmp:
         for done, row in enumerate(replay_rows(trace, config), start=1):
             agg.add(row)
             for c, v in zip(OUTPUT_COLUMNS, row, strict=True):
@@ -97,12 +78,9 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
                  "end_ms": pa.int64(), "queue_id": pa.int32(), "attempts": pa.int32()}
         table = pa.table({c: pa.array(columns[c], types.get(c, pa.string()))
                           for c in OUTPUT_COLUMNS})
-        pq.write_table(table, atomic.tmp / "sends.parquet", compression="zstd")
+        pq.write_table(table, tmp / "sends.parquet", compression="zstd")
         summary = summary_of(agg, config, str(trace.meta.get("name", trace_dir.name)))
-        atomic.commit(summary)
-    except BaseException:
-        atomic.abort()
-        raise
+        write_summary(tmp, summary)
     return summary
 
 
@@ -137,11 +115,10 @@ def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
                                     conditions, ft[producer], config))
         return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
 
-    atomic = _Atomic(out_dir)
-    try:
+    with atomic_folder(out_dir) as tmp:
         out = sends.groupBy("producer").applyInPandas(per_producer, SPARK_SCHEMA)
-        out.write.mode("overwrite").parquet(str(atomic.tmp / "sends.parquet"))
-        rows = spark.read.parquet(str(atomic.tmp / "sends.parquet"))
+        out.write.mode("overwrite").parquet(str(tmp / "sends.parquet"))
+        rows = spark.read.parquet(str(tmp / "sends.parquet"))
         agg = Aggregates()
         stored = rows.where(F.col("status") != "FAILED")
         agg.sends = rows.count()
@@ -157,10 +134,7 @@ def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
             agg.latency[int(r["lat"])] = int(r["count"])
         agg.stored = sum(agg.by_broker.values())
         summary = summary_of(agg, config, name)
-        atomic.commit(summary)
-    except BaseException:
-        atomic.abort()
-        raise
+        write_summary(tmp, summary)
     return summary
 
 

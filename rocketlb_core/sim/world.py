@@ -9,15 +9,13 @@ summary; ``check_expectations`` compares the summary with the scenario's ``[expe
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.consumer.base import AllocateStrategy
 from rocketlb_core.consumer.nearby import MapResolver, machine_room_nearby
 from rocketlb_core.consumer.registry import make
@@ -346,10 +344,7 @@ def write_outputs(result: RunResult, out_dir: Path) -> None:
     import pyarrow.parquet as pq
 
     world = result.world
-    out_dir = out_dir.resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".rocketlb-sim-", dir=out_dir.parent))
-    try:
+    with atomic_folder(out_dir) as tmp:
         j = world.env.journal
         tables = {
             "journal": pa.table({
@@ -382,10 +377,3 @@ def write_outputs(result: RunResult, out_dir: Path) -> None:
             pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=1, sort_keys=True)
                                           + "\n")
-        tmp.chmod(0o755)                 # mkdtemp makes it private
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
