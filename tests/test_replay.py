@@ -59,6 +59,9 @@ def test_python_and_spark_engines_give_identical_outputs(spark, trace: Path,
         cols = ("strategy", "change", "time_ms", "member", "client_id", "broker", "queue_id")
         assert _rows(tmp_path / "cpy" / "assignments.parquet", cols, cols) == \
             _rows(tmp_path / "cspark" / "assignments.parquet", cols, cols)
+        lag = ("strategy", "time_s", "queue", "lag")
+        assert _rows(tmp_path / "cpy" / "lag.parquet", lag, lag) == \
+            _rows(tmp_path / "cspark" / "lag.parquet", lag, lag)
 
 
 def test_what_if_fault_tolerance_over_the_recorded_outage(tmp_path: Path) -> None:
@@ -79,6 +82,11 @@ def test_consumer_what_if_on_the_membership_day(tmp_path: Path) -> None:
     assert out["STICKY"]["queues_moved"] <= out["AVG"]["queues_moved"]
     assert out["AVG"]["unowned_ms_total"] >= 120_000           # the crash waits for expiry
     assert all(s["double_owned_ms_total"] == 0 for s in out.values())
+    # The crash leaves one of AVG's queues undrained for 120 s: 20 msg/s over 8 queues = 2.5/s
+    assert 250 <= out["AVG"]["lag_max"] <= 350
+    assert out["AVG"]["lag_message_seconds"] > 0
+    assert set(out["AVG"]["lag_max_by_queue"]) == {f"broker-{b}/{i}" for b in "ab"
+                                                   for i in range(4)}
 
 
 def test_the_replay_is_deterministic(tmp_path: Path) -> None:

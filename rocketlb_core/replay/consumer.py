@@ -22,6 +22,7 @@ from rocketlb_core.consumer.base import Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import moved
 from rocketlb_core.consumer.registry import make
 from rocketlb_core.model import MessageQueue, subscribe_queues
+from rocketlb_core.replay.lag import OwnershipSpan, lag_timeline
 from rocketlb_core.trace import Trace
 
 CRASH_VISIBLE_MS = 120_000
@@ -74,13 +75,15 @@ def timeline(trace: Trace, group: str) -> list[Change]:
 
 
 def replay_strategy(name: str, changes: Sequence[Change], queues: Sequence[MessageQueue],
-                    end_ms: int, group: str) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
-    """One strategy over the timeline: its summary and its assignment rows."""
+                    end_ms: int, group: str
+                    ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
+    """One strategy over the timeline: its summary, its assignment rows and who owned what."""
     strategy = make(name)
     previous: Assignment | None = None
     rows: list[tuple[Any, ...]] = []
     moves: list[int] = []
     idle_max = 0
+    spans: list[OwnershipSpan] = []
     unowned: Counter[str] = Counter()
     double: Counter[str] = Counter()
     for i, ch in enumerate(changes):
@@ -94,11 +97,14 @@ def replay_strategy(name: str, changes: Sequence[Change], queues: Sequence[Messa
         idle_max = max(idle_max, sum(1 for c in set(cids) if not assignment.get(c)))
         span = (changes[i + 1].time_ms if i + 1 < len(changes) else end_ms) - ch.time_ms
         owners: Counter[MessageQueue] = Counter()
+        live: dict[str, list[str]] = {}
         for member, cid in ch.view:
             for q in assignment.get(cid, ()):
                 rows.append((name, i, ch.time_ms, member, cid, q.broker_name, q.queue_id))
                 if member in ch.alive:
                     owners[q] += 1
+                    live.setdefault(q.short(), []).append(member)
+        spans.append(OwnershipSpan(ch.time_ms, {q: tuple(sorted(m)) for q, m in live.items()}))
         for q in queues:
             if owners[q] == 0:
                 unowned[q.short()] += max(0, span)
@@ -110,14 +116,24 @@ def replay_strategy(name: str, changes: Sequence[Change], queues: Sequence[Messa
                "double_owned_ms_total": sum(double.values()),
                "unowned_ms_by_queue": dict(sorted(unowned.items())),
                "double_owned_ms_by_queue": dict(sorted(double.items()))}
-    return summary, rows
+    return summary, rows, spans
 
 
-def replay_group(trace: Trace, group: str, strategies: Sequence[str]
-                 ) -> Iterator[tuple[str, dict[str, Any], list[tuple[Any, ...]]]]:
+def replay_group(trace: Trace, group: str, strategies: Sequence[str],
+                 arrivals: dict[str, Counter[int]] | None = None
+                 ) -> Iterator[tuple[str, dict[str, Any], list[tuple[Any, ...]],
+                                     list[tuple[Any, ...]]]]:
+    """Per strategy: summary (lag included when ``arrivals`` are given), assignment rows and
+    lag rows ``(strategy, time_s, queue, lag)``."""
     changes = timeline(trace, group)
     queues = sorted(subscribe_queues(trace.topic, trace.layout.routes[trace.topic]))
     end = int(trace.meta.get("end_ms", changes[-1].time_ms))
+    rate = float(trace.meta.get("groups", {}).get(group, {}).get("consume_rate_per_s", 2000.0))
     for name in strategies:
-        summary, rows = replay_strategy(name, changes, queues, end, group)
-        yield name, summary, rows
+        summary, rows, spans = replay_strategy(name, changes, queues, end, group)
+        lag_rows: list[tuple[Any, ...]] = []
+        if arrivals is not None:
+            lag, samples = lag_timeline(spans, [q.short() for q in queues], arrivals, rate, end)
+            summary.update(lag)
+            lag_rows = [(name, *s) for s in samples]
+        yield name, summary, rows, lag_rows

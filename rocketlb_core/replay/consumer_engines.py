@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,14 @@ from typing import Any
 from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.consumer.registry import REGISTRY
 from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
-from rocketlb_core.replay.engines import write_summary
+from rocketlb_core.replay.engines import replay_rows, spark_send_rows, write_summary
+from rocketlb_core.replay.lag import BUCKET_MS, arrivals_from_rows
+from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.trace import load_trace
 
 SPARK_SCHEMA = ("strategy string, change int, time_ms bigint, member string, client_id string, "
                 "broker string, queue_id int")
+LAG_COLUMNS = ("strategy", "time_s", "queue", "lag")
 
 
 def _group_of(trace: Any, group: str | None) -> str:
@@ -43,19 +47,42 @@ def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
         if engine == "spark":
             _spark(trace, g, list(strategies), tmp, master, result)
         else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
             rows: list[tuple[Any, ...]] = []
-            for name, summary, strategy_rows in replay_group(trace, g, strategies):
+            lags: list[tuple[Any, ...]] = []
+            arrivals = arrivals_from_rows(replay_rows(trace, ReplayConfig()))
+            for name, summary, strategy_rows, lag_rows in replay_group(trace, g, strategies,
+                                                                      arrivals):
                 result["strategies"][name] = summary
                 rows.extend(strategy_rows)
-            types = {"change": pa.int32(), "time_ms": pa.int64(), "queue_id": pa.int32()}
-            table = pa.table({c: pa.array([r[i] for r in rows], types.get(c, pa.string()))
-                              for i, c in enumerate(ASSIGNMENT_COLUMNS)})
-            pq.write_table(table, tmp / "assignments.parquet", compression="zstd")
+                lags.extend(lag_rows)
+            _write(tmp / "assignments.parquet", ASSIGNMENT_COLUMNS, rows)
+            _write(tmp / "lag.parquet", LAG_COLUMNS, lags)
         write_summary(tmp, result)
     return result
+
+
+def _write(path: Path, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = {"change": pa.int32(), "time_ms": pa.int64(), "queue_id": pa.int32(),
+             "time_s": pa.float64(), "lag": pa.int64()}
+    pq.write_table(pa.table({c: pa.array([r[i] for r in rows], types.get(c, pa.string()))
+                             for i, c in enumerate(columns)}), path, compression="zstd")
+
+
+def _spark_arrivals(spark: Any, trace_dir: Path) -> dict[str, Counter[int]]:
+    """Arrivals per queue per second, counted on Spark from the replayed sends."""
+    from pyspark.sql import functions as F
+
+    sends, _ = spark_send_rows(spark, trace_dir, ReplayConfig())
+    out: dict[str, Counter[int]] = {}
+    counts = sends.where(F.col("status") != "FAILED").groupBy(
+        "broker", "queue_id", F.floor(F.col("end_ms") / BUCKET_MS).alias("second")).count()
+    for r in counts.collect():
+        out.setdefault(f"{r['broker']}/{r['queue_id']}", Counter())[int(r["second"])] = \
+            int(r["count"])
+    return out
 
 
 def _spark(trace: Any, group: str, strategies: list[str], tmp: Path, master: str | None,
@@ -65,16 +92,23 @@ def _spark(trace: Any, group: str, strategies: list[str], tmp: Path, master: str
     from rocketlb_core.spark import spark_session
 
     spark = spark_session(master)
+    arrivals = _spark_arrivals(spark, trace.folder)
     names = spark.createDataFrame([(s,) for s in strategies], "strategy string")
 
     def summaries(pdf: pd.DataFrame) -> pd.DataFrame:
         out = [(n, json.dumps(s, sort_keys=True))
-               for n, s, _ in replay_group(trace, group, list(pdf["strategy"]))]
+               for n, s, _, _ in replay_group(trace, group, list(pdf["strategy"]), arrivals)]
         return pd.DataFrame(out, columns=["strategy", "summary"])
 
     def rows(pdf: pd.DataFrame) -> pd.DataFrame:
-        out = [r for _, _, rs in replay_group(trace, group, list(pdf["strategy"])) for r in rs]
+        out = [r for _, _, rs, _ in replay_group(trace, group, list(pdf["strategy"]), arrivals)
+               for r in rs]
         return pd.DataFrame(out, columns=list(ASSIGNMENT_COLUMNS))
+
+    def lag_rows(pdf: pd.DataFrame) -> pd.DataFrame:
+        out = [r for _, _, _, ls in replay_group(trace, group, list(pdf["strategy"]), arrivals)
+               for r in ls]
+        return pd.DataFrame(out, columns=list(LAG_COLUMNS))
 
     for r in names.groupBy("strategy").applyInPandas(summaries, "strategy string, summary string") \
             .collect():
@@ -82,3 +116,6 @@ def _spark(trace: Any, group: str, strategies: list[str], tmp: Path, master: str
     result["strategies"] = {s: result["strategies"][s] for s in strategies}
     names.groupBy("strategy").applyInPandas(rows, SPARK_SCHEMA) \
         .write.mode("overwrite").parquet(str(tmp / "assignments.parquet"))
+    names.groupBy("strategy").applyInPandas(
+        lag_rows, "strategy string, time_s double, queue string, lag bigint") \
+        .write.mode("overwrite").parquet(str(tmp / "lag.parquet"))

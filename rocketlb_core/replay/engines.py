@@ -84,15 +84,11 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
     return summary
 
 
-def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
-                           master: str | None = None) -> dict[str, Any]:
-    """Replay on Spark: one ``applyInPandas`` task per producer; only aggregates reach the
-    driver. The small parts of the trace (layout, conditions, metadata) are validated on the
-    driver; the sends are read by Spark with their declared schema."""
+def spark_send_rows(spark: Any, trace_dir: Path, config: ReplayConfig) -> tuple[Any, str]:
+    """The replayed sends as a Spark DataFrame (``SPARK_SCHEMA``; one ``applyInPandas`` task
+    per producer), and the trace's name. Nothing is collected to the driver."""
     import pandas as pd
-    from pyspark.sql import functions as F
 
-    from rocketlb_core.spark import spark_session
     from rocketlb_core.trace import SENDS
 
     small = load_trace(trace_dir)          # validates every file (sends included)
@@ -102,7 +98,6 @@ def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
     ft = {p: _fault_tolerance(small, config, p) for p in set(small.sends["producer"])}
     name = str(small.meta.get("name", trace_dir.name))
     del small
-    spark = spark_session(master)
     spark_types = {"int64": "bigint", "int32": "int", "string": "string", "double": "double"}
     ddl = ", ".join(f"{c} {spark_types[t]}" for c, t in SENDS.items())
     sends = spark.read.schema(ddl).parquet(str(trace_dir / "sends.parquet")) \
@@ -115,8 +110,21 @@ def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
                                     conditions, ft[producer], config))
         return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
 
+    return sends.groupBy("producer").applyInPandas(per_producer, SPARK_SCHEMA), name
+
+
+def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
+                           master: str | None = None) -> dict[str, Any]:
+    """Replay on Spark: one ``applyInPandas`` task per producer; only aggregates reach the
+    driver. The small parts of the trace (layout, conditions, metadata) are validated on the
+    driver; the sends are read by Spark with their declared schema."""
+    from pyspark.sql import functions as F
+
+    from rocketlb_core.spark import spark_session
+
+    spark = spark_session(master)
+    out, name = spark_send_rows(spark, trace_dir, config)
     with atomic_folder(out_dir) as tmp:
-        out = sends.groupBy("producer").applyInPandas(per_producer, SPARK_SCHEMA)
         out.write.mode("overwrite").parquet(str(tmp / "sends.parquet"))
         rows = spark.read.parquet(str(tmp / "sends.parquet"))
         agg = Aggregates()

@@ -67,5 +67,6 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "") -> None:
             "provenance": provenance or f"recorded by rocketlb_core.simulate from {sc.path} "
                                         f"with seed {world.env.seed}",
             "fault_tolerance": {p.name: p.fault_tolerance for p in sc.producers},
-            "groups": {g.name: {"strategy": g.strategy, "model": g.model} for g in sc.groups}}
+            "groups": {g.name: {"strategy": g.strategy, "model": g.model,
+                                "consume_rate_per_s": g.consume_rate_per_s} for g in sc.groups}}
     write_trace(folder, meta, brokers_csv, route_csv, sends, cond, mem if mem["time_ms"] else None)
