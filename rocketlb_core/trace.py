@@ -51,25 +51,34 @@ class Trace:
         return str(self.meta["topic"])
 
 
-def _read_table(path: Path, columns: dict[str, str]) -> dict[str, list[Any]]:
+def _check_schema(path: Path, columns: dict[str, str]) -> Any:
+    """Check a Parquet file's columns and types from its footer; returns the schema."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     if not path.exists():
         raise TraceError(path, None, None, "file not found")
     try:
-        table = pq.read_table(path)
+        schema = pq.read_schema(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise TraceError(path, None, None, f"not a Parquet file ({exc})") from None
-    names = set(table.column_names)
+    names = set(schema.names)
     for col, typ in columns.items():
         if col not in names:
             raise TraceError(path, None, col, f"missing column (file has {sorted(names)})")
-        got = str(table.schema.field(col).type)
+        got = str(schema.field(col).type)
         want = {"string": ("string", "large_string"), "int64": ("int64",),
                 "int32": ("int32", "int64"), "double": ("double", "float", "int64")}[typ]
         if got not in want and got != "null":
             raise TraceError(path, None, col, f"type {got}, expected {typ}")
+    return schema
+
+
+def _read_table(path: Path, columns: dict[str, str]) -> dict[str, list[Any]]:
+    import pyarrow.parquet as pq
+
+    _check_schema(path, columns)
+    table = pq.read_table(path, columns=list(columns))
     data = {col: table.column(col).to_pylist() for col in columns}
     if table.num_rows == 0:
         raise TraceError(path, None, None, "no rows")
@@ -82,8 +91,10 @@ def _read_table(path: Path, columns: dict[str, str]) -> dict[str, list[Any]]:
     return data
 
 
-def load_trace(folder: Path | str) -> Trace:
-    """Read and validate a trace folder (see the module docstring)."""
+def load_trace(folder: Path | str, *, sends: bool = True) -> Trace:
+    """Read and validate a trace folder (see the module docstring). ``sends=False`` leaves
+    ``sends.parquet`` unread (the Spark engine validates it on Spark instead): only its schema
+    is checked here, from the file's footer."""
     folder = Path(folder)
     meta_path = folder / "trace.json"
     try:
@@ -103,11 +114,16 @@ def load_trace(folder: Path | str) -> Trace:
         raise TraceError(folder / "route.csv", None, "topic",
                          f"the trace's topic {meta['topic']!r} has no route")
     brokers = {b.broker_name for b in layout.brokers}
-    sends = _read_table(folder / "sends.parquet", SENDS)
     spath = folder / "sends.parquet"
+    if not sends:
+        _check_schema(spath, SENDS)
+        send_rows: dict[str, list[Any]] = {c: [] for c in SENDS}
+    else:
+        send_rows = _read_table(spath, SENDS)
     prev: tuple[str, int] | None = None
-    for i, (t, p, topic, size) in enumerate(zip(sends["time_ms"], sends["producer"],
-                                                 sends["topic"], sends["size"], strict=True)):
+    for i, (t, p, topic, size) in enumerate(zip(send_rows["time_ms"], send_rows["producer"],
+                                                 send_rows["topic"], send_rows["size"],
+                                                 strict=True)):
         if t < 0:
             raise TraceError(spath, i + 1, "time_ms", f"negative time {t}")
         if topic != meta["topic"]:
@@ -144,7 +160,7 @@ def load_trace(folder: Path | str) -> Trace:
             last = t
             if ev not in MEMBER_EVENTS:
                 raise TraceError(mpath, i + 1, "event", f"unknown event {ev!r}")
-    return Trace(folder, meta, layout, sends, conditions, membership)
+    return Trace(folder, meta, layout, send_rows, conditions, membership)
 
 
 def write_trace(folder: Path, meta: dict[str, Any], brokers_csv: str, route_csv: str,

@@ -39,7 +39,7 @@ def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
     unknown = [s for s in strategies if s not in REGISTRY]
     if unknown or not strategies:
         raise ValueError(f"unknown strategies {unknown} (known: {', '.join(REGISTRY)})")
-    trace = load_trace(trace_dir)
+    trace = load_trace(trace_dir, sends=engine != "spark")   # Spark reads the sends itself
     g = _group_of(trace, group)
     result: dict[str, Any] = {"trace": str(trace.meta.get("name", trace_dir.name)),
                               "kind": "consumer", "group": g, "strategies": {}}

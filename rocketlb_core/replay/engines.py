@@ -91,26 +91,53 @@ def spark_send_rows(spark: Any, trace_dir: Path, config: ReplayConfig) -> tuple[
 
     from rocketlb_core.trace import SENDS
 
-    small = load_trace(trace_dir)          # validates every file (sends included)
+    small = load_trace(trace_dir, sends=False)   # the small files; sends are checked on Spark
     route = small.layout.routes[small.topic]
     conditions = Conditions.from_columns(small.conditions)
     topic = small.topic
-    ft = {p: _fault_tolerance(small, config, p) for p in set(small.sends["producer"])}
+    recorded = dict(small.meta.get("fault_tolerance", {}))
     name = str(small.meta.get("name", trace_dir.name))
-    del small
     spark_types = {"int64": "bigint", "int32": "int", "string": "string", "double": "double"}
     ddl = ", ".join(f"{c} {spark_types[t]}" for c, t in SENDS.items())
-    sends = spark.read.schema(ddl).parquet(str(trace_dir / "sends.parquet")) \
-        .select("producer", "time_ms")
+    raw = spark.read.schema(ddl).parquet(str(trace_dir / "sends.parquet"))
+    _validate_sends_on_spark(raw, trace_dir / "sends.parquet", topic)
+    sends = raw.select("producer", "time_ms")
 
     def per_producer(pdf: pd.DataFrame) -> pd.DataFrame:
         pdf = pdf.sort_values("time_ms", kind="stable")
         producer = str(pdf["producer"].iloc[0])
+        ft = config.fault_tolerance if config.fault_tolerance is not None else \
+            bool(recorded.get(producer, False))
         rows = list(replay_producer(producer, pdf["time_ms"].tolist(), topic, route,
-                                    conditions, ft[producer], config))
+                                    conditions, ft, config))
         return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
 
     return sends.groupBy("producer").applyInPandas(per_producer, SPARK_SCHEMA), name
+
+
+def _validate_sends_on_spark(df: Any, path: Path, topic: str) -> None:
+    """The row checks of ``load_trace`` as one Spark aggregation (nothing is collected but
+    counts and, on failure, the first offending row). The Spark engine sorts each producer's
+    sends itself, so it does not require the file's order."""
+    from pyspark.sql import functions as F
+
+    from rocketlb_core.traces import TraceError
+
+    checks = {
+        "producer": F.col("producer").isNull(),
+        "time_ms": F.col("time_ms").isNull() | (F.col("time_ms") < 0),
+        "topic": F.col("topic").isNull() | (F.col("topic") != F.lit(topic)),
+        "size": F.col("size").isNull() | (F.col("size") < 0),
+    }
+    counts = df.agg(F.count(F.lit(1)).alias("rows"), *[
+        F.sum(F.when(cond, 1).otherwise(0)).alias(c) for c, cond in checks.items()]).first()
+    if counts is None or counts["rows"] == 0:
+        raise TraceError(path, None, None, "no rows")
+    for column, cond in checks.items():
+        if counts[column]:
+            bad = df.where(cond).select("producer", "time_ms", column).first()
+            raise TraceError(path, None, column, f"{counts[column]} bad values, e.g. producer "
+                                                 f"{bad['producer']!r} at time {bad['time_ms']}")
 
 
 def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
