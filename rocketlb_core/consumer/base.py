@@ -49,6 +49,36 @@ def check(current_cid: str | None, mq_all: Sequence[MessageQueue] | None,
     return current_cid in cid_all
 
 
+def checked(current_cid: str | None, mq_all: Sequence[MessageQueue] | None,
+            cid_all: Sequence[str] | None
+            ) -> tuple[str, Sequence[MessageQueue], Sequence[str]] | None:
+    """``check`` with the arguments narrowed: ``None`` when this consumer gets nothing."""
+    if not check(current_cid, mq_all, cid_all):
+        return None
+    assert current_cid is not None and mq_all is not None and cid_all is not None
+    return current_cid, mq_all, cid_all
+
+
+class _WholeGroupShare:
+    """For strategies defined on the whole group (``assign_all``): one consumer's share is its
+    entry in the group's assignment, after upstream's argument check."""
+
+    def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
+                   cid_all: Sequence[str],
+                   previous: Mapping[str, Sequence[MessageQueue]] | None = None) -> Assignment:
+        raise NotImplementedError
+
+    def allocate(self, consumer_group: str, current_cid: str | None,
+                 mq_all: Sequence[MessageQueue] | None, cid_all: Sequence[str] | None,
+                 previous: Mapping[str, Sequence[MessageQueue]] | None = None
+                 ) -> list[MessageQueue]:
+        args = checked(current_cid, mq_all, cid_all)
+        if args is None:
+            return []
+        cid, mqs, cids = args
+        return self.assign_all(consumer_group, mqs, cids, previous)[cid]
+
+
 def unique_ids(cid_all: Sequence[str]) -> list[str]:
     """The distinct ids of a view, in first-occurrence order (duplicates share one result)."""
     return list(dict.fromkeys(cid_all))

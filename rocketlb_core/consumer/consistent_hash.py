@@ -15,7 +15,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rocketlb_core.consumer.base import AllocationArgumentError, Assignment, check, unique_ids
+from rocketlb_core.consumer.base import AllocationArgumentError, Assignment, checked, unique_ids
 from rocketlb_core.javamath import java_string_hash
 from rocketlb_core.model import MessageQueue
 
@@ -78,9 +78,10 @@ class _ConsistentHash:
     def allocate(self, consumer_group: str, current_cid: str | None,
                  mq_all: Sequence[MessageQueue] | None,
                  cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
+        args = checked(current_cid, mq_all, cid_all)
+        if args is None:
             return []
-        assert mq_all is not None and cid_all is not None
+        current_cid, mq_all, cid_all = args
         ring = Ring.build(cid_all, self.virtual_nodes, self.hash_function)
         h = self.hash_function
         return [q for q in mq_all if ring.route(h(str(q))) == current_cid]

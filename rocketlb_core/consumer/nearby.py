@@ -18,6 +18,7 @@ from rocketlb_core.consumer.base import (
     Assignment,
     assign_all,
     check,
+    checked,
     unique_ids,
 )
 from rocketlb_core.javamath import java_string_key
@@ -89,9 +90,10 @@ class _Nearby:
     def allocate(self, consumer_group: str, current_cid: str | None,
                  mq_all: Sequence[MessageQueue] | None,
                  cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
+        args = checked(current_cid, mq_all, cid_all)
+        if args is None:
             return []
-        assert mq_all is not None and cid_all is not None and current_cid is not None
+        current_cid, mq_all, cid_all = args
         mq_by_room, cid_by_room = self._rooms(mq_all, cid_all)
         out: list[MessageQueue] = []
         my_room = self.resolver.consumer_deploy_in(current_cid)

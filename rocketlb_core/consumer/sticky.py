@@ -29,7 +29,7 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rocketlb_core.consumer.base import Assignment, check, unique_ids
+from rocketlb_core.consumer.base import Assignment, _WholeGroupShare, unique_ids
 from rocketlb_core.consumer.consistent_hash import HashFunction, Ring, md5_hash
 from rocketlb_core.javamath import java_string_key
 from rocketlb_core.model import MessageQueue
@@ -38,18 +38,10 @@ Previous = Mapping[str, Sequence[MessageQueue]] | None
 
 
 @dataclass(frozen=True)
-class _Sticky:
+class _Sticky(_WholeGroupShare):
     @property
     def name(self) -> str:
         return "STICKY"
-
-    def allocate(self, consumer_group: str, current_cid: str | None,
-                 mq_all: Sequence[MessageQueue] | None, cid_all: Sequence[str] | None,
-                 previous: Previous = None) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
-            return []
-        assert mq_all is not None and cid_all is not None and current_cid is not None
-        return self.assign_all(consumer_group, mq_all, cid_all, previous)[current_cid]
 
     def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
                    cid_all: Sequence[str], previous: Previous = None) -> Assignment:
@@ -84,7 +76,7 @@ class _Sticky:
 
 
 @dataclass(frozen=True)
-class _BoundedHash:
+class _BoundedHash(_WholeGroupShare):
     eps: float = 0.25
     virtual_nodes: int = 10
     hash_function: HashFunction = field(default=md5_hash)
@@ -101,14 +93,6 @@ class _BoundedHash:
 
     def capacity(self, queues: int, consumers: int) -> int:
         return math.ceil((1 + self.eps) * queues / consumers)
-
-    def allocate(self, consumer_group: str, current_cid: str | None,
-                 mq_all: Sequence[MessageQueue] | None, cid_all: Sequence[str] | None,
-                 previous: Previous = None) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
-            return []
-        assert mq_all is not None and cid_all is not None and current_cid is not None
-        return self.assign_all(consumer_group, mq_all, cid_all)[current_cid]
 
     def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
                    cid_all: Sequence[str], previous: Previous = None) -> Assignment:

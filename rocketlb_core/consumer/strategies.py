@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rocketlb_core.consumer.base import Assignment, check, unique_ids
+from rocketlb_core.consumer.base import Assignment, checked, unique_ids
 from rocketlb_core.javamath import JavaNullPointerError, java_split
 from rocketlb_core.model import MessageQueue
 
@@ -44,9 +44,10 @@ class _Avg:
     def allocate(self, consumer_group: str, current_cid: str | None,
                  mq_all: Sequence[MessageQueue] | None,
                  cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
+        args = checked(current_cid, mq_all, cid_all)
+        if args is None:
             return []
-        assert mq_all is not None and cid_all is not None and current_cid is not None
+        current_cid, mq_all, cid_all = args
         start, count = _avg_block(cid_all.index(current_cid), len(mq_all), len(cid_all))
         return list(mq_all[start:start + count]) if count > 0 else []
 
@@ -72,9 +73,10 @@ class _AvgByCircle:
     def allocate(self, consumer_group: str, current_cid: str | None,
                  mq_all: Sequence[MessageQueue] | None,
                  cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
+        args = checked(current_cid, mq_all, cid_all)
+        if args is None:
             return []
-        assert mq_all is not None and cid_all is not None and current_cid is not None
+        current_cid, mq_all, cid_all = args
         return list(mq_all[cid_all.index(current_cid)::len(cid_all)])
 
     def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
@@ -128,9 +130,10 @@ class _MachineRoom:
     def allocate(self, consumer_group: str, current_cid: str | None,
                  mq_all: Sequence[MessageQueue] | None,
                  cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
+        args = checked(current_cid, mq_all, cid_all)
+        if args is None:
             return []
-        assert mq_all is not None and cid_all is not None and current_cid is not None
+        current_cid, mq_all, cid_all = args
         return self._share(self._eligible(mq_all), cid_all.index(current_cid), len(cid_all))
 
     @staticmethod
