@@ -17,8 +17,6 @@ from rocketlb_core.replay.lag import BUCKET_MS, arrivals_from_rows
 from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.trace import load_trace
 
-SPARK_SCHEMA = ("strategy string, change int, time_ms bigint, member string, client_id string, "
-                "broker string, queue_id int")
 LAG_COLUMNS = ("strategy", "time_s", "queue", "lag")
 
 
@@ -85,37 +83,46 @@ def _spark_arrivals(spark: Any, trace_dir: Path) -> dict[str, Counter[int]]:
     return out
 
 
+WIDE = ("kind string, strategy string, change int, time_ms bigint, member string, "
+        "client_id string, broker string, queue_id int, time_s double, queue string, lag bigint, "
+        "summary string")
+
+
 def _spark(trace: Any, group: str, strategies: list[str], tmp: Path, master: str | None,
            result: dict[str, Any]) -> None:
+    """One task per strategy computes everything once: a wide frame of summary, assignment and
+    lag rows (``kind`` tells which), cached, then split into the two files and the summaries."""
     import pandas as pd
+    from pyspark.sql import functions as F
 
     from rocketlb_core.spark import spark_session
 
     spark = spark_session(master)
     arrivals = _spark_arrivals(spark, trace.folder)
     names = spark.createDataFrame([(s,) for s in strategies], "strategy string")
+    empty: dict[str, Any] = dict.fromkeys(("change", "time_ms", "member", "client_id", "broker",
+                                           "queue_id", "time_s", "queue", "lag", "summary"))
 
-    def summaries(pdf: pd.DataFrame) -> pd.DataFrame:
-        out = [(n, json.dumps(s, sort_keys=True))
-               for n, s, _, _ in replay_group(trace, group, list(pdf["strategy"]), arrivals)]
-        return pd.DataFrame(out, columns=["strategy", "summary"])
+    def everything(pdf: pd.DataFrame) -> pd.DataFrame:
+        out: list[dict[str, Any]] = []
+        for name, summary, rows, lags in replay_group(trace, group, list(pdf["strategy"]),
+                                                     arrivals):
+            out.append({**empty, "kind": "summary", "strategy": name,
+                        "summary": json.dumps(summary, sort_keys=True)})
+            out += [{**empty, "kind": "assignment", **dict(zip(ASSIGNMENT_COLUMNS, r,
+                                                               strict=True))} for r in rows]
+            out += [{**empty, "kind": "lag", **dict(zip(LAG_COLUMNS, r, strict=True))}
+                    for r in lags]
+        return pd.DataFrame(out, columns=[c.split()[0] for c in WIDE.split(", ")])
 
-    def rows(pdf: pd.DataFrame) -> pd.DataFrame:
-        out = [r for _, _, rs, _ in replay_group(trace, group, list(pdf["strategy"]), arrivals)
-               for r in rs]
-        return pd.DataFrame(out, columns=list(ASSIGNMENT_COLUMNS))
-
-    def lag_rows(pdf: pd.DataFrame) -> pd.DataFrame:
-        out = [r for _, _, _, ls in replay_group(trace, group, list(pdf["strategy"]), arrivals)
-               for r in ls]
-        return pd.DataFrame(out, columns=list(LAG_COLUMNS))
-
-    for r in names.groupBy("strategy").applyInPandas(summaries, "strategy string, summary string") \
-            .collect():
-        result["strategies"][r["strategy"]] = json.loads(r["summary"])
-    result["strategies"] = {s: result["strategies"][s] for s in strategies}
-    names.groupBy("strategy").applyInPandas(rows, SPARK_SCHEMA) \
-        .write.mode("overwrite").parquet(str(tmp / "assignments.parquet"))
-    names.groupBy("strategy").applyInPandas(
-        lag_rows, "strategy string, time_s double, queue string, lag bigint") \
-        .write.mode("overwrite").parquet(str(tmp / "lag.parquet"))
+    wide = names.groupBy("strategy").applyInPandas(everything, WIDE).cache()
+    try:
+        for r in wide.where(F.col("kind") == "summary").select("strategy", "summary").collect():
+            result["strategies"][r["strategy"]] = json.loads(r["summary"])
+        result["strategies"] = {s: result["strategies"][s] for s in strategies}
+        wide.where(F.col("kind") == "assignment").select(*ASSIGNMENT_COLUMNS) \
+            .write.mode("overwrite").parquet(str(tmp / "assignments.parquet"))
+        wide.where(F.col("kind") == "lag").select(*LAG_COLUMNS) \
+            .write.mode("overwrite").parquet(str(tmp / "lag.parquet"))
+    finally:
+        wide.unpersist()
