@@ -136,31 +136,29 @@ MUTATIONS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(MUTATIONS))
-def test_malformed_traces_fail_clearly_and_leave_nothing(tmp_path: Path, name: str) -> None:
+def _assert_rejected(engine, tmp_path: Path, name: str) -> None:
+    """A mutated trace fails naming its file and field, and leaves no output or temp folder."""
     file, field, change = MUTATIONS[name]
     trace = _copy(tmp_path)
     _rewrite(trace / file, change)
     with pytest.raises(TraceError) as info:
-        replay_producers_python(trace, tmp_path / "out", ReplayConfig())
+        engine(trace, tmp_path / "out", ReplayConfig())
     assert Path(info.value.path).name == file
     assert info.value.field == field
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["trace"]     # no temporary folder left
 
 
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_malformed_traces_fail_clearly_and_leave_nothing(tmp_path: Path, name: str) -> None:
+    _assert_rejected(replay_producers_python, tmp_path, name)
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("name", ["negative time", "missing value", "empty file"])
 def test_the_spark_engine_validates_sends_on_spark(spark, tmp_path: Path, name: str) -> None:
     """The Spark engine never loads the sends on the driver; it checks them on Spark."""
-    file, field, change = MUTATIONS[name]
-    trace = _copy(tmp_path)
-    _rewrite(trace / file, change)
-    with pytest.raises(TraceError) as info:
-        replay_producers_spark(trace, tmp_path / "out", ReplayConfig())
-    assert Path(info.value.path).name == file
-    assert info.value.field == field
-    assert not (tmp_path / "out").exists()
+    _assert_rejected(replay_producers_spark, tmp_path, name)
 
 
 def test_a_csv_is_not_a_trace(tmp_path: Path) -> None:
