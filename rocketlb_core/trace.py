@@ -4,7 +4,8 @@ A trace is a folder:
 
 * ``trace.json``: format, version, name, description, provenance, topic, time span;
 * ``brokers.csv`` and ``route.csv``: the cluster layout (``rocketlb_core.traces``);
-* ``sends.parquet``: what the producers' applications asked to send, sorted by producer then time;
+* ``sends.parquet``: what the producers' applications asked to send, in the replay layout
+  (``rocketlb_core.replay.layout``: one producer per row group, by time within a producer);
 * ``conditions.parquet``: what the brokers were like over time (latency, down, partitions);
 * ``membership.parquet``: a consumer group's joins, leaves and crashes (optional).
 
@@ -51,7 +52,7 @@ class Trace:
         return str(self.meta["topic"])
 
 
-def _check_schema(path: Path, columns: dict[str, str]) -> Any:
+def check_schema(path: Path, columns: dict[str, str]) -> Any:
     """Check a Parquet file's columns and types from its footer; returns the schema."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -77,7 +78,7 @@ def _check_schema(path: Path, columns: dict[str, str]) -> Any:
 def _read_table(path: Path, columns: dict[str, str]) -> dict[str, list[Any]]:
     import pyarrow.parquet as pq
 
-    _check_schema(path, columns)
+    check_schema(path, columns)
     table = pq.read_table(path, columns=list(columns))
     data = {col: table.column(col).to_pylist() for col in columns}
     if table.num_rows == 0:
@@ -92,9 +93,9 @@ def _read_table(path: Path, columns: dict[str, str]) -> dict[str, list[Any]]:
 
 
 def load_trace(folder: Path | str, *, sends: bool = True) -> Trace:
-    """Read and validate a trace folder (see the module docstring). ``sends=False`` leaves
-    ``sends.parquet`` unread (the Spark engine validates it on Spark instead): only its schema
-    is checked here, from the file's footer."""
+    """Read and validate a trace folder (see the module docstring). ``sends=False`` leaves the
+    sends' rows unread: their layout and values are checked from the footers only (the engines
+    check the time order while replaying)."""
     folder = Path(folder)
     meta_path = folder / "trace.json"
     try:
@@ -114,26 +115,21 @@ def load_trace(folder: Path | str, *, sends: bool = True) -> Trace:
         raise TraceError(folder / "route.csv", None, "topic",
                          f"the trace's topic {meta['topic']!r} has no route")
     brokers = {b.broker_name for b in layout.brokers}
-    spath = folder / "sends.parquet"
-    if not sends:
-        _check_schema(spath, SENDS)
-        send_rows: dict[str, list[Any]] = {c: [] for c in SENDS}
-    else:
-        send_rows = _read_table(spath, SENDS)
-    prev: tuple[str, int] | None = None
-    for i, (t, p, topic, size) in enumerate(zip(send_rows["time_ms"], send_rows["producer"],
-                                                 send_rows["topic"], send_rows["size"],
-                                                 strict=True)):
-        if t < 0:
-            raise TraceError(spath, i + 1, "time_ms", f"negative time {t}")
-        if topic != meta["topic"]:
-            raise TraceError(spath, i + 1, "topic", f"{topic!r} is not the trace's topic")
-        if size < 0:
-            raise TraceError(spath, i + 1, "size", f"negative size {size}")
-        if prev is not None and (p, t) < prev:
-            field = "producer" if p < prev[0] else "time_ms"
-            raise TraceError(spath, i + 1, field, "rows must be sorted by producer, then time")
-        prev = (p, t)
+    from rocketlb_core.replay.layout import plan_sends
+
+    plan = plan_sends(folder, meta["topic"])       # layout and values, from the footers
+    send_rows: dict[str, list[Any]] = {c: [] for c in SENDS}
+    if sends:
+        for f in plan:
+            table = _read_table(Path(f.path), SENDS)
+            for c in SENDS:
+                send_rows[c].extend(table[c])
+            prev: tuple[str, int] | None = None
+            for i, (t, p) in enumerate(zip(table["time_ms"], table["producer"], strict=True)):
+                if prev is not None and p == prev[0] and t < prev[1]:
+                    raise TraceError(f.path, i + 1, "time_ms",
+                                     "times must not decrease within a producer")
+                prev = (p, t)
     conditions = _read_table(folder / "conditions.parquet", CONDITIONS)
     cpath = folder / "conditions.parquet"
     last = -1
@@ -171,6 +167,7 @@ def write_trace(folder: Path, meta: dict[str, Any], brokers_csv: str, route_csv:
     import pyarrow.parquet as pq
 
     from rocketlb_core.atomic import atomic_folder
+    from rocketlb_core.replay.layout import write_sends
 
     types = {"int64": pa.int64(), "int32": pa.int32(), "string": pa.string(),
              "double": pa.float64()}
@@ -183,7 +180,7 @@ def write_trace(folder: Path, meta: dict[str, Any], brokers_csv: str, route_csv:
                                                     **meta}, indent=1, sort_keys=True) + "\n")
         (tmp / "brokers.csv").write_text(brokers_csv)
         (tmp / "route.csv").write_text(route_csv)
-        pq.write_table(table(SENDS, sends), tmp / "sends.parquet", compression="zstd")
+        write_sends(tmp / "sends.parquet", table(SENDS, sends))
         pq.write_table(table(CONDITIONS, conditions), tmp / "conditions.parquet",
                        compression="zstd")
         if membership is not None:

@@ -34,6 +34,11 @@ def test_the_shipped_traces() -> None:
         assert "recorded by rocketlb_core.simulate" in trace.meta["provenance"]
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def _rows(path: Path, columns: tuple[str, ...], key: tuple[str, ...]) -> list[dict[str, object]]:
     rows = [{c: r[c] for c in columns} for r in pq.read_table(path).to_pylist()]
     return sorted(rows, key=lambda r: tuple(str(r[k]) for k in key))
@@ -52,6 +57,7 @@ def test_python_and_spark_engines_give_identical_outputs(spark, trace: Path,
     key = ("producer", "seq")
     assert _rows(tmp_path / "py" / "sends.parquet", OUTPUT_COLUMNS, key) == \
         _rows(tmp_path / "spark" / "sends.parquet", OUTPUT_COLUMNS, key)
+    assert _files(tmp_path / "py") == _files(tmp_path / "spark")       # byte for byte
     if load_trace(trace).membership is not None:
         ca = replay_consumers(trace, tmp_path / "cpy", None, STRATEGIES, "python")
         cb = replay_consumers(trace, tmp_path / "cspark", None, STRATEGIES, "spark")
@@ -93,8 +99,8 @@ def test_the_replay_is_deterministic(tmp_path: Path) -> None:
     trace = data_path("traces", "slow-broker")
     replay_producers_python(trace, tmp_path / "a", ReplayConfig())
     replay_producers_python(trace, tmp_path / "b", ReplayConfig())
-    for name in ("sends.parquet", "summary.json"):
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert set(_files(tmp_path / "a")) == {"sends.parquet/part-00000.parquet", "summary.json"}
+    assert _files(tmp_path / "a") == _files(tmp_path / "b")
 
 
 # ------------------------------------------------------------------ malformed traces
@@ -113,38 +119,49 @@ def _set(table: pa.Table, column: str, values: list[object], typ: pa.DataType) -
     return table.set_column(table.column_names.index(column), column, pa.array(values, typ))
 
 
-MUTATIONS = {
-    "missing column": ("sends.parquet", "producer",
+MUTATIONS = {      # name: (file, field, row named by the error, change)
+    "missing column": ("sends.parquet", "producer", None,
                        lambda t: t.drop_columns(["producer"])),
-    "wrong type": ("sends.parquet", "time_ms",
+    "wrong type": ("sends.parquet", "time_ms", None,
                    lambda t: _set(t, "time_ms", [str(v) for v in t.column("time_ms").to_pylist()],
                                   pa.string())),
-    "negative time": ("sends.parquet", "time_ms",
-                      lambda t: _set(t, "time_ms", [-5, *t.column("time_ms").to_pylist()[1:]],
+    "negative time": ("sends.parquet", "time_ms", 3,
+                      lambda t: _set(t, "time_ms", [*t.column("time_ms").to_pylist()[:2], -5,
+                                                    *t.column("time_ms").to_pylist()[3:]],
                                      pa.int64())),
-    "unordered times": ("sends.parquet", "time_ms",
+    "unordered times": ("sends.parquet", "time_ms", 2,
                         lambda t: _set(t, "time_ms", [10**9, *t.column("time_ms").to_pylist()[1:]],
                                        pa.int64())),
-    "unknown broker": ("conditions.parquet", "broker",
+    "unknown broker": ("conditions.parquet", "broker", 1,
                        lambda t: _set(t, "broker",
                                       ["broker-zz", *t.column("broker").to_pylist()[1:]],
                                       pa.string())),
-    "empty file": ("sends.parquet", None, lambda t: t.slice(0, 0)),
-    "missing value": ("sends.parquet", "producer",
+    "empty file": ("sends.parquet", None, None, lambda t: t.slice(0, 0)),
+    "missing value": ("sends.parquet", "producer", 1,
                       lambda t: _set(t, "producer", [None, *t.column("producer").to_pylist()[1:]],
                                      pa.string())),
+    "wrong topic": ("sends.parquet", "topic", 5,
+                    lambda t: _set(t, "topic", [*t.column("topic").to_pylist()[:4], "Other",
+                                                *t.column("topic").to_pylist()[5:]],
+                                   pa.string())),
+    "two producers in a row group": ("sends.parquet", "producer", 10,
+                                     lambda t: _set(t, "producer",
+                                                    [*t.column("producer").to_pylist()[:9],
+                                                     *["zz"] * (t.num_rows - 9)], pa.string())),
 }
 
 
 def _assert_rejected(engine, tmp_path: Path, name: str) -> None:
-    """A mutated trace fails naming its file and field, and leaves no output or temp folder."""
-    file, field, change = MUTATIONS[name]
+    """A mutated trace fails naming its file, row and field, and leaves no output or temp
+    folder."""
+    file, field, row, change = MUTATIONS[name]
     trace = _copy(tmp_path)
     _rewrite(trace / file, change)
     with pytest.raises(TraceError) as info:
         engine(trace, tmp_path / "out", ReplayConfig())
     assert Path(info.value.path).name == file
     assert info.value.field == field
+    assert info.value.row == row
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["trace"]     # no temporary folder left
 
@@ -155,10 +172,29 @@ def test_malformed_traces_fail_clearly_and_leave_nothing(tmp_path: Path, name: s
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("name", ["negative time", "missing value", "empty file"])
-def test_the_spark_engine_validates_sends_on_spark(spark, tmp_path: Path, name: str) -> None:
-    """The Spark engine never loads the sends on the driver; it checks them on Spark."""
+@pytest.mark.parametrize("name", ["negative time", "missing value", "empty file",
+                                  "unordered times", "two producers in a row group"])
+def test_the_spark_engine_rejects_the_same_traces(spark, tmp_path: Path, name: str) -> None:
+    """The driver checks the sends from the footers; the time order is checked in the Spark
+    task and the error comes back to the driver as the same ``TraceError``."""
     _assert_rejected(replay_producers_spark, tmp_path, name)
+
+
+def test_the_layout_tool_makes_any_order_replayable(tmp_path: Path) -> None:
+    src = data_path("traces", "steady-day")
+    shuffled = tmp_path / "shuffled"
+    shutil.copytree(src, shuffled)
+    table = pq.read_table(shuffled / "sends.parquet")
+    pq.write_table(table.take(list(range(table.num_rows))[::-1]), shuffled / "sends.parquet")
+    with pytest.raises(TraceError, match="one producer per row group"):
+        replay_producers_python(shuffled, tmp_path / "bad", ReplayConfig())
+    subprocess.run([sys.executable, "-m", "rocketlb_core.replay.layout", str(shuffled),
+                    str(tmp_path / "fixed"), "--producers-per-file", "2"], check=True,
+                   timeout=300)
+    assert len(list((tmp_path / "fixed" / "sends.parquet").glob("*.parquet"))) == 2
+    a = replay_producers_python(src, tmp_path / "a", ReplayConfig())
+    b = replay_producers_python(tmp_path / "fixed", tmp_path / "b", ReplayConfig())
+    assert a == b
 
 
 def test_a_csv_is_not_a_trace(tmp_path: Path) -> None:

@@ -1,11 +1,12 @@
 """``python -m rocketlb_core.replay producer|consumer --trace PATH --out DIR [options]``
 
 producer: replay every producer's recorded sends through the real selection, fault table and
-retry loop under the chosen line and ``sendLatencyFaultEnable``; writes ``sends.parquet`` and
-``summary.json``. consumer: replay a group's recorded membership through allocation strategies;
-writes ``assignments.parquet`` and ``summary.json``. ``--engine spark`` runs on Spark
+retry loop under the chosen line and ``sendLatencyFaultEnable``; writes ``sends.parquet/`` (one
+part file per sends file) and ``summary.json``. consumer: replay a group's recorded membership
+through allocation strategies; writes ``assignments.parquet`` and ``summary.json``. ``--engine
 (``--master`` or ``$ROCKETLB_SPARK_MASTER``; default embedded ``local[*]``); the summary does not
-depend on the engine. Outputs replace DIR atomically; a bad trace leaves nothing behind.
+depend on the engine. Outputs replace DIR atomically; a bad trace leaves nothing behind. On a
+terminal, a progress bar counts sends (Python engine) or finished files (Spark engine).
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def _producer(args: argparse.Namespace) -> dict[str, object]:
     ft = {"recorded": None, "on": True, "off": False}[args.fault_tolerance]
     config = ReplayConfig(line=args.line, fault_tolerance=ft, seed=args.seed)
     if args.engine == "spark":
-        return replay_producers_spark(args.trace, args.out, config, args.master)
+        return replay_producers_spark(args.trace, args.out, config, args.master,
+                                      progress=lambda d, t: print_progress(d, t, "files"))
     return replay_producers_python(args.trace, args.out, config, print_progress)
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.consumer.registry import REGISTRY
 from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
-from rocketlb_core.replay.engines import replay_rows, spark_send_rows, write_summary
+from rocketlb_core.replay.engines import replay_producers_spark, replay_rows, write_summary
 from rocketlb_core.replay.lag import BUCKET_MS, arrivals_from_rows
 from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.trace import load_trace
@@ -69,11 +70,14 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) ->
                              for i, c in enumerate(columns)}), path, compression="zstd")
 
 
-def _spark_arrivals(spark: Any, trace_dir: Path) -> dict[str, Counter[int]]:
-    """Arrivals per queue per second, counted on Spark from the replayed sends."""
+def _spark_arrivals(spark: Any, trace_dir: Path, master: str | None, scratch: Path
+                    ) -> dict[str, Counter[int]]:
+    """Arrivals per queue per second: the Spark producer replay (recorded settings) writes the
+    sends into ``scratch``, and Spark counts them there."""
     from pyspark.sql import functions as F
 
-    sends, _ = spark_send_rows(spark, trace_dir, ReplayConfig())
+    replay_producers_spark(trace_dir, scratch, ReplayConfig(), master)
+    sends = spark.read.parquet(str(scratch / "sends.parquet"))
     out: dict[str, Counter[int]] = {}
     counts = sends.where(F.col("status") != "FAILED").groupBy(
         "broker", "queue_id", F.floor(F.col("end_ms") / BUCKET_MS).alias("second")).count()
@@ -98,7 +102,8 @@ def _spark(trace: Any, group: str, strategies: list[str], tmp: Path, master: str
     from rocketlb_core.spark import spark_session
 
     spark = spark_session(master)
-    arrivals = _spark_arrivals(spark, trace.folder)
+    with tempfile.TemporaryDirectory(prefix="rocketlb-arrivals-", dir=tmp.parent) as scratch:
+        arrivals = _spark_arrivals(spark, trace.folder, master, Path(scratch) / "replay")
     names = spark.createDataFrame([(s,) for s in strategies], "strategy string")
     empty: dict[str, Any] = dict.fromkeys(("change", "time_ms", "member", "client_id", "broker",
                                            "queue_id", "time_s", "queue", "lag", "summary"))

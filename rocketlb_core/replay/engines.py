@@ -1,31 +1,41 @@
-"""The two replay engines. Same inputs, same per-producer function, same summary.
+"""The two replay engines. Same inputs, same task function (``replay_file``), same bytes out.
 
-Outputs (``out_dir``, replaced atomically): ``sends.parquet`` (one row per replayed send; a
-single file from the Python engine, a folder of part files from Spark: read either with
-``pyarrow.parquet.read_table`` or Spark) and ``summary.json`` (identical for both engines).
+Outputs (``out_dir``, replaced atomically): ``sends.parquet/``, one part file per sends file of
+the trace (one row per replayed send; read the folder with ``pyarrow.parquet.read_table`` or
+Spark), and ``summary.json``. Both engines write byte-identical part files and summaries.
+
+On a cluster, ``out_dir`` must be a path every executor can write (a shared filesystem): the
+tasks write their part files themselves, and the driver only renames the finished folder.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rocketlb_core.atomic import atomic_folder
+from rocketlb_core.replay.layout import plan_sends
 from rocketlb_core.replay.producer import (
-    OUTPUT_COLUMNS,
     Aggregates,
     Conditions,
     ReplayConfig,
     replay_producer,
     summary_of,
 )
+from rocketlb_core.replay.task import (
+    AGGREGATE_SCHEMA,
+    ReplayJob,
+    aggregate_rows,
+    merge_rows,
+    replay_file,
+)
 from rocketlb_core.trace import Trace, load_trace
-
-SPARK_SCHEMA = ("producer string, seq long, due_ms long, start_ms long, end_ms long, "
-                "status string, broker string, queue_id int, attempts int, error string")
+from rocketlb_core.traces import TraceError
 
 
 def _fault_tolerance(trace: Trace, config: ReplayConfig, producer: str) -> bool:
@@ -48,7 +58,8 @@ def _producers(trace: Trace) -> Iterator[tuple[str, list[int]]]:
 
 
 def replay_rows(trace: Trace, config: ReplayConfig) -> Iterator[tuple[Any, ...]]:
-    """Every producer's replayed sends, producer by producer (``OUTPUT_COLUMNS`` rows)."""
+    """Every producer's replayed sends, producer by producer (``OUTPUT_COLUMNS`` rows), for
+    small traces loaded in memory (the what-if tables, the consumer replay's arrivals)."""
     route = trace.layout.routes[trace.topic]
     conditions = Conditions.from_columns(trace.conditions)
     for producer, times in _producers(trace):
@@ -56,130 +67,193 @@ def replay_rows(trace: Trace, config: ReplayConfig) -> Iterator[tuple[Any, ...]]
                                    _fault_tolerance(trace, config, producer), config)
 
 
-def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig,
-                            progress: Callable[[int, int], None] | None = None
-                            ) -> dict[str, Any]:
-    """Replay every producer of a trace in this process."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def prepare_job(trace_dir: Path, config: ReplayConfig, noop: bool = False
+                ) -> tuple[ReplayJob, str]:
+    """Validate the trace's small files and plan its sends from the footers (no send rows are
+    read here); returns the job every task gets, and the trace's name."""
+    small = load_trace(trace_dir, sends=False)
+    route = small.layout.routes[small.topic]
+    files = plan_sends(trace_dir, small.topic)
+    job = ReplayJob(small.topic, route, Conditions.from_columns(small.conditions), config,
+                    dict(small.meta.get("fault_tolerance", {})),
+                    tuple(sorted({qd.broker_name for qd in route.queue_datas})), tuple(files),
+                    noop)
+    return job, str(small.meta.get("name", trace_dir.name))
 
-    trace = load_trace(trace_dir)
-    agg = Aggregates()
-    columns: dict[str, list[Any]] = {c: [] for c in OUTPUT_COLUMNS}
-    total = len(trace.sends["time_ms"])
-    with atomic_folder(out_dir) as tmp:
-        for done, row in enumerate(replay_rows(trace, config), start=1):
-            agg.add(row)
-            for c, v in zip(OUTPUT_COLUMNS, row, strict=True):
-                columns[c].append(v)
-            if progress and (done % 50_000 == 0 or done == total):
-                progress(done, total)
-        types = {"seq": pa.int64(), "due_ms": pa.int64(), "start_ms": pa.int64(),
-                 "end_ms": pa.int64(), "queue_id": pa.int32(), "attempts": pa.int32()}
-        table = pa.table({c: pa.array(columns[c], types.get(c, pa.string()))
-                          for c in OUTPUT_COLUMNS})
-        pq.write_table(table, tmp / "sends.parquet", compression="zstd")
-        summary = summary_of(agg, config, str(trace.meta.get("name", trace_dir.name)))
-        write_summary(tmp, summary)
+
+def _finish(tmp: Path, agg: Aggregates, config: ReplayConfig, name: str) -> dict[str, Any]:
+    summary = summary_of(agg, config, name)
+    write_summary(tmp, summary)
     return summary
 
 
-def spark_send_rows(spark: Any, trace_dir: Path, config: ReplayConfig) -> tuple[Any, str]:
-    """The replayed sends as a Spark DataFrame (``SPARK_SCHEMA``; one ``applyInPandas`` task
-    per producer), and the trace's name. Nothing is collected to the driver."""
-    import pandas as pd
+def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig,
+                            progress: Callable[[int, int], None] | None = None, *,
+                            noop: bool = False) -> dict[str, Any]:
+    """Replay every file of a trace in this process (``replay_file`` per file, in order)."""
+    import pyarrow.parquet as pq
 
-    from rocketlb_core.trace import SENDS
+    job, name = prepare_job(trace_dir, config, noop)
+    total = sum(f.rows for f in job.files)
+    done = 0
 
-    small = load_trace(trace_dir, sends=False)   # the small files; sends are checked on Spark
-    route = small.layout.routes[small.topic]
-    conditions = Conditions.from_columns(small.conditions)
-    topic = small.topic
-    recorded = dict(small.meta.get("fault_tolerance", {}))
-    name = str(small.meta.get("name", trace_dir.name))
-    spark_types = {"int64": "bigint", "int32": "int", "string": "string", "double": "double"}
-    ddl = ", ".join(f"{c} {spark_types[t]}" for c, t in SENDS.items())
-    raw = spark.read.schema(ddl).parquet(str(trace_dir / "sends.parquet"))
-    _validate_sends_on_spark(raw, trace_dir / "sends.parquet", topic)
-    sends = raw.select("producer", "time_ms")
+    def batches(path: str) -> Iterator[tuple[Any, int]]:
+        nonlocal done
+        first = 0
+        for b in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["time_ms"]):
+            times = b.column(0).to_numpy()
+            yield times, first
+            first += len(times)
+            done += len(times)
+            if progress:
+                progress(done, total)
 
-    def per_producer(pdf: pd.DataFrame) -> pd.DataFrame:
-        pdf = pdf.sort_values("time_ms", kind="stable")
-        producer = str(pdf["producer"].iloc[0])
-        ft = config.fault_tolerance if config.fault_tolerance is not None else \
-            bool(recorded.get(producer, False))
-        rows = list(replay_producer(producer, pdf["time_ms"].tolist(), topic, route,
-                                    conditions, ft, config))
-        return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
-
-    return sends.groupBy("producer").applyInPandas(per_producer, SPARK_SCHEMA), name
+    agg = Aggregates()
+    with atomic_folder(out_dir) as tmp:
+        parts = tmp / "sends.parquet"
+        parts.mkdir()
+        for f in job.files:
+            part, _ = replay_file(job, f, batches(f.path), parts)
+            agg.merge(part)
+        return _finish(tmp, agg, config, name)
 
 
-def _validate_sends_on_spark(df: Any, path: Path, topic: str) -> None:
-    """The row checks of ``load_trace`` as one Spark aggregation (nothing is collected but
-    counts and, on failure, the first offending row). The Spark engine sorts each producer's
-    sends itself, so it does not require the file's order."""
-    from pyspark.sql import functions as F
+BATCH_ROWS = 1 << 17
+_WHOLE_FILES = {                       # one scan partition per file, never split
+    "spark.sql.files.maxPartitionBytes": str(1 << 50),
+    "spark.sql.files.openCostInBytes": str(1 << 50),
+    "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_ROWS),
+}
+_ERROR_MARK = "ROCKETLB-TRACE-ERROR "
 
-    from rocketlb_core.traces import TraceError
 
-    checks = {
-        "producer": F.col("producer").isNull(),
-        "time_ms": F.col("time_ms").isNull() | (F.col("time_ms") < 0),
-        "topic": F.col("topic").isNull() | (F.col("topic") != F.lit(topic)),
-        "size": F.col("size").isNull() | (F.col("size") < 0),
-    }
-    counts = df.agg(F.count(F.lit(1)).alias("rows"), *[
-        F.sum(F.when(cond, 1).otherwise(0)).alias(c) for c, cond in checks.items()]).first()
-    if counts is None or counts["rows"] == 0:
-        raise TraceError(path, None, None, "no rows")
-    for column, cond in checks.items():
-        if counts[column]:
-            bad = df.where(cond).select("producer", "time_ms", column).first()
-            raise TraceError(path, None, column, f"{counts[column]} bad values, e.g. producer "
-                                                 f"{bad['producer']!r} at time {bad['time_ms']}")
+def _spark_task(job: ReplayJob, out: str) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """The ``mapInArrow`` function: partition ``i`` of the union is file ``i``."""
+
+    def task(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        f = job.files[ctx.partitionId() if ctx is not None else 0]
+
+        def arrays() -> Iterator[tuple[Any, int]]:
+            for b in batches:
+                if b.num_rows == 0:
+                    continue
+                rows = b.column(1).to_numpy()
+                if int(rows[-1]) - int(rows[0]) != b.num_rows - 1:
+                    raise RuntimeError(f"{f.path}: a batch's rows are not contiguous")
+                yield b.column(0).to_numpy(), int(rows[0])
+
+        try:
+            agg, stepped = replay_file(job, f, arrays(), Path(out))
+        except TraceError as exc:       # carried to the driver, re-raised there as it was
+            raise RuntimeError(_ERROR_MARK + json.dumps(
+                {"path": exc.path, "row": exc.row, "field": exc.field,
+                 "message": str(exc).split(": ", 1)[1]})) from None
+        rows = list(aggregate_rows(agg, stepped))
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([r[0] for r in rows], pa.string()), pa.array([r[1] for r in rows],
+                                                                    pa.string()),
+             pa.array([r[2] for r in rows], pa.int64())], names=["kind", "key", "value"])
+
+    return task
+
+
+def _reraise_trace_error(exc: Exception) -> None:
+    text = str(exc)
+    at = text.find(_ERROR_MARK)
+    if at < 0:
+        return
+    payload, _ = json.JSONDecoder().raw_decode(text[at + len(_ERROR_MARK):])
+    raise TraceError(payload["path"], payload["row"], payload["field"],
+                     payload["message"]) from None
 
 
 def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
-                           master: str | None = None) -> dict[str, Any]:
-    """Replay on Spark: one ``applyInPandas`` task per producer; only aggregates reach the
-    driver. The small parts of the trace (layout, conditions, metadata) are validated on the
-    driver; the sends are read by Spark with their declared schema."""
+                           master: str | None = None, *, noop: bool = False,
+                           progress: Callable[[int, int], None] | None = None
+                           ) -> dict[str, Any]:
+    """Replay on Spark: one ``mapInArrow`` task per sends file, no shuffle. Spark reads each
+    file whole, in order (``time_ms`` and the row index only); the task replays it, writes its
+    part file and sends a few aggregate rows to the driver. Nothing else is collected."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
     from rocketlb_core.spark import spark_session
 
     spark = spark_session(master)
-    out, name = spark_send_rows(spark, trace_dir, config)
+    job, name = prepare_job(trace_dir, config, noop)
     with atomic_folder(out_dir) as tmp:
-        out.write.mode("overwrite").parquet(str(tmp / "sends.parquet"))
-        rows = spark.read.parquet(str(tmp / "sends.parquet"))
-        agg = Aggregates()
-        stored = rows.where(F.col("status") != "FAILED")
-        agg.sends = rows.count()
-        first = rows.select(F.sum(F.greatest(F.col("attempts") - 1, F.lit(0)))).first()
-        agg.retries = int(first[0] or 0) if first is not None else 0
-        for r in rows.where(F.col("status") == "FAILED").groupBy("error").count().collect():
-            agg.failures[r["error"] or "?"] = int(r["count"])
-        for r in stored.groupBy("broker", "queue_id").count().collect():
-            agg.by_broker[r["broker"]] += int(r["count"])
-            agg.by_queue[f"{r['broker']}/{r['queue_id']}"] = int(r["count"])
-        for r in stored.groupBy((F.col("end_ms") - F.col("due_ms")).alias("lat")).count() \
-                .collect():
-            agg.latency[int(r["lat"])] = int(r["count"])
-        agg.stored = sum(agg.by_broker.values())
-        summary = summary_of(agg, config, name)
-        write_summary(tmp, summary)
-    return summary
+        parts = tmp / "sends.parquet"
+        parts.mkdir()
+        scans = [spark.read.schema("time_ms bigint").parquet(f.path)
+                 .select("time_ms", F.col("_metadata.row_index").alias("row"))
+                 for f in job.files]
+        frame = reduce(lambda a, b: a.unionAll(b), scans) \
+            .mapInArrow(_spark_task(job, str(parts)), AGGREGATE_SCHEMA)
+        saved = {k: spark.conf.get(k, None) for k in _WHOLE_FILES}
+        try:
+            for k, v in _WHOLE_FILES.items():
+                spark.conf.set(k, v)
+            with spark_progress(spark, len(job.files), progress):
+                rows = frame.collect()
+        except Exception as exc:
+            _reraise_trace_error(exc)
+            raise
+        finally:
+            for k, old in saved.items():
+                if old is None:
+                    spark.conf.unset(k)
+                else:
+                    spark.conf.set(k, old)
+        agg, _ = merge_rows((r["kind"], r["key"], int(r["value"])) for r in rows)
+        return _finish(tmp, agg, config, name)
 
 
-def print_progress(done: int, total: int) -> None:
+@contextmanager
+def spark_progress(spark: Any, tasks: int, progress: Callable[[int, int], None] | None
+                   ) -> Iterator[None]:
+    """Report finished tasks of the running job to ``progress(done, total)`` (classic Spark:
+    polls the status tracker twice a second; Spark Connect: nothing)."""
+    if progress is None or not hasattr(spark, "sparkContext"):
+        yield
+        return
+    try:
+        tracker = spark.sparkContext.statusTracker()
+    except Exception:                   # Spark Connect has no SparkContext
+        yield
+        return
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(0.5):
+            done = 0
+            for sid in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(sid)
+                if info is not None:
+                    done += info.numCompletedTasks
+            progress(min(done, tasks), tasks)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        progress(tasks, tasks)
+
+
+def print_progress(done: int, total: int, unit: str = "sends") -> None:
     """A one-line progress bar on stderr (only when stderr is a terminal)."""
     if not sys.stderr.isatty() or total == 0:
         return
     width = 40
     filled = int(width * done / total)
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} sends")
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {unit}")
     if done >= total:
         sys.stderr.write("\n")
     sys.stderr.flush()

@@ -1,11 +1,13 @@
 """``python -m rocketlb_core.replay.generate --sends N --out DIR``: a large synthetic trace for
-scale tests and benchmarks (10 M or 100 M sends), written in streamed row groups so memory does
-not grow with N.
+scale tests and benchmarks (10 M or 100 M sends), written in the replay layout
+(``rocketlb_core.replay.layout``) in streamed row groups, so memory does not grow with N.
 
-Producer traffic only (no membership). Four brokers with 8 queues each, ``--producers``
-producers sharing the rate evenly over ``--hours`` of traffic, broker-b silent-down for 10 % of
-the span in the middle and broker-c slow (median 700 ms) for another 10 %: enough faults that
-fault tolerance on and off differ.
+Producer traffic only (no membership). Four brokers with 8 queues each; ``--producers``
+producers share ``--rate`` messages a second (default 10,000: a 10 M trace spans 1,000 s),
+each with Poisson arrivals from its own seeded stream; ``--files`` part files of whole
+producers (Spark runs one task per file). Broker-b is silent-down for 10 % of the span in the
+middle and broker-c slow (median 700 ms) for another 20 %: enough faults that fault tolerance on
+and off differ.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
+
+from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.trace import CONDITIONS, FORMAT, SENDS, VERSION
 
 BROKERS = ("broker-a", "broker-b", "broker-c", "broker-d")
@@ -21,27 +26,41 @@ TOPIC = "TopicLarge"
 CHUNK = 1_000_000
 
 
-def generate(out: Path, sends: int, producers: int, hours: float) -> None:
+def generate(out: Path, sends: int, producers: int = 64, rate: float = 10_000.0,
+             files: int = 8, seed: int = 0) -> None:
+    """Write the trace folder ``out`` (atomically: all of it or nothing)."""
+    with atomic_folder(out) as tmp:
+        _generate(tmp, sends, producers, rate, files, seed)
+
+
+def _generate(out: Path, sends: int, producers: int, rate: float, files: int,
+              seed: int) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    span = int(hours * 3_600_000)
-    out.mkdir(parents=True, exist_ok=True)
+    span = int(sends / rate * 1000)
+    folder = out / "sends.parquet"
+    folder.mkdir(parents=True, exist_ok=True)
     schema = pa.schema([(c, {"int64": pa.int64(), "int32": pa.int32(), "string": pa.string()}[t])
                         for c, t in SENDS.items()])
-    with pq.ParquetWriter(out / "sends.parquet", schema, compression="zstd") as writer:
-        for p in range(producers):
-            n = sends // producers + (1 if p < sends % producers else 0)
-            name = f"producer-{p:04d}"
-            step = span / max(n, 1)
-            for lo in range(0, n, CHUNK):
-                hi = min(n, lo + CHUNK)
-                times = pa.array([int(k * step) for k in range(lo, hi)], pa.int64())
-                writer.write_table(pa.table({
-                    "time_ms": times, "producer": pa.array([name] * (hi - lo), pa.string()),
-                    "topic": pa.array([TOPIC] * (hi - lo), pa.string()),
-                    "key": pa.nulls(hi - lo, pa.string()),
-                    "size": pa.array([1024] * (hi - lo), pa.int32())}, schema=schema))
+    files = max(1, min(files, producers))
+    for f in range(files):
+        with pq.ParquetWriter(folder / f"part-{f:05d}.parquet", schema,
+                              compression="zstd") as writer:
+            for p in range(f * producers // files, (f + 1) * producers // files):
+                n = sends // producers + (1 if p < sends % producers else 0)
+                name = f"producer-{p:04d}"
+                rng = np.random.default_rng([seed, p])
+                gaps = rng.exponential(span / max(n, 1), n)
+                times = np.minimum(np.cumsum(gaps), span - 1).astype(np.int64)
+                for lo in range(0, n, CHUNK):
+                    hi = min(n, lo + CHUNK)
+                    writer.write_table(pa.table({
+                        "time_ms": pa.array(times[lo:hi]),
+                        "producer": pa.array([name] * (hi - lo), pa.string()),
+                        "topic": pa.array([TOPIC] * (hi - lo), pa.string()),
+                        "key": pa.nulls(hi - lo, pa.string()),
+                        "size": pa.array(np.full(hi - lo, 1024, np.int32))}, schema=schema))
     t1, t2, t3 = int(span * 0.4), int(span * 0.5), int(span * 0.7)
     rows = [(0, b, None, "latency", None, 2.0, 10.0) for b in BROKERS] + [
         (t1, "broker-b", None, "down", "silent", None, None), (t2, "broker-b", None, "up",
@@ -61,7 +80,7 @@ def generate(out: Path, sends: int, producers: int, hours: float) -> None:
         "format": FORMAT, "version": VERSION, "name": f"generated-{sends}", "topic": TOPIC,
         "start_ms": 0, "end_ms": span, "line": "4.9.8",
         "provenance": f"rocketlb_core.replay.generate --sends {sends} --producers {producers} "
-                      f"--hours {hours}",
+                      f"--rate {rate} --files {files} --seed {seed}",
         "fault_tolerance": {}}, indent=1, sort_keys=True) + "\n")
 
 
@@ -70,10 +89,12 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--sends", type=int, required=True)
     ap.add_argument("--producers", type=int, default=64)
-    ap.add_argument("--hours", type=float, default=24.0)
+    ap.add_argument("--rate", type=float, default=10_000.0, help="messages per second in all")
+    ap.add_argument("--files", type=int, default=8, help="part files (Spark tasks)")
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
-    generate(args.out, args.sends, args.producers, args.hours)
+    generate(args.out, args.sends, args.producers, args.rate, args.files, args.seed)
     return 0
 
 

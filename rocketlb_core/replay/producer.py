@@ -1,30 +1,44 @@
 """Producer replay: each producer's recorded sends, in order, through the real selection, fault
 table and retry loop (``rocketlb_core.producer.send``), against the recorded broker conditions.
 
-The per-producer function ``replay_producer`` is all the logic; both engines call it unchanged
-(Python directly, Spark inside ``applyInPandas`` per producer), and the summary is built by one
-function from mergeable aggregates, so the engines cannot disagree.
+``ProducerReplayer`` holds one producer's sequential state (route, counter, fault table, when
+its sending thread is free) and replays its sends batch by batch. Both engines run it unchanged
+(the Python engine in this process, Spark inside one task per trace file), and the summary is
+built by one function from mergeable aggregates, so the engines cannot disagree.
+
+Two ways through a send, with identical results (``tests/test_replay.py`` checks it on fuzzed
+traces for every line, with fault tolerance on and off):
+
+* **stepping** (the reference): one send at a time through ``send()``, exactly as a producer
+  thread would;
+* **stretches** (``vectorise=True``, the default): between condition changes the state evolves in
+  closed form. Where every attempt is a first-attempt success that isolates nobody, the queue of
+  send ``k`` is a function of the counter (``(v0 + k) & 0x7FFFFFFF`` mod ``n``, walked past
+  isolated brokers), latencies are table lookups of counter-based draws, and the sending thread's
+  busy chain ``end_k = max(due_k, end_{k-1}) + latency_k`` is a running maximum over a cumulative
+  sum. A stretch stops before the first send that would fail, retry, isolate a broker, meet a
+  condition change or a route change, and that send is stepped.
 
 Modelled on the recorded timeline: a ``latency`` row sets a broker's log-normal latency (median,
 p99); ``down`` makes sends fail fast (``mode`` clean: connection refused) or time out (silent);
 ``partition`` makes one client's sends to a broker time out. Producers poll the route every 30 s;
 a broker leaves the route when it goes down (clean) or 120 s later (silent: name-server expiry),
-and comes back when it is up. Latency draws come from a counter-based hash of
-(seed, producer, send number, attempt), so they do not depend on the order of processing.
+and comes back when it is up. Draws are counter-based (``rocketlb_core.replay.draws``).
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
-import math
 import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from statistics import NormalDist
 from typing import Any
 
+import numpy as np
+
+from rocketlb_core.javamath import INT_MAX, wrap32
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import (
     AttemptResult,
@@ -32,15 +46,30 @@ from rocketlb_core.producer import (
     Outcome,
     ProducerLine,
     SendConfig,
+    SendMode,
     TopicPublishInfo,
     send,
+)
+from rocketlb_core.replay.draws import (
+    BUCKET_BITS,
+    LatencyTable,
+    draw_bits,
+    draw_bits_array,
+    fail_fast_ms,
+    producer_key,
 )
 
 ROUTE_POLL_MS = 30_000
 SILENT_EXPIRY_MS = 120_000
-_NORMAL = NormalDist()
+FOREVER = 2**62
 OUTPUT_COLUMNS = ("producer", "seq", "due_ms", "start_ms", "end_ms", "status", "broker",
                   "queue_id", "attempts", "error")
+STATUSES = ("SEND_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE",
+            "FAILED")
+FAILED = STATUSES.index("FAILED")
+_STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
+_MASK31 = 0x7FFFFFFF
+_MIN_STRETCH, _MAX_STRETCH = 64, 1 << 16
 
 
 @dataclass(frozen=True)
@@ -51,32 +80,43 @@ class ReplayConfig:
     fault_tolerance: bool | None = None
     seed: int = 0
     send_config: SendConfig = field(default_factory=SendConfig)
+    index_start: int | None = None
+    """Pin the round-robin counter's start for every route version (upstream: random)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "fault_tolerance": self.fault_tolerance, "seed": self.seed}
+        out: dict[str, Any] = {"line": self.line, "fault_tolerance": self.fault_tolerance,
+                               "seed": self.seed}
+        if self.index_start is not None:
+            out["index_start"] = self.index_start
+        return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Conditions:
-    """The broker timeline, indexed for lookups by time."""
+    """The broker timeline, indexed for lookups by time, with every latency table it needs
+    (built here, once, so every engine and task uses the same integers)."""
 
-    latency: dict[str, list[tuple[int, float, float]]]     # broker -> (from, median, p99)
+    latency: dict[str, list[tuple[int, int]]]               # broker -> (from, table id)
     down: dict[str, list[tuple[int, int, str]]]            # broker -> (from, until, mode)
     partitions: dict[tuple[str, str], list[tuple[int, int]]]
+    tables: tuple[LatencyTable, ...]                       # id 0: the default (2 ms, 10 ms)
+    changes: np.ndarray[Any, Any]                          # every time anything changes
+    stacked: np.ndarray[Any, Any] = field(repr=False)      # tables, flat: id << 16 | bucket
 
     @classmethod
     def from_columns(cls, c: dict[str, list[Any]]) -> Conditions:
-        latency: dict[str, list[tuple[int, float, float]]] = {}
+        latency: dict[str, list[tuple[int, int]]] = {}
         down: dict[str, list[tuple[int, int, str]]] = {}
         parts: dict[tuple[str, str], list[tuple[int, int]]] = {}
         open_down: dict[str, tuple[int, str]] = {}
         open_part: dict[tuple[str, str], int] = {}
-        forever = 2**62
+        ids: dict[tuple[float, float], int] = {(2.0, 10.0): 0}
         for i, t in enumerate(c["time_ms"]):
             b, kind = c["broker"][i], c["kind"][i]
             if kind == "latency":
-                latency.setdefault(b, []).append((t, float(c["median_ms"][i]),
-                                                  float(c["p99_ms"][i] or c["median_ms"][i])))
+                median = float(c["median_ms"][i])
+                key = (median, float(c["p99_ms"][i] or median))
+                latency.setdefault(b, []).append((t, ids.setdefault(key, len(ids))))
             elif kind == "down" and b not in open_down:
                 open_down[b] = (t, c["mode"][i] or "clean")
             elif kind == "up" and b in open_down:
@@ -88,10 +128,21 @@ class Conditions:
                 parts.setdefault((c["client"][i], b), []).append(
                     (open_part.pop((c["client"][i], b)), t))
         for b, (start, mode) in open_down.items():
-            down.setdefault(b, []).append((start, forever, mode))
-        for key, start in open_part.items():
-            parts.setdefault(key, []).append((start, forever))
-        return cls(latency, down, parts)
+            down.setdefault(b, []).append((start, FOREVER, mode))
+        for key2, start in open_part.items():
+            parts.setdefault(key2, []).append((start, FOREVER))
+        times = {t for rows in latency.values() for t, _ in rows}
+        for spans in down.values():
+            for start, until, mode in spans:
+                times |= {start, until}
+                if mode != "clean":
+                    times.add(start + SILENT_EXPIRY_MS)
+        times |= {t for spans in parts.values() for span in spans for t in span}
+        tables = tuple(LatencyTable.build(m, p) for (m, p), _ in
+                       sorted(ids.items(), key=lambda kv: kv[1]))
+        stacked = np.concatenate([t.values for t in tables])
+        return cls(latency, down, parts, tables,
+                   np.array(sorted(t for t in times if t < FOREVER), dtype=np.int64), stacked)
 
     def down_at(self, broker: str, t: int) -> str | None:
         for start, until, mode in self.down.get(broker, ()):
@@ -110,17 +161,20 @@ class Conditions:
     def partitioned(self, client: str, broker: str, t: int) -> bool:
         return any(s <= t < u for s, u in self.partitions.get((client, broker), ()))
 
-    def latency_at(self, broker: str, t: int) -> tuple[float, float]:
-        rows = self.latency.get(broker) or [(0, 2.0, 10.0)]
-        i = bisect.bisect_right([r[0] for r in rows], t) - 1
-        _, median, p99 = rows[max(i, 0)]
-        return median, p99
+    def table_id_at(self, broker: str, t: int) -> int:
+        rows = self.latency.get(broker)
+        if not rows:
+            return 0
+        i = bisect.bisect_right(rows, (t, len(self.tables))) - 1
+        return rows[max(i, 0)][1]
 
+    def latency_at(self, broker: str, t: int) -> LatencyTable:
+        return self.tables[self.table_id_at(broker, t)]
 
-def _unit(seed: int, producer: str, seq: int, attempt: int) -> float:
-    """A uniform in (0, 1) from a hash of its coordinates (engine- and order-independent)."""
-    digest = hashlib.blake2b(f"{seed}/{producer}/{seq}/{attempt}".encode(), digest_size=8).digest()
-    return (int.from_bytes(digest, "big") + 0.5) / 2**64
+    def next_change(self, t: int) -> int:
+        """The first time after ``t`` at which any condition changes (``FOREVER`` if none)."""
+        i = int(np.searchsorted(self.changes, t, side="right"))
+        return int(self.changes[i]) if i < len(self.changes) else FOREVER
 
 
 def _start_index(seed: int, producer: str, version: int) -> int:
@@ -133,24 +187,21 @@ def _start_index(seed: int, producer: str, version: int) -> int:
 class _BrokerModel:
     producer: str
     conditions: Conditions
-    seed: int
+    key: int
     seq: int = 0
     attempt: int = 0
 
     def __call__(self, mq: Any, start_ms: int, budget_ms: int) -> AttemptResult:
         self.attempt += 1
-        u = _unit(self.seed, self.producer, self.seq, self.attempt)
+        bits = draw_bits(self.key, self.seq, self.attempt)
         mode = self.conditions.down_at(mq.broker_name, start_ms)
-        if mode == "clean" and not self.conditions.partitioned(self.producer, mq.broker_name,
-                                                               start_ms):
-            return AttemptResult(Outcome.REMOTING_ERROR, 1 + int(u * 3))
-        if mode is not None or self.conditions.partitioned(self.producer, mq.broker_name,
-                                                           start_ms):
+        cut = self.conditions.partitioned(self.producer, mq.broker_name, start_ms)
+        if mode == "clean" and not cut:
+            return AttemptResult(Outcome.REMOTING_ERROR, fail_fast_ms(bits))
+        if mode is not None or cut:
             return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)
-        median, p99 = self.conditions.latency_at(mq.broker_name, start_ms)
-        sigma = math.log(max(p99, median) / median) / 2.3263
         return AttemptResult(Outcome.SEND_OK,
-                             max(1, round(median * math.exp(sigma * _NORMAL.inv_cdf(u)))))
+                             self.conditions.latency_at(mq.broker_name, start_ms).latency(bits))
 
 
 def _route_at(full: TopicRoute, conditions: Conditions, t: int) -> TopicRoute:
@@ -158,43 +209,275 @@ def _route_at(full: TopicRoute, conditions: Conditions, t: int) -> TopicRoute:
     return replace(full, queue_datas=keep)
 
 
+@dataclass
+class Columns:
+    """One batch of replayed sends as arrays. ``status`` indexes ``STATUSES``; ``broker`` the
+    replayer's broker list (-1: none); ``queue_id`` is -1 when no queue stored the message;
+    ``error`` indexes the shared error vocabulary (-1: none)."""
+
+    seq: np.ndarray[Any, Any]
+    due: np.ndarray[Any, Any]
+    start: np.ndarray[Any, Any]
+    end: np.ndarray[Any, Any]
+    status: np.ndarray[Any, Any]
+    broker: np.ndarray[Any, Any]
+    queue_id: np.ndarray[Any, Any]
+    attempts: np.ndarray[Any, Any]
+    error: np.ndarray[Any, Any]
+
+    @classmethod
+    def empty(cls, due: np.ndarray[Any, Any]) -> Columns:
+        n = len(due)
+        return cls(np.empty(n, np.int64), np.asarray(due, dtype=np.int64), np.empty(n, np.int64),
+                   np.empty(n, np.int64), np.empty(n, np.int8), np.empty(n, np.int16),
+                   np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, np.int16))
+
+
+class ProducerReplayer:
+    """One producer's sends through the balancing code (see the module docstring).
+
+    ``brokers`` fixes the broker codes of the output; ``errors`` is an error vocabulary
+    (message -> code) shared by every replayer of a task, extended as errors appear."""
+
+    def __init__(self, producer: str, topic: str, route: TopicRoute, conditions: Conditions,
+                 fault_tolerance: bool, config: ReplayConfig, brokers: Sequence[str],
+                 errors: dict[str, int] | None = None, vectorise: bool = True) -> None:
+        self.producer, self.topic, self.route, self.conditions = producer, topic, route, \
+            conditions
+        self.config = config
+        self.line = ProducerLine.parse(config.line)
+        self.strategy = MQFaultStrategy(self.line, send_latency_fault_enable=fault_tolerance)
+        self.model = _BrokerModel(producer, conditions, producer_key(config.seed, producer))
+        self.brokers = list(brokers)
+        self.broker_code = {b: i for i, b in enumerate(self.brokers)}
+        self.errors = errors if errors is not None else {}
+        self.tp: TopicPublishInfo | None = None
+        self.current: TopicRoute | None = None
+        self.version = 0
+        self.busy = 0
+        self.next_poll: int | None = None
+        self.seq = 0
+        self.stepped = 0                      # sends that went the reference way
+        sc = config.send_config
+        attempts = 1 + sc.retry_times_when_send_failed if sc.mode is SendMode.SYNC else 1
+        budget = sc.send_msg_timeout_ms
+        cap = sc.send_msg_max_timeout_per_request_ms
+        if self.line.is_v5 and cap > -1 and attempts > 1 and budget > cap:
+            budget = cap
+        threshold = budget                    # a first attempt at least this slow times out
+        if fault_tolerance:                   # ... or this slow isolates its broker
+            s = self.strategy
+            slow = [x for x in sorted({0, *s.latency_max}) if s.compute_not_available_duration(x)]
+            threshold = min([threshold, *slow[:1]])
+        self._threshold = threshold
+        self._fast = vectorise and sc.mode is not SendMode.ASYNC and threshold > 0
+        self._chunk = _MIN_STRETCH
+        self._layout: tuple[tuple[int, ...], Any] | None = None
+
+    # ------------------------------------------------------------------ driving
+    def run(self, due: np.ndarray[Any, Any]) -> Columns:
+        """Replay the next sends of this producer (``due`` ascending, in ms)."""
+        out = Columns.empty(due)
+        i, n = 0, len(due)
+        while i < n:
+            if self._fast:
+                m = self._stretch(out, i)
+                if m:
+                    i += m
+                    continue
+            self._step(out, i)
+            i += 1
+        return out
+
+    def _error_code(self, error: str | None) -> int:
+        if error is None:
+            return -1
+        return self.errors.setdefault(error, len(self.errors))
+
+    def _poll(self, start: int) -> None:
+        route, conditions = self.route, self.conditions
+        while self.tp is None or start >= (self.next_poll or 0):   # the first poll on demand
+            poll_at = start if self.tp is None else (self.next_poll or 0)
+            candidate = _route_at(route, conditions, poll_at)
+            if candidate != self.current:
+                self.current = candidate
+                self.version += 1
+                start_index = (_start_index(self.config.seed, self.producer, self.version)
+                               if self.config.index_start is None else self.config.index_start)
+                self.tp = TopicPublishInfo.from_route(  # 5.x retries reset: seeded draws
+                    self.topic, candidate, self.line, index_start=start_index,
+                    rng=random.Random(start_index))
+            self.next_poll = poll_at + ROUTE_POLL_MS
+
+    def _step(self, out: Columns, i: int) -> None:
+        """One send, the reference way."""
+        self.stepped += 1
+        start = max(int(out.due[i]), self.busy)
+        if self.next_poll is None:
+            self.next_poll = start
+        self._poll(start)
+        tp = self.tp
+        assert tp is not None
+        out.seq[i] = self.seq
+        self.model.seq, self.model.attempt = self.seq, 0
+        self.seq += 1
+        if not tp.ok():
+            out.start[i] = out.end[i] = start
+            out.status[i], out.broker[i], out.queue_id[i], out.attempts[i] = FAILED, -1, -1, 0
+            out.error[i] = self._error_code("No route info of this topic")
+            return
+        r = send(self.strategy, tp, self.model, start, self.config.send_config)
+        self.busy = r.end_ms
+        out.start[i], out.end[i] = start, r.end_ms
+        out.status[i] = _STATUS_CODE[r.status]
+        q = r.queue
+        out.broker[i] = self.broker_code[q.broker_name] if q else -1
+        out.queue_id[i] = q.queue_id if q else -1
+        out.attempts[i] = len(r.attempts)
+        out.error[i] = self._error_code(r.error)
+
+    # ------------------------------------------------------------------ stretches
+    def _queue_layout(self, tp: TopicPublishInfo) -> Any:
+        key = tuple(map(id, tp.queues))
+        if self._layout is None or self._layout[0] != key:
+            names = sorted({q.broker_name for q in tp.queues})
+            local = {b: j for j, b in enumerate(names)}
+            self._layout = (key, (names,
+                                  np.array([local[q.broker_name] for q in tp.queues], np.int64),
+                                  np.array([q.queue_id for q in tp.queues], np.int32),
+                                  np.array([self.broker_code[b] for b in names], np.int16)))
+        return self._layout[1]
+
+    def _stretch(self, out: Columns, i: int) -> int:
+        """Replay sends ``i, i+1, ...`` in closed form while nothing but round robin and the
+        busy chain moves; returns how many (0: step this one)."""
+        tp, next_poll = self.tp, self.next_poll
+        if tp is None or next_poll is None or not tp.queues or tp.index.stored is None:
+            return 0
+        due = out.due
+        t0 = max(int(due[i]), self.busy)
+        if t0 >= next_poll:
+            return 0
+        cond, strategy, producer = self.conditions, self.strategy, self.producer
+        horizon = cond.next_change(t0)
+        if _route_at(self.route, cond, t0) != self.current:
+            horizon = min(horizon, next_poll)          # the next poll changes the route
+        names, qlocal, qids, qcode = self._queue_layout(tp)
+        n = len(qlocal)
+        ft = strategy.send_latency_fault_enable
+        unavailable = np.zeros(len(names), bool)
+        if ft:
+            items = strategy.table.items
+            for j, b in enumerate(names):
+                item = items.get(b)
+                if item is not None and t0 < item.start_timestamp:
+                    unavailable[j] = True
+                    horizon = min(horizon, item.start_timestamp)
+            if unavailable.all():
+                return 0
+        bad = np.array([cond.down_at(b, t0) is not None or cond.partitioned(producer, b, t0)
+                        for b in names])
+        tables = np.array([cond.table_id_at(b, t0) for b in names], np.int64) << BUCKET_BITS
+
+        w = min(len(due) - i, self._chunk)
+        v0 = tp.index.stored
+        if self.line.is_pre48 and v0 < 0:
+            return 0
+        k = np.arange(1, w + 1, dtype=np.int64)
+        if not unavailable.any():
+            vals = (v0 + k) & _MASK31
+            pos = vals % n
+        elif not self.line.is_v5:                      # 4.x: one step, then a local walk
+            vals = (v0 + k) & _MASK31
+            w = int(np.argmax(vals > INT_MAX - n)) if (vals > INT_MAX - n).any() else w
+            vals, k = vals[:w], k[:w]
+            free = ~unavailable[qlocal]
+            nxt = np.array([next((p + d) % n for d in range(n) if free[(p + d) % n])
+                            for p in range(n)], np.int64)
+            pos = nxt[vals % n]
+        else:                                          # 5.x: one step per probe
+            free_pos = np.flatnonzero(~unavailable[qlocal])
+            s = (v0 & _MASK31) + 1                     # the first probe's returned value
+            if s > INT_MAX:
+                return 0
+            g = int(np.searchsorted(free_pos, s % n)) + np.arange(w, dtype=np.int64)
+            vals = (s - s % n) + (g // len(free_pos)) * n + free_pos[g % len(free_pos)]
+            if vals[-1] > INT_MAX:                     # stop before the counter wraps
+                w = int(np.argmax(vals > INT_MAX))
+                vals, g = vals[:w], g[:w]
+            pos = free_pos[g % len(free_pos)]
+        if w == 0:
+            return 0
+        local = qlocal[pos]
+        seqs = self.seq + np.arange(w, dtype=np.int64)
+        bits = draw_bits_array(self.model.key, seqs, 1)
+        lat = cond.stacked[tables[local] | (bits >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)]
+        stop = bad[local] | (lat >= self._threshold)
+        c = int(np.argmax(stop)) if stop.any() else w
+        if c == 0:
+            return 0
+        lat = lat[:c]
+        cs = np.cumsum(lat)
+        e = np.maximum.accumulate(np.maximum(due[i:i + c] - (cs - lat), self.busy))
+        end = e + cs
+        start = end - lat
+        m = int(np.searchsorted(start, horizon, side="left"))
+        if m == 0:
+            return 0
+        self._chunk = min(_MAX_STRETCH, max(_MIN_STRETCH, 2 * m))
+        sl = slice(i, i + m)
+        out.seq[sl] = seqs[:m]
+        out.start[sl] = start[:m]
+        out.end[sl] = end[:m]
+        out.status[sl] = 0
+        out.broker[sl] = qcode[local[:m]]
+        out.queue_id[sl] = qids[pos[:m]]
+        out.attempts[sl] = 1
+        out.error[sl] = -1
+        # The state after m sends, as m steps would have left it.
+        self.seq += m
+        self.busy = int(end[m - 1])
+        last_start = int(start[m - 1])
+        if last_start >= next_poll:
+            self.next_poll = next_poll + ROUTE_POLL_MS * ((last_start - next_poll)
+                                                         // ROUTE_POLL_MS + 1)
+        if self.line.is_v5 and unavailable.any():
+            tp.index.stored = wrap32(v0 + int(vals[m - 1]) - (v0 & _MASK31))
+        elif self.line.is_pre48:
+            tp.index.stored = (v0 + m) & _MASK31
+        else:
+            tp.index.stored = wrap32(v0 + m)
+        if ft:
+            used = local[:m]
+            order = np.unique(used, return_index=True)
+            last = len(used) - 1 - np.unique(used[::-1], return_index=True)[1]
+            for j in np.argsort(order[1], kind="stable"):
+                b, at = int(order[0][j]), int(last[j])
+                strategy.update_fault_item(names[b], int(lat[at]), False, int(end[at]))
+        return m
+
+
 def replay_producer(producer: str, due_times: Sequence[int], topic: str, route: TopicRoute,
-                    conditions: Conditions, fault_tolerance: bool,
-                    config: ReplayConfig) -> Iterator[tuple[Any, ...]]:
+                    conditions: Conditions, fault_tolerance: bool, config: ReplayConfig,
+                    vectorise: bool = True) -> Iterator[tuple[Any, ...]]:
     """Replay one producer's sends (``due_times`` ascending). Yields one output row per send,
     in ``OUTPUT_COLUMNS`` order."""
-    line = ProducerLine.parse(config.line)
-    strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
-    model = _BrokerModel(producer, conditions, config.seed)
-    tp: TopicPublishInfo | None = None
-    current: TopicRoute | None = None
-    version = 0
-    busy = 0
-    next_poll = (due_times[0] if due_times else 0)
-    for seq, due in enumerate(due_times):
-        start = max(due, busy)
-        while tp is None or start >= next_poll:           # route polls (the first on demand)
-            poll_at = start if tp is None else next_poll
-            candidate = _route_at(route, conditions, poll_at)
-            if candidate != current:
-                current = candidate
-                version += 1
-                start_index = _start_index(config.seed, producer, version)
-                tp = TopicPublishInfo.from_route(   # 5.x retries reset the counter: seeded draws
-                    topic, candidate, line, index_start=start_index,
-                    rng=random.Random(start_index))
-            next_poll = poll_at + ROUTE_POLL_MS
-        assert tp is not None
-        model.seq, model.attempt = seq, 0
-        if not tp.ok():
-            yield (producer, seq, due, start, start, "FAILED", None, None, 0,
-                   "No route info of this topic")
-            continue
-        r = send(strategy, tp, model, start, config.send_config)
-        busy = r.end_ms
-        q = r.queue
-        yield (producer, seq, due, start, r.end_ms, r.status, q.broker_name if q else None,
-               q.queue_id if q else None, len(r.attempts), r.error)
+    brokers = sorted({qd.broker_name for qd in route.queue_datas})
+    errors: dict[str, int] = {}
+    r = ProducerReplayer(producer, topic, route, conditions, fault_tolerance, config, brokers,
+                         errors, vectorise)
+    yield from rows_of(producer, r.run(np.asarray(due_times, dtype=np.int64)), brokers, errors)
+
+
+def rows_of(producer: str, c: Columns, brokers: Sequence[str], errors: dict[str, int]
+            ) -> Iterator[tuple[Any, ...]]:
+    """``Columns`` as ``OUTPUT_COLUMNS`` tuples (for small traces and tests)."""
+    vocab = {code: text for text, code in errors.items()}
+    for k in range(len(c.seq)):
+        b, q, e = int(c.broker[k]), int(c.queue_id[k]), int(c.error[k])
+        yield (producer, int(c.seq[k]), int(c.due[k]), int(c.start[k]), int(c.end[k]),
+               STATUSES[c.status[k]], brokers[b] if b >= 0 else None, q if q >= 0 else None,
+               int(c.attempts[k]), vocab[e] if e >= 0 else None)
 
 
 @dataclass
@@ -220,6 +503,37 @@ class Aggregates:
             self.by_broker[broker] += 1
             self.by_queue[f"{broker}/{queue_id}"] += 1
             self.latency[end - due] += 1
+
+    def add_columns(self, c: Columns, brokers: Sequence[str], errors: dict[str, int]) -> None:
+        """Add a batch of sends at once (same counts as ``add`` row by row)."""
+        self.sends += len(c.seq)
+        self.retries += int(np.maximum(c.attempts.astype(np.int64) - 1, 0).sum())
+        failed = c.status == FAILED
+        if failed.any():
+            vocab = {code: text for text, code in errors.items()}
+            codes, counts = np.unique(c.error[failed], return_counts=True)
+            for code, count in zip(codes.tolist(), counts.tolist(), strict=True):
+                self.failures[vocab.get(code) or "?"] += count
+        ok = ~failed
+        self.stored += int(ok.sum())
+        keys, counts = np.unique(c.broker[ok].astype(np.int64) << 32 | c.queue_id[ok],
+                                 return_counts=True)
+        for key, count in zip(keys.tolist(), counts.tolist(), strict=True):
+            broker = brokers[key >> 32]
+            self.by_broker[broker] += count
+            self.by_queue[f"{broker}/{key & 0xFFFFFFFF}"] += count
+        lat, counts = np.unique(c.end[ok] - c.due[ok], return_counts=True)
+        for value, count in zip(lat.tolist(), counts.tolist(), strict=True):
+            self.latency[value] += count
+
+    def merge(self, other: Aggregates) -> None:
+        self.sends += other.sends
+        self.stored += other.stored
+        self.retries += other.retries
+        self.failures.update(other.failures)
+        self.by_broker.update(other.by_broker)
+        self.by_queue.update(other.by_queue)
+        self.latency.update(other.latency)
 
 
 def _percentile(hist: Counter[int], p: float) -> int:
