@@ -198,7 +198,8 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[tuple[np.ndarray
 def aggregate_rows(agg: Aggregates, stepped: int) -> Iterator[tuple[str, str, int]]:
     """Aggregates as (kind, key, value) rows: what a Spark task sends to the driver."""
     yield from (("sends", "", agg.sends), ("stored", "", agg.stored),
-                ("retries", "", agg.retries), ("stepped", "", stepped))
+                ("retries", "", agg.retries), ("stepped", "", stepped),
+                ("latency_max", "", agg.latency_max))
     yield from (("failure", k, v) for k, v in agg.failures.items())
     yield from (("queue", k, v) for k, v in agg.by_queue.items())
     yield from (("latency", str(k), v) for k, v in agg.latency.items())
@@ -218,6 +219,8 @@ def merge_rows(rows: Iterable[tuple[str, str, int]]) -> tuple[Aggregates, int]:
             agg.by_broker[key.rsplit("/", 1)[0]] += value
         elif kind == "latency":
             agg.latency[int(key)] += value
+        elif kind == "latency_max":
+            agg.latency_max = max(agg.latency_max, value)
     return agg, stepped
 
 
