@@ -232,3 +232,17 @@ def test_cli_help_and_a_run(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert set(json.loads(run.stdout)["strategies"]) == {"AVG", "STICKY"}
+
+
+@pytest.mark.spark
+def test_progress_is_reported_by_both_engines(spark, tmp_path: Path) -> None:
+    trace = data_path("traces", "steady-day")
+    py: list[tuple[int, int]] = []
+    sp: list[tuple[int, int]] = []
+    replay_producers_python(trace, tmp_path / "py", ReplayConfig(), lambda d, t: py.append((d, t)))
+    replay_producers_spark(trace, tmp_path / "sp", ReplayConfig(),
+                           progress=lambda d, t: sp.append((d, t)))
+    sends = len(load_trace(trace).sends["time_ms"])
+    assert py[-1] == (sends, sends) and len(py) >= 1
+    assert [d for d, _ in py] == sorted(d for d, _ in py)
+    assert sp[-1] == (1, 1)                        # one sends file, one task

@@ -273,6 +273,8 @@ class ProducerReplayer:
         self._fast = vectorise and sc.mode is not SendMode.ASYNC and threshold > 0
         self._chunk = _MIN_STRETCH
         self._layout: tuple[tuple[int, ...], Any] | None = None
+        self._segments: dict[tuple[Any, ...], tuple[int, bool, Any, Any]] = {}
+        self._walks: dict[bytes, np.ndarray[Any, Any]] = {}
 
     # ------------------------------------------------------------------ driving
     def run(self, due: np.ndarray[Any, Any]) -> Columns:
@@ -348,6 +350,40 @@ class ProducerReplayer:
                                   np.array([self.broker_code[b] for b in names], np.int16)))
         return self._layout[1]
 
+    def _segment(self, t0: int, names: list[str]) -> tuple[int, bool, Any, Any]:
+        """What holds from ``t0`` until the next condition change (cached per segment): that
+        change's time, whether the route differs from the producer's, and per broker whether
+        sends to it fail and which latency table it uses."""
+        cond = self.conditions
+        segment = int(np.searchsorted(cond.changes, t0, side="right"))
+        key = (segment, self.version, tuple(names))
+        cached = self._segments.get(key)
+        if cached is None:
+            horizon = int(cond.changes[segment]) if segment < len(cond.changes) else FOREVER
+            pending = _route_at(self.route, cond, t0) != self.current
+            bad = np.array([cond.down_at(b, t0) is not None
+                            or cond.partitioned(self.producer, b, t0) for b in names])
+            tables = np.array([cond.table_id_at(b, t0) for b in names],
+                              np.int64) << BUCKET_BITS
+            if len(self._segments) > 64:
+                self._segments.clear()
+            cached = self._segments[key] = (horizon, pending, bad, tables)
+        return cached
+
+    def _walk(self, unavailable: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """4.x: for each list position, the first position at or after it (cyclically) whose
+        broker is available."""
+        key = unavailable.tobytes()
+        nxt = self._walks.get(key)
+        if nxt is None:
+            n, free = len(unavailable), ~unavailable
+            nxt = np.array([next((p + d) % n for d in range(n) if free[(p + d) % n])
+                            for p in range(n)], np.int64)
+            if len(self._walks) > 64:
+                self._walks.clear()
+            self._walks[key] = nxt
+        return nxt
+
     def _stretch(self, out: Columns, i: int) -> int:
         """Replay sends ``i, i+1, ...`` in closed form while nothing but round robin and the
         busy chain moves; returns how many (0: step this one)."""
@@ -358,11 +394,11 @@ class ProducerReplayer:
         t0 = max(int(due[i]), self.busy)
         if t0 >= next_poll:
             return 0
-        cond, strategy, producer = self.conditions, self.strategy, self.producer
-        horizon = cond.next_change(t0)
-        if _route_at(self.route, cond, t0) != self.current:
-            horizon = min(horizon, next_poll)          # the next poll changes the route
+        cond, strategy = self.conditions, self.strategy
         names, qlocal, qids, qcode = self._queue_layout(tp)
+        horizon, pending, bad, tables = self._segment(t0, names)
+        if pending:
+            horizon = min(horizon, next_poll)          # the next poll changes the route
         n = len(qlocal)
         ft = strategy.send_latency_fault_enable
         unavailable = np.zeros(len(names), bool)
@@ -375,9 +411,6 @@ class ProducerReplayer:
                     horizon = min(horizon, item.start_timestamp)
             if unavailable.all():
                 return 0
-        bad = np.array([cond.down_at(b, t0) is not None or cond.partitioned(producer, b, t0)
-                        for b in names])
-        tables = np.array([cond.table_id_at(b, t0) for b in names], np.int64) << BUCKET_BITS
 
         w = min(len(due) - i, self._chunk)
         v0 = tp.index.stored
@@ -391,10 +424,7 @@ class ProducerReplayer:
             vals = (v0 + k) & _MASK31
             w = int(np.argmax(vals > INT_MAX - n)) if (vals > INT_MAX - n).any() else w
             vals, k = vals[:w], k[:w]
-            free = ~unavailable[qlocal]
-            nxt = np.array([next((p + d) % n for d in range(n) if free[(p + d) % n])
-                            for p in range(n)], np.int64)
-            pos = nxt[vals % n]
+            pos = self._walk(unavailable[qlocal])[vals % n]
         else:                                          # 5.x: one step per probe
             free_pos = np.flatnonzero(~unavailable[qlocal])
             s = (v0 & _MASK31) + 1                     # the first probe's returned value
@@ -447,13 +477,15 @@ class ProducerReplayer:
             tp.index.stored = (v0 + m) & _MASK31
         else:
             tp.index.stored = wrap32(v0 + m)
-        if ft:
+        if ft:                  # each broker's last report, in order of first appearance
             used = local[:m]
-            order = np.unique(used, return_index=True)
-            last = len(used) - 1 - np.unique(used[::-1], return_index=True)[1]
-            for j in np.argsort(order[1], kind="stable"):
-                b, at = int(order[0][j]), int(last[j])
-                strategy.update_fault_item(names[b], int(lat[at]), False, int(end[at]))
+            firsts = []
+            for j in range(len(names)):
+                hit = used == j
+                if hit.any():
+                    firsts.append((int(np.argmax(hit)), j, m - 1 - int(np.argmax(hit[::-1]))))
+            for _, j, at in sorted(firsts):
+                strategy.update_fault_item(names[j], int(lat[at]), False, int(end[at]))
         return m
 
 

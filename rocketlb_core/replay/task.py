@@ -89,15 +89,20 @@ class _PartWriter:
         import pyarrow as pa
 
         n = len(c.seq)
-        vocab = pa.array(sorted(errors, key=errors.__getitem__), pa.string())
-        error = pa.DictionaryArray.from_arrays(pa.array(c.error, mask=c.error < 0), vocab)
+        failed = c.error >= 0
+        if failed.any():
+            vocab = pa.array(sorted(errors, key=errors.__getitem__), pa.string())
+            error = pa.DictionaryArray.from_arrays(pa.array(c.error, mask=~failed),
+                                                   vocab).dictionary_decode()
+        else:
+            error = pa.nulls(n, pa.string())
         batch = pa.RecordBatch.from_arrays([
             pa.DictionaryArray.from_arrays(pa.array(np.full(n, run, np.int32)), self.dicts[0]),
             pa.array(c.seq), pa.array(c.due), pa.array(c.start), pa.array(c.end),
             pa.DictionaryArray.from_arrays(pa.array(c.status), self.dicts[1]),
             pa.DictionaryArray.from_arrays(pa.array(c.broker, mask=c.broker < 0), self.dicts[2]),
-            pa.array(c.queue_id, mask=c.queue_id < 0), pa.array(c.attempts),
-            error.dictionary_decode()], schema=self.schema)
+            pa.array(c.queue_id, mask=c.queue_id < 0), pa.array(c.attempts), error],
+            schema=self.schema)
         self.pending.append(batch)
         self.buffered += n
         while self.buffered >= ROW_GROUP_ROWS:

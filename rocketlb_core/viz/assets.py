@@ -37,6 +37,11 @@ WIDGETS_CONFIG = """// rocketlb: widget assets come from this book's own static 
 
 FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")
 FONT_DIR = "@jupyter-widgets/html-manager/dist"
+# html-manager's CSS is evaluated before it applies ``__jupyter_widgets_assets_path__``, so its
+# font URLs use webpack's automatic public path: the folder of the script running at that moment.
+# That is normally embed-amd.js's folder, but on a loaded machine the browser test has seen
+# ``_static/@jupyter-widgets/`` requested instead (404s). The fonts sit in every folder it may use.
+FONT_DIRS = (FONT_DIR, "@jupyter-widgets", ".")
 
 
 def build(out_dir: Path, node_modules: Path) -> list[Path]:
@@ -67,12 +72,13 @@ def build(out_dir: Path, node_modules: Path) -> list[Path]:
             raise FileNotFoundError(f"{src} is missing: run scripts/setup.sh (npm ci) first")
         shutil.copyfile(src, out_dir / name)
         written.append(out_dir / name)
-    fonts = out_dir / FONT_DIR
-    fonts.mkdir(parents=True, exist_ok=True)
-    for font in sorted(html_manager.iterdir()):
-        if font.suffix in FONT_SUFFIXES:
-            shutil.copyfile(font, fonts / font.name)
-            written.append(fonts / font.name)
+    for folder in FONT_DIRS:
+        fonts = out_dir / folder
+        fonts.mkdir(parents=True, exist_ok=True)
+        for font in sorted(html_manager.iterdir()):
+            if font.suffix in FONT_SUFFIXES:
+                shutil.copyfile(font, fonts / font.name)
+                written.append(fonts / font.name)
     return written
 
 
