@@ -142,3 +142,12 @@ def test_latency_tables_follow_the_requested_distribution() -> None:
     assert table[len(table) // 2] == 20
     assert table[int(len(table) * 0.99)] == pytest.approx(200, rel=0.02)
     assert (np.diff(table) >= 0).all()
+
+
+def test_first_and_last_finds_values_only_in_the_middle() -> None:
+    from rocketlb_core.replay.producer import _first_and_last
+
+    used = np.array([1, 0] * 50 + [2] + [0, 1] * 50)
+    assert _first_and_last(used, 3) == [(1, 200), (0, 199), (2, 100)]
+    short = np.array([3, 1, 3])
+    assert _first_and_last(short, 3) == [(3, 2), (1, 1)]

@@ -275,12 +275,18 @@ class ProducerReplayer:
         self._layout: tuple[tuple[int, ...], Any] | None = None
         self._segments: dict[tuple[Any, ...], tuple[int, bool, Any, Any]] = {}
         self._walks: dict[bytes, np.ndarray[Any, Any]] = {}
+        self._buckets: np.ndarray[Any, Any] = np.empty(0, np.int64)
 
     # ------------------------------------------------------------------ driving
     def run(self, due: np.ndarray[Any, Any]) -> Columns:
         """Replay the next sends of this producer (``due`` ascending, in ms)."""
         out = Columns.empty(due)
         i, n = 0, len(due)
+        out.seq[:] = self.seq + np.arange(n, dtype=np.int64)   # every send takes the next number
+        if self._fast:                         # what a stretch writes unless a step overwrites
+            out.status[:], out.attempts[:], out.error[:] = 0, 1, -1
+            self._buckets = (draw_bits_array(self.model.key, out.seq, 1)
+                             >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
         while i < n:
             if self._fast:
                 m = self._stretch(out, i)
@@ -439,9 +445,7 @@ class ProducerReplayer:
         if w == 0:
             return 0
         local = qlocal[pos]
-        seqs = self.seq + np.arange(w, dtype=np.int64)
-        bits = draw_bits_array(self.model.key, seqs, 1)
-        lat = cond.stacked[tables[local] | (bits >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)]
+        lat = cond.stacked[tables[local] | self._buckets[i:i + w]]
         stop = bad[local] | (lat >= self._threshold)
         c = int(np.argmax(stop)) if stop.any() else w
         if c == 0:
@@ -456,14 +460,10 @@ class ProducerReplayer:
             return 0
         self._chunk = min(_MAX_STRETCH, max(_MIN_STRETCH, 2 * m))
         sl = slice(i, i + m)
-        out.seq[sl] = seqs[:m]
         out.start[sl] = start[:m]
         out.end[sl] = end[:m]
-        out.status[sl] = 0
         out.broker[sl] = qcode[local[:m]]
         out.queue_id[sl] = qids[pos[:m]]
-        out.attempts[sl] = 1
-        out.error[sl] = -1
         # The state after m sends, as m steps would have left it.
         self.seq += m
         self.busy = int(end[m - 1])
@@ -478,15 +478,35 @@ class ProducerReplayer:
         else:
             tp.index.stored = wrap32(v0 + m)
         if ft:                  # each broker's last report, in order of first appearance
-            used = local[:m]
-            firsts = []
-            for j in range(len(names)):
-                hit = used == j
-                if hit.any():
-                    firsts.append((int(np.argmax(hit)), j, m - 1 - int(np.argmax(hit[::-1]))))
-            for _, j, at in sorted(firsts):
+            for j, at in _first_and_last(local[:m], n):
                 strategy.update_fault_item(names[j], int(lat[at]), False, int(end[at]))
         return m
+
+
+def _first_and_last(used: np.ndarray[Any, Any], n: int) -> list[tuple[int, int]]:
+    """(value, index of its last occurrence) for each value of ``used`` (small non-negative
+    ints), in order of first occurrence. Round robin visits every broker it uses within ``n``
+    picks, so the array's two ends nearly always settle it; what they miss is scanned for."""
+    if len(used) <= 2 * n:
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for k, v in enumerate(used.tolist()):
+            first.setdefault(v, k)
+            last[v] = k
+    else:
+        first, last = {}, {}
+        for k, v in enumerate(used[:n].tolist()):
+            first.setdefault(v, k)
+        offset = len(used) - n
+        tail = used[-n:].tolist()
+        for k in range(n - 1, -1, -1):
+            last.setdefault(tail[k], offset + k)
+        for v in np.flatnonzero(np.bincount(used)).tolist():
+            if v not in first or v not in last:
+                hit = used == v
+                first.setdefault(v, int(np.argmax(hit)))
+                last.setdefault(v, len(used) - 1 - int(np.argmax(hit[::-1])))
+    return [(v, last[v]) for v in sorted(first, key=first.__getitem__)]
 
 
 def replay_producer(producer: str, due_times: Sequence[int], topic: str, route: TopicRoute,
