@@ -69,7 +69,7 @@ STATUSES = ("SEND_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_A
 FAILED = STATUSES.index("FAILED")
 _STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 _MASK31 = 0x7FFFFFFF
-_MIN_STRETCH, _MAX_STRETCH = 64, 1 << 16
+_MIN_STRETCH, _MAX_STRETCH = 1024, 1 << 16
 
 
 @dataclass(frozen=True)
@@ -422,14 +422,13 @@ class ProducerReplayer:
         v0 = tp.index.stored
         if self.line.is_pre48 and v0 < 0:
             return 0
-        k = np.arange(1, w + 1, dtype=np.int64)
         if not unavailable.any():
-            vals = (v0 + k) & _MASK31
+            vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             pos = vals % n
         elif not self.line.is_v5:                      # 4.x: one step, then a local walk
-            vals = (v0 + k) & _MASK31
+            vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             w = int(np.argmax(vals > INT_MAX - n)) if (vals > INT_MAX - n).any() else w
-            vals, k = vals[:w], k[:w]
+            vals = vals[:w]
             pos = self._walk(unavailable[qlocal])[vals % n]
         else:                                          # 5.x: one step per probe
             free_pos = np.flatnonzero(~unavailable[qlocal])
@@ -447,15 +446,20 @@ class ProducerReplayer:
         local = qlocal[pos]
         lat = cond.stacked[tables[local] | self._buckets[i:i + w]]
         stop = bad[local] | (lat >= self._threshold)
-        c = int(np.argmax(stop)) if stop.any() else w
+        c = int(np.argmax(stop))
+        if not stop[c]:
+            c = len(stop)
         if c == 0:
             return 0
         lat = lat[:c]
         cs = np.cumsum(lat)
-        e = np.maximum.accumulate(np.maximum(due[i:i + c] - (cs - lat), self.busy))
-        end = e + cs
+        free_at = due[i:i + c] - cs                    # due_k - (cs_k - lat_k) - lat_k
+        free_at += lat
+        free_at[0] = max(int(free_at[0]), self.busy)   # the thread is busy until then
+        end = np.maximum.accumulate(free_at)
+        end += cs
         start = end - lat
-        m = int(np.searchsorted(start, horizon, side="left"))
+        m = c if horizon >= FOREVER else int(np.searchsorted(start, horizon, side="left"))
         if m == 0:
             return 0
         self._chunk = min(_MAX_STRETCH, max(_MIN_STRETCH, 2 * m))
