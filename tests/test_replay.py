@@ -268,3 +268,34 @@ def test_a_generated_multi_file_trace_replays_identically(spark, tmp_path: Path)
         assert parts.num_rows == 120_000
         assert len(set(parts.column("producer").to_pylist())) == 5
     assert a["failed"] > 0                   # fault tolerance off meets the outage
+
+
+CONNECT_REPLAY = """
+import json, sys
+from pathlib import Path
+from rocketlb_core.replay.engines import replay_producers_spark
+from rocketlb_core.replay.producer import ReplayConfig
+seen = []
+summary = replay_producers_spark(Path(sys.argv[1]), Path(sys.argv[2]), ReplayConfig(),
+                                 progress=lambda d, t: seen.append([d, t]))
+print(json.dumps({"summary": summary, "progress": seen}))
+"""
+
+
+def test_the_spark_engine_over_spark_connect(tmp_path: Path) -> None:
+    """One setting (``ROCKETLB_SPARK_MASTER``) moves the replay to Spark Connect: same bytes,
+    progress through Connect's progress handler."""
+    import os
+
+    trace = data_path("traces", "steady-day")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCKETLB_")}
+    env["ROCKETLB_SPARK_MASTER"] = "connect:local[2]"
+    proc = subprocess.run([sys.executable, "-c", CONNECT_REPLAY, str(trace),
+                           str(tmp_path / "connect")], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.splitlines()[-1])
+    expected = replay_producers_python(trace, tmp_path / "py", ReplayConfig())
+    assert got["summary"] == expected
+    assert got["progress"][-1] == [1, 1]
+    assert _files(tmp_path / "connect") == _files(tmp_path / "py")

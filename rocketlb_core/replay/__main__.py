@@ -6,7 +6,8 @@ part file per sends file) and ``summary.json``. consumer: replay a group's recor
 through allocation strategies; writes ``assignments.parquet`` and ``summary.json``. ``--engine
 (``--master`` or ``$ROCKETLB_SPARK_MASTER``; default embedded ``local[*]``); the summary does not
 depend on the engine. Outputs replace DIR atomically; a bad trace leaves nothing behind. On a
-terminal, a progress bar counts sends (Python engine) or finished files (Spark engine).
+terminal, a progress bar counts sends (Python engine) or finished files (Spark engine, classic
+or Connect).
 """
 
 from __future__ import annotations

@@ -216,16 +216,25 @@ def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
 @contextmanager
 def spark_progress(spark: Any, tasks: int, progress: Callable[[int, int], None] | None
                    ) -> Iterator[None]:
-    """Report finished tasks of the running job to ``progress(done, total)`` (classic Spark:
-    polls the status tracker twice a second; Spark Connect: nothing)."""
-    if progress is None or not hasattr(spark, "sparkContext"):
+    """Report finished tasks of the running job to ``progress(done, total)``: classic Spark by
+    polling the status tracker twice a second, Spark Connect through its progress handler."""
+    if progress is None:
         yield
         return
-    try:
-        tracker = spark.sparkContext.statusTracker()
-    except Exception:                   # Spark Connect has no SparkContext
-        yield
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        def handler(stages: Any, inflight_tasks: int, operation_id: str | None,
+                    done: bool) -> None:
+            if stages:
+                progress(min(sum(st.num_completed_tasks for st in stages), tasks), tasks)
+
+        spark.registerProgressHandler(handler)
+        try:
+            yield
+        finally:
+            spark.removeProgressHandler(handler)
+            progress(tasks, tasks)
         return
+    tracker = spark.sparkContext.statusTracker()
     stop = threading.Event()
 
     def poll() -> None:
