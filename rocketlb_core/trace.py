@@ -37,8 +37,9 @@ NULLABLE = {"key", "client", "mode", "median_ms", "p99_ms"}
 
 @dataclass(frozen=True)
 class Trace:
-    """A loaded, validated trace. Columns are plain Python lists (small traces); the Spark
-    engine reads the same files itself and never goes through this."""
+    """A loaded, validated trace. Columns are plain Python lists (small traces; empty sends
+    with ``load_trace(..., sends=False)``); ``sends_files`` is the sends' replay plan, from the
+    footers (``rocketlb_core.replay.layout.SendsFile``)."""
 
     folder: Path
     meta: dict[str, Any]
@@ -46,6 +47,7 @@ class Trace:
     sends: dict[str, list[Any]]
     conditions: dict[str, list[Any]]
     membership: dict[str, list[Any]] | None
+    sends_files: tuple[Any, ...] = ()
 
     @property
     def topic(self) -> str:
@@ -156,7 +158,7 @@ def load_trace(folder: Path | str, *, sends: bool = True) -> Trace:
             last = t
             if ev not in MEMBER_EVENTS:
                 raise TraceError(mpath, i + 1, "event", f"unknown event {ev!r}")
-    return Trace(folder, meta, layout, send_rows, conditions, membership)
+    return Trace(folder, meta, layout, send_rows, conditions, membership, tuple(plan))
 
 
 def write_trace(folder: Path, meta: dict[str, Any], brokers_csv: str, route_csv: str,

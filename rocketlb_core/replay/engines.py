@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.atomic import atomic_folder
-from rocketlb_core.replay.layout import plan_sends
 from rocketlb_core.replay.producer import (
     Aggregates,
     Conditions,
@@ -73,11 +72,10 @@ def prepare_job(trace_dir: Path, config: ReplayConfig, noop: bool = False
     read here); returns the job every task gets, and the trace's name."""
     small = load_trace(trace_dir, sends=False)
     route = small.layout.routes[small.topic]
-    files = plan_sends(trace_dir, small.topic)
     job = ReplayJob(small.topic, route, Conditions.from_columns(small.conditions), config,
                     dict(small.meta.get("fault_tolerance", {})),
-                    tuple(sorted({qd.broker_name for qd in route.queue_datas})), tuple(files),
-                    noop)
+                    tuple(sorted({qd.broker_name for qd in route.queue_datas})),
+                    small.sends_files, noop)
     return job, str(small.meta.get("name", trace_dir.name))
 
 

@@ -171,11 +171,6 @@ class Conditions:
     def latency_at(self, broker: str, t: int) -> LatencyTable:
         return self.tables[self.table_id_at(broker, t)]
 
-    def next_change(self, t: int) -> int:
-        """The first time after ``t`` at which any condition changes (``FOREVER`` if none)."""
-        i = int(np.searchsorted(self.changes, t, side="right"))
-        return int(self.changes[i]) if i < len(self.changes) else FOREVER
-
 
 def _start_index(seed: int, producer: str, version: int) -> int:
     digest = hashlib.blake2b(f"{seed}/{producer}/index/{version}".encode(),
