@@ -30,17 +30,12 @@ from rocketlb_core.replay.task import (
     AGGREGATE_SCHEMA,
     ReplayJob,
     aggregate_rows,
+    fault_tolerance_of,
     merge_rows,
     replay_file,
 )
 from rocketlb_core.trace import Trace, load_trace
 from rocketlb_core.traces import TraceError
-
-
-def _fault_tolerance(trace: Trace, config: ReplayConfig, producer: str) -> bool:
-    if config.fault_tolerance is not None:
-        return config.fault_tolerance
-    return bool(trace.meta.get("fault_tolerance", {}).get(producer, False))
 
 
 def write_summary(folder: Path, summary: dict[str, Any]) -> None:
@@ -61,9 +56,10 @@ def replay_rows(trace: Trace, config: ReplayConfig) -> Iterator[tuple[Any, ...]]
     small traces loaded in memory (the what-if tables, the consumer replay's arrivals)."""
     route = trace.layout.routes[trace.topic]
     conditions = Conditions.from_columns(trace.conditions)
+    recorded = dict(trace.meta.get("fault_tolerance", {}))
     for producer, times in _producers(trace):
         yield from replay_producer(producer, times, trace.topic, route, conditions,
-                                   _fault_tolerance(trace, config, producer), config)
+                                   fault_tolerance_of(config, recorded, producer), config)
 
 
 def prepare_job(trace_dir: Path, config: ReplayConfig, noop: bool = False

@@ -49,9 +49,14 @@ class ReplayJob:
     noop: bool = False                 # replace the per-send work by a no-op (the floor)
 
     def fault_tolerance(self, producer: str) -> bool:
-        if self.config.fault_tolerance is not None:
-            return self.config.fault_tolerance
-        return bool(self.recorded.get(producer, False))
+        return fault_tolerance_of(self.config, self.recorded, producer)
+
+
+def fault_tolerance_of(config: ReplayConfig, recorded: dict[str, bool], producer: str) -> bool:
+    """``sendLatencyFaultEnable`` for a producer: the configuration's, else as recorded."""
+    if config.fault_tolerance is not None:
+        return config.fault_tolerance
+    return bool(recorded.get(producer, False))
 
 
 def _schema(producers: list[str]) -> Any:
@@ -229,5 +234,5 @@ def merge_rows(rows: Iterable[tuple[str, str, int]]) -> tuple[Aggregates, int]:
     return agg, stepped
 
 
-__all__ = ["AGGREGATE_SCHEMA", "OUTPUT_COLUMNS", "ReplayJob", "aggregate_rows", "merge_rows",
-           "replay_file"]
+__all__ = ["AGGREGATE_SCHEMA", "OUTPUT_COLUMNS", "ReplayJob", "aggregate_rows",
+           "fault_tolerance_of", "merge_rows", "replay_file"]
