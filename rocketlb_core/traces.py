@@ -14,18 +14,22 @@ A cluster layout is a folder with two CSV files:
 from __future__ import annotations
 
 import csv
+import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.errors import InputError
+from rocketlb_core.limits import MAX_CSV_BYTES, MAX_CSV_ROWS, MAX_NAME_CHARS, MAX_QUEUES
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
 
 BROKER_FIELDS = ("cluster", "broker_name", "broker_id", "address", "room")
 ROUTE_FIELDS = ("topic", "broker_name", "read_queue_nums", "write_queue_nums", "perm")
 
 
-class TraceError(ValueError):
+class TraceError(InputError):
     """A trace file is malformed. ``row`` is the 1-based line number in the file (1 = header)."""
 
     def __init__(self, path: Path | str, row: int | None, field: str | None, message: str):
@@ -61,25 +65,74 @@ class ClusterLayout:
         return {b.broker_name: b.room for b in self.brokers}
 
 
+def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.stat_result:
+    """Check that ``path``, a file of the trace folder ``folder``, is a regular file that stays
+    inside the folder (a symbolic link may point within it, never out of it) and, given
+    ``max_bytes``, is no larger; returns its ``stat``. Devices, pipes and folders are refused,
+    so reading a trace can never hang or read without end."""
+    if path.is_symlink():
+        target, home = path.resolve(), folder.resolve()
+        if home not in target.parents:
+            raise TraceError(path, None, None, f"a symbolic link that leaves the trace folder "
+                             f"(to {target}); copy the file into the folder instead")
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise TraceError(path, None, None, "file not found") from None
+    except OSError as exc:
+        raise TraceError(path, None, None, f"cannot read it ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TraceError(path, None, None, "a folder where a file was expected")
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(path, None, None, "not a regular file (a device or a pipe)")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise TraceError(path, None, None, f"{st.st_size} bytes: larger than the "
+                         f"{max_bytes}-byte limit for this file (data/README.md)")
+    return st
+
+
+def check_name(path: Path | str, row: int | None, field: str, value: Any) -> str:
+    """A name (topic, broker, producer, client, group, member, room...): non-empty text of at
+    most ``MAX_NAME_CHARS`` characters without control characters."""
+    if not isinstance(value, str) or not value:
+        raise TraceError(path, row, field, f"expected a non-empty name, got {value!r}")
+    if len(value) > MAX_NAME_CHARS:
+        raise TraceError(path, row, field, f"a name of {len(value)} characters (at most "
+                         f"{MAX_NAME_CHARS})")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise TraceError(path, row, field, f"control characters in the name {value[:40]!r}")
+    return value
+
+
 def _rows(path: Path, fields: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    if not path.exists():
-        raise TraceError(path, None, None, "file not found")
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise TraceError(path, 1, None, "empty file: expected a header row")
-        header = [h.strip() for h in header]
-        missing = [f for f in fields if f not in header]
-        if missing:
-            raise TraceError(path, 1, missing[0], f"missing column (header has {header})")
-        for line, values in enumerate(reader, start=2):
-            if not values or all(not v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                raise TraceError(path, line, None,
-                                 f"{len(values)} values for {len(header)} columns")
-            yield line, dict(zip(header, (v.strip() for v in values), strict=True))
+    regular_file(path, path.parent, MAX_CSV_BYTES)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:     # a BOM is allowed
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if header is None:
+                raise TraceError(path, 1, None, "empty file: expected a header row")
+            header = [h.strip() for h in header]
+            missing = [f for f in fields if f not in header]
+            if missing:
+                raise TraceError(path, 1, missing[0], f"missing column (header has {header})")
+            if len(set(header)) != len(header):
+                dup = next(h for h in header if header.count(h) > 1)
+                raise TraceError(path, 1, dup, "the column appears twice in the header")
+            for values in reader:
+                line = reader.line_num
+                if line > MAX_CSV_ROWS + 1:
+                    raise TraceError(path, line, None, f"more than {MAX_CSV_ROWS} rows")
+                if not values or all(not v.strip() for v in values):
+                    continue
+                if len(values) != len(header):
+                    raise TraceError(path, line, None,
+                                     f"{len(values)} values for {len(header)} columns")
+                yield line, dict(zip(header, (v.strip() for v in values), strict=True))
+    except UnicodeDecodeError as exc:
+        raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
+    except csv.Error as exc:
+        raise TraceError(path, reader.line_num, None, f"malformed CSV ({exc})") from None
 
 
 def _field(path: Path, line: int, row: dict[str, str], name: str,
@@ -88,6 +141,10 @@ def _field(path: Path, line: int, row: dict[str, str], name: str,
     raw = row[name]
     if raw == "":
         raise TraceError(path, line, name, "empty value")
+    if parse is str:
+        return check_name(path, line, name, raw)
+    if len(raw) > 20:
+        raise TraceError(path, line, name, f"{raw[:24]!r}... is not {expect}")
     try:
         value = parse(raw)
     except ValueError:
@@ -107,8 +164,8 @@ def load_cluster(folder: Path | str) -> ClusterLayout:
         rec = BrokerRecord(
             cluster=_field(bpath, line, row, "cluster"),
             broker_name=_field(bpath, line, row, "broker_name"),
-            broker_id=_field(bpath, line, row, "broker_id", int, lambda v: v >= 0,
-                             "a non-negative integer"),
+            broker_id=_field(bpath, line, row, "broker_id", int, lambda v: 0 <= v < 1 << 63,
+                             "a non-negative integer (a Java long)"),
             address=_field(bpath, line, row, "address"),
             room=_field(bpath, line, row, "room"),
         )
@@ -120,7 +177,7 @@ def load_cluster(folder: Path | str) -> ClusterLayout:
     known = {b.broker_name for b in brokers}
     per_topic: dict[str, list[QueueData]] = {}
     pairs: set[tuple[str, str]] = set()
-    count = "a non-negative integer"
+    count = f"an integer from 0 to {MAX_QUEUES}"
     for line, row in _rows(rpath, ROUTE_FIELDS):
         topic = _field(rpath, line, row, "topic")
         name = _field(rpath, line, row, "broker_name")
@@ -133,9 +190,9 @@ def load_cluster(folder: Path | str) -> ClusterLayout:
         per_topic.setdefault(topic, []).append(QueueData(
             broker_name=name,
             read_queue_nums=_field(rpath, line, row, "read_queue_nums", int,
-                                   lambda v: v >= 0, count),
+                                   lambda v: 0 <= v <= MAX_QUEUES, count),
             write_queue_nums=_field(rpath, line, row, "write_queue_nums", int,
-                                    lambda v: v >= 0, count),
+                                    lambda v: 0 <= v <= MAX_QUEUES, count),
             perm=_field(rpath, line, row, "perm", int, lambda v: 0 <= v <= 7,
                         "a permission from 0 to 7"),
         ))

@@ -114,14 +114,14 @@ def test_cli_prints_per_file_summaries_and_a_final_count() -> None:
     assert lines[-1] == f"{55 + 12044} passed, 0 failed"
 
 
-def test_cli_exits_1_and_counts_a_wrong_expectation(tmp_path: Path) -> None:
+def test_cli_exits_3_and_counts_a_wrong_expectation(tmp_path: Path) -> None:
     recs = _records("producer-4.9.8.jsonl")[:3]
     step = next(s for s in recs[1]["steps"] if s["op"] == "select")
     step["expect"] = [step["expect"][0], "no-such-broker", 0]
     bad = tmp_path / "tampered.jsonl"
     bad.write_text("\n".join(json.dumps(r) for r in recs))
     proc = _cli(str(bad))
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     assert proc.stdout.strip().splitlines()[-1].endswith(" passed, 1 failed")
     assert "FAIL " + recs[1]["id"] in proc.stdout
 

@@ -99,7 +99,8 @@ def test_the_replay_is_deterministic(tmp_path: Path) -> None:
     trace = data_path("traces", "slow-broker")
     replay_producers_python(trace, tmp_path / "a", ReplayConfig())
     replay_producers_python(trace, tmp_path / "b", ReplayConfig())
-    assert set(_files(tmp_path / "a")) == {"sends.parquet/part-00000.parquet", "summary.json"}
+    assert set(_files(tmp_path / "a")) == {"sends.parquet/part-00000.parquet", "summary.json",
+                                           ".rocketlb-output.json"}
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
 
 

@@ -68,7 +68,8 @@ def test_same_scenario_and_seed_give_identical_bytes(tmp_path: Path) -> None:
     for run in ("a", "b"):
         write_outputs(run_scenario(scenario, seed=7), tmp_path / run)
     files = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert files == ["deliveries.parquet", "journal.parquet", "messages.parquet", "summary.json"]
+    assert files == [".rocketlb-output.json", "deliveries.parquet", "journal.parquet",
+                     "messages.parquet", "summary.json"]
     for name in files:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     write_outputs(run_scenario(scenario, seed=8), tmp_path / "c")
@@ -92,12 +93,12 @@ def test_cli_writes_outputs_and_prints_the_summary(tmp_path: Path) -> None:
     assert written["messages_sent"] == summary["messages_sent"]
 
 
-def test_cli_exits_1_when_an_expectation_fails(tmp_path: Path) -> None:
+def test_cli_exits_3_when_an_expectation_fails(tmp_path: Path) -> None:
     text = data_path("scenarios", "steady-state.toml").read_text()
     bad = tmp_path / "wrong.toml"
     bad.write_text(text.replace("messages_unconsumed = 0", "messages_unconsumed = 5"))
     proc = _cli(str(bad))
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     assert "expectation failed: messages_unconsumed: expected 5, got 0" in proc.stderr
 
 
@@ -107,7 +108,7 @@ def test_cli_exits_1_when_an_expectation_fails(tmp_path: Path) -> None:
     ('topic = "TopicTest"\nrate', 'topic = "Nope"\nrate', "producers[0].topic: unknown topic"),
     ("duration_ms = 120_000", "duration_ms = 120_000\ncolour = 1", "colour: unknown field"),
     ('brokers = ["broker-a", "broker-b"]', 'brokers = ["broker-z"]',
-     "cluster.topics[0].brokers: expected a list of known brokers"),
+     "cluster.topics[0].brokers: expected a list of distinct known brokers"),
     ('name = "GID_steady"', 'name = "GID_steady"\nstrategy = "RANDOM"',
      "consumer_groups[0].strategy: unknown strategy"),
     ("[expect]", '[[events]]\nat_ms = 1\nkind = "meteor"\n\n[expect]', "events[0].kind: unknown"),

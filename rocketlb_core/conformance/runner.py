@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.conformance.report import Report
+from rocketlb_core.errors import InputError
 
 
-class ConformanceFileError(ValueError):
+class ConformanceFileError(InputError):
     """A file that is not a readable conformance file (names the file and the line)."""
 
 

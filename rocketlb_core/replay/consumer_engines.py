@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.atomic import atomic_folder
+from rocketlb_core.atomic import atomic_folder, check_output
 from rocketlb_core.consumer.registry import REGISTRY
+from rocketlb_core.errors import UsageError
 from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
 from rocketlb_core.replay.engines import replay_producers_spark, replay_rows, write_summary
 from rocketlb_core.replay.lag import BUCKET_MS, arrivals_from_rows
@@ -19,30 +20,36 @@ from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.trace import load_trace
 
 LAG_COLUMNS = ("strategy", "time_s", "queue", "lag")
+COMMAND = "replay consumer"
 
 
 def _group_of(trace: Any, group: str | None) -> str:
     groups = sorted(set(trace.membership["group"])) if trace.membership else []
     if group is None:
         if len(groups) != 1:
-            raise ValueError(f"{trace.folder}: choose --group among {groups}")
+            raise UsageError(f"{trace.folder}: choose --group among {groups}")
         return str(groups[0])
     if group not in groups:
-        raise ValueError(f"{trace.folder}: no group {group!r} (recorded: {groups})")
+        raise UsageError(f"{trace.folder}: no group {group!r} (recorded: {groups})")
     return group
 
 
 def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
                      strategies: Sequence[str], engine: str = "python",
-                     master: str | None = None) -> dict[str, Any]:
+                     master: str | None = None, *, force: bool = False) -> dict[str, Any]:
+    """Replay the trace's membership through ``strategies``; ``out_dir`` follows
+    ``rocketlb_core.atomic``'s rule (``force`` as there)."""
     unknown = [s for s in strategies if s not in REGISTRY]
     if unknown or not strategies:
-        raise ValueError(f"unknown strategies {unknown} (known: {', '.join(REGISTRY)})")
+        raise UsageError(f"unknown strategies {unknown} (known: {', '.join(REGISTRY)})")
+    if len(set(strategies)) != len(strategies):
+        raise UsageError(f"a strategy is named twice in {list(strategies)}")
+    check_output(out_dir, COMMAND, inputs=[trace_dir], force=force)
     trace = load_trace(trace_dir, sends=engine != "spark")   # Spark reads the sends itself
     g = _group_of(trace, group)
     result: dict[str, Any] = {"trace": str(trace.meta.get("name", trace_dir.name)),
                               "kind": "consumer", "group": g, "strategies": {}}
-    with atomic_folder(out_dir) as tmp:
+    with atomic_folder(out_dir, COMMAND, inputs=[trace_dir], force=force) as tmp:
         if engine == "spark":
             _spark(trace, g, list(strategies), tmp, master, result)
         else:

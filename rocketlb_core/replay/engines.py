@@ -1,6 +1,7 @@
 """The two replay engines. Same inputs, same task function (``replay_file``), same bytes out.
 
-Outputs (``out_dir``, replaced atomically): ``sends.parquet/``, one part file per sends file of
+Outputs (``out_dir``, replaced atomically, and only when absent, empty or an earlier output:
+``rocketlb_core.atomic``): ``sends.parquet/``, one part file per sends file of
 the trace (one row per replayed send; read the folder with ``pyarrow.parquet.read_table`` or
 Spark), and ``summary.json``. Both engines write byte-identical part files and summaries.
 
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.atomic import atomic_folder
+from rocketlb_core.atomic import atomic_folder, check_output
 from rocketlb_core.replay.producer import (
     Aggregates,
     Conditions,
@@ -36,6 +37,8 @@ from rocketlb_core.replay.task import (
 )
 from rocketlb_core.trace import Trace, load_trace
 from rocketlb_core.traces import TraceError
+
+COMMAND = "replay producer"
 
 
 def write_summary(folder: Path, summary: dict[str, Any]) -> None:
@@ -83,10 +86,12 @@ def _finish(tmp: Path, agg: Aggregates, config: ReplayConfig, name: str) -> dict
 
 def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig,
                             progress: Callable[[int, int], None] | None = None, *,
-                            noop: bool = False) -> dict[str, Any]:
-    """Replay every file of a trace in this process (``replay_file`` per file, in order)."""
+                            noop: bool = False, force: bool = False) -> dict[str, Any]:
+    """Replay every file of a trace in this process (``replay_file`` per file, in order).
+    ``out_dir`` follows ``rocketlb_core.atomic``'s rule (``force`` as there)."""
     import pyarrow.parquet as pq
 
+    check_output(out_dir, COMMAND, inputs=[trace_dir], force=force)
     job, name = prepare_job(trace_dir, config, noop)
     total = sum(f.rows for f in job.files)
     done = 0
@@ -103,7 +108,7 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
                 progress(done, total)
 
     agg = Aggregates()
-    with atomic_folder(out_dir) as tmp:
+    with atomic_folder(out_dir, COMMAND, inputs=[trace_dir], force=force) as tmp:
         parts = tmp / "sends.parquet"
         parts.mkdir()
         for f in job.files:
@@ -167,8 +172,8 @@ def _reraise_trace_error(exc: Exception) -> None:
 
 def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
                            master: str | None = None, *, noop: bool = False,
-                           progress: Callable[[int, int], None] | None = None
-                           ) -> dict[str, Any]:
+                           progress: Callable[[int, int], None] | None = None,
+                           force: bool = False) -> dict[str, Any]:
     """Replay on Spark: one ``mapInArrow`` task per sends file, no shuffle. Spark reads each
     file whole, in order (``time_ms`` and the row index only); the task replays it, writes its
     part file and sends a few aggregate rows to the driver. Nothing else is collected."""
@@ -178,9 +183,10 @@ def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
 
     from rocketlb_core.spark import spark_session
 
-    spark = spark_session(master)
+    check_output(out_dir, COMMAND, inputs=[trace_dir], force=force)
     job, name = prepare_job(trace_dir, config, noop)
-    with atomic_folder(out_dir) as tmp:
+    spark = spark_session(master)
+    with atomic_folder(out_dir, COMMAND, inputs=[trace_dir], force=force) as tmp:
         parts = tmp / "sends.parquet"
         parts.mkdir()
         scans = [spark.read.schema("time_ms bigint").parquet(f.path)

@@ -12,24 +12,39 @@ and off differ.
 
 from __future__ import annotations
 
-import argparse
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 
 from rocketlb_core.atomic import atomic_folder
+from rocketlb_core.cli import parser, run
+from rocketlb_core.errors import UsageError
+from rocketlb_core.limits import MAX_TIME_MS
+from rocketlb_core.replay.layout import FORCE_HELP
 from rocketlb_core.trace import CONDITIONS, FORMAT, SENDS, VERSION
 
 BROKERS = ("broker-a", "broker-b", "broker-c", "broker-d")
 TOPIC = "TopicLarge"
 CHUNK = 1_000_000
+COMMAND = "replay generate"
 
 
 def generate(out: Path, sends: int, producers: int = 64, rate: float = 10_000.0,
-             files: int = 8, seed: int = 0) -> None:
-    """Write the trace folder ``out`` (atomically: all of it or nothing)."""
-    with atomic_folder(out) as tmp:
+             files: int = 8, seed: int = 0, *, force: bool = False) -> None:
+    """Write the trace folder ``out`` (atomically: all of it or nothing; ``out`` follows
+    ``rocketlb_core.atomic``'s rule, ``force`` as there)."""
+    for name, value, low in (("sends", sends, 1), ("producers", producers, 1),
+                             ("files", files, 1), ("seed", seed, 0)):
+        if not low <= value < 1 << 63:
+            raise UsageError(f"--{name} must be an integer from {low} to 2^63-1, got {value}")
+    if not (math.isfinite(rate) and 0 < rate <= 1e9):
+        raise UsageError(f"--rate must be a number > 0 and <= 1e9, got {rate}")
+    if sends / rate * 1000 > MAX_TIME_MS:
+        raise UsageError(f"--sends {sends} at --rate {rate} span more than the "
+                         f"{MAX_TIME_MS} ms a trace may span (data/README.md)")
+    with atomic_folder(out, COMMAND, force=force) as tmp:
         _generate(tmp, sends, producers, rate, files, seed)
 
 
@@ -85,17 +100,22 @@ def _generate(out: Path, sends: int, producers: int, rate: float, files: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m rocketlb_core.replay.generate",
-                                 description=__doc__.splitlines()[0])
+    ap = parser("python -m rocketlb_core.replay.generate", __doc__.split("\n\n")[0],
+                "python -m rocketlb_core.replay.generate --sends 10000000 --out /tmp/t10m")
     ap.add_argument("--sends", type=int, required=True)
     ap.add_argument("--producers", type=int, default=64)
     ap.add_argument("--rate", type=float, default=10_000.0, help="messages per second in all")
     ap.add_argument("--files", type=int, default=8, help="part files (Spark tasks)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args(argv)
-    generate(args.out, args.sends, args.producers, args.rate, args.files, args.seed)
-    return 0
+    ap.add_argument("--force", action="store_true", help=FORCE_HELP)
+
+    def body() -> int:
+        a = ap.parse_args(argv)
+        generate(a.out, a.sends, a.producers, a.rate, a.files, a.seed, force=a.force)
+        return 0
+
+    return run(body)
 
 
 if __name__ == "__main__":

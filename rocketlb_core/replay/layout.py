@@ -27,7 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.atomic import atomic_folder
-from rocketlb_core.traces import TraceError
+from rocketlb_core.limits import MAX_NAME_CHARS, MAX_TIME_MS
+from rocketlb_core.traces import TraceError, check_name
+
+COMMAND = "replay layout"
+TRACE_FILES = ("trace.json", "brokers.csv", "route.csv", "conditions.parquet",
+               "membership.parquet")
+FORCE_HELP = ("replace --out even when it holds files rocketlb did not write (never /, the home "
+              "folder, the current folder or its ancestors, or an input)")
+
+
+def _plain_name(v: object) -> bool:
+    return isinstance(v, str) and 0 < len(v) <= MAX_NAME_CHARS and not any(
+        ord(ch) < 32 or ord(ch) == 127 for ch in v)
 
 ROW_GROUP_ROWS = 1 << 20
 
@@ -47,6 +59,9 @@ class SendsFile:
 def sends_files(trace_dir: Path) -> list[Path]:
     """The trace's sends files: ``sends.parquet`` itself, or the ``*.parquet`` files inside."""
     path = trace_dir / "sends.parquet"
+    if path.is_symlink() and trace_dir.resolve() not in path.resolve().parents:
+        raise TraceError(path, None, None, f"a symbolic link that leaves the trace folder (to "
+                         f"{path.resolve()}); copy the sends into the folder instead")
     if path.is_dir():
         files = sorted(p for p in path.glob("*.parquet") if p.is_file())
         if not files:
@@ -57,8 +72,10 @@ def sends_files(trace_dir: Path) -> list[Path]:
     return [path]
 
 
-def _first_bad_row(pf: Any, path: Path, rg: int, column: str, start: int, topic: str) -> None:
-    """Read one row group's column and raise for its first bad value (if any)."""
+def _first_bad_row(pf: Any, path: Path, rg: int, column: str, start: int, topic: str,
+                   one_producer: bool = True) -> None:
+    """Read one row group's column and raise for its first bad value (if any);
+    ``one_producer``: the row group must hold a single producer (the replay layout)."""
     values = pf.read_row_group(rg, columns=[column]).column(0).to_pylist()
     for k, v in enumerate(values):
         row = start + k + 1
@@ -68,11 +85,44 @@ def _first_bad_row(pf: Any, path: Path, rg: int, column: str, start: int, topic:
             raise TraceError(path, row, column, f"{v!r} is not the trace's topic")
         if column in ("time_ms", "size") and v < 0:
             raise TraceError(path, row, column, f"negative value {v}")
-        if column == "producer" and v != values[0]:
+        if column == "time_ms" and v > MAX_TIME_MS:
+            raise TraceError(path, row, column, f"{v} is outside 0..{MAX_TIME_MS} (ms from the "
+                             "trace's start, at most 31 days)")
+        if column == "producer":
+            check_name(path, row, column, v)
+        if column == "producer" and one_producer and v != values[0]:
             raise TraceError(path, row, column,
                              f"row group {rg} holds producers {values[0]!r} and {v!r}: the "
                              "replay needs one producer per row group (rewrite the trace with "
                              "`python -m rocketlb_core.replay.layout`)")
+
+
+def read_any_order(trace_dir: Path, topic: str) -> Any:
+    """All the sends of a trace whose sends may be in any order, checked value by value (for
+    ``layout``: in memory). Returns one pyarrow table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.trace import SENDS, arrow_errors, check_schema
+
+    tables = []
+    for path in sends_files(trace_dir):
+        check_schema(path, SENDS, trace_dir)
+        try:
+            pf = pq.ParquetFile(path)
+            start = 0
+            for rg in range(pf.metadata.num_row_groups):
+                for column in ("producer", "topic", "time_ms", "size"):
+                    _first_bad_row(pf, path, rg, column, start, topic, one_producer=False)
+                start += pf.metadata.row_group(rg).num_rows
+            tables.append(pf.read(columns=list(SENDS)))
+        except arrow_errors() as exc:
+            raise TraceError(path, None, None, f"not a Parquet file ({exc})"[:300]
+                             ) from None
+    table = pa.concat_tables(tables, promote_options="permissive")
+    if table.num_rows == 0:
+        raise TraceError(trace_dir / "sends.parquet", None, None, "no rows")
+    return table
 
 
 def _stats(pf: Any, rg: int, column: str) -> tuple[Any, Any, int] | None:
@@ -88,49 +138,62 @@ def plan_sends(trace_dir: Path, topic: str) -> list[SendsFile]:
     """Check the sends' layout and values from the footers; one ``SendsFile`` per file."""
     import pyarrow.parquet as pq
 
-    from rocketlb_core.trace import SENDS, check_schema
+    from rocketlb_core.trace import arrow_errors
 
     plan: list[SendsFile] = []
     seen: dict[str, str] = {}
     for index, path in enumerate(sends_files(trace_dir)):
-        check_schema(path, SENDS)
-        pf = pq.ParquetFile(path)
-        runs: list[list[Any]] = []
-        start, first_time, first_rows = 0, None, 0
-        for rg in range(pf.metadata.num_rows and pf.metadata.num_row_groups):
-            n = pf.metadata.row_group(rg).num_rows
-            if n == 0:
-                continue
-            checks = {c: _stats(pf, rg, c) for c in ("producer", "topic", "time_ms", "size")}
-            for column, st in checks.items():
-                bad = st is None or st[2] > 0 or (
-                    column == "producer" and st[0] != st[1]) or (
-                    column == "topic" and not st[0] == st[1] == topic) or (
-                    column in ("time_ms", "size") and st[0] < 0)
-                if bad:
-                    _first_bad_row(pf, path, rg, column, start, topic)
-            producer = str(pf.read_row_group(rg, columns=["producer"]).column(0)[0]) \
-                if checks["producer"] is None else str(checks["producer"][0])
-            if not first_rows:
-                st = checks["time_ms"]
-                first_time, first_rows = (int(st[0]) if st is not None else None), n
-            if runs and runs[-1][0] == producer:
-                runs[-1][1] += n
-            else:
-                if producer in seen:
-                    raise TraceError(path, start + 1, "producer",
-                                     f"producer {producer!r} already had sends in "
-                                     f"{seen[producer]}: a producer's sends must be contiguous "
-                                     "(rewrite the trace with "
-                                     "`python -m rocketlb_core.replay.layout`)")
-                seen[producer] = f"{path.name}, before row {start + 1}"
-                runs.append([producer, n])
-            start += n
-        plan.append(SendsFile(index, str(path), start, tuple((p, n) for p, n in runs),
-                              first_time, first_rows))
+        try:
+            plan.append(_plan_file(index, path, trace_dir, topic, seen, pq))
+        except arrow_errors() as exc:
+            raise TraceError(path, None, None, f"not a Parquet file ({exc})"[:300]
+                             ) from None
     if sum(f.rows for f in plan) == 0:
         raise TraceError(trace_dir / "sends.parquet", None, None, "no rows")
     return plan
+
+
+def _plan_file(index: int, path: Path, trace_dir: Path, topic: str, seen: dict[str, str],
+               pq: Any) -> SendsFile:
+    from rocketlb_core.trace import SENDS, check_schema
+
+    check_schema(path, SENDS, trace_dir)
+    pf = pq.ParquetFile(path)
+    runs: list[list[Any]] = []
+    start, first_time, first_rows = 0, None, 0
+    for rg in range(pf.metadata.num_rows and pf.metadata.num_row_groups):
+        n = pf.metadata.row_group(rg).num_rows
+        if n == 0:
+            continue
+        checks = {c: _stats(pf, rg, c) for c in ("producer", "topic", "time_ms", "size")}
+        for column, st in checks.items():
+            bad = st is None or st[2] > 0 or (
+                column == "producer" and st[0] != st[1]) or (
+                column == "topic" and not st[0] == st[1] == topic) or (
+                column in ("time_ms", "size") and st[0] < 0) or (
+                column == "time_ms" and st[1] > MAX_TIME_MS) or (
+                column == "producer" and not _plain_name(st[0]))
+            if bad:
+                _first_bad_row(pf, path, rg, column, start, topic)
+        producer = str(pf.read_row_group(rg, columns=["producer"]).column(0)[0]) \
+            if checks["producer"] is None else str(checks["producer"][0])
+        if not first_rows:
+            st = checks["time_ms"]
+            first_time, first_rows = (int(st[0]) if st is not None else None), n
+        if runs and runs[-1][0] == producer:
+            runs[-1][1] += n
+        else:
+            if producer in seen:
+                raise TraceError(path, start + 1, "producer",
+                                 f"producer {producer!r} already had sends in "
+                                 f"{seen[producer]}: a producer's sends must be contiguous "
+                                 "(rewrite the trace with "
+                                 "`python -m rocketlb_core.replay.layout`)")
+            seen[producer] = f"{path.name}, before row {start + 1}"
+            runs.append([producer, n])
+        start += n
+    return SendsFile(index, str(path), start, tuple((p, n) for p, n in runs),
+                     first_time, first_rows)
 
 
 def write_sends(path: Path, sends: Any, producers_per_file: int | None = None) -> None:
@@ -162,23 +225,34 @@ def write_sends(path: Path, sends: Any, producers_per_file: int | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m rocketlb_core.replay.layout",
-                                 description="Rewrite a trace's sends into the replay layout.")
+    from rocketlb_core.cli import parser, run
+
+    ap = parser("python -m rocketlb_core.replay.layout",
+                "Rewrite a trace's sends into the replay layout (in memory).",
+                "python -m rocketlb_core.replay.layout my-trace my-trace-in-layout")
     ap.add_argument("src", type=Path, help="trace folder")
     ap.add_argument("dst", type=Path, help="new trace folder (written atomically)")
     ap.add_argument("--producers-per-file", type=int, default=None)
-    args = ap.parse_args(argv)
-    import pyarrow.parquet as pq
+    ap.add_argument("--force", action="store_true", help=FORCE_HELP)
+    return run(lambda: _main(ap.parse_args(argv)))
 
-    from rocketlb_core.trace import SENDS
 
-    table = pq.read_table([str(p) for p in sends_files(args.src)], columns=list(SENDS)) \
-        if (args.src / "sends.parquet").is_dir() else \
-        pq.read_table(args.src / "sends.parquet", columns=list(SENDS))
-    with atomic_folder(args.dst) as tmp:
-        for f in args.src.iterdir():
-            if f.name != "sends.parquet" and f.is_file():
-                shutil.copy2(f, tmp / f.name)
+def _main(args: argparse.Namespace) -> int:
+    from rocketlb_core.atomic import MARKER, check_output
+    from rocketlb_core.errors import UsageError
+    from rocketlb_core.trace import load_trace
+
+    if args.producers_per_file is not None and args.producers_per_file < 1:
+        raise UsageError(f"--producers-per-file must be >= 1, got {args.producers_per_file}")
+    check_output(args.dst, COMMAND, inputs=[args.src], force=args.force)
+    small = load_trace(args.src, sends=False, plan=False)      # everything but the sends
+    table = read_any_order(small.folder, small.topic)
+    with atomic_folder(args.dst, COMMAND, inputs=[args.src], force=args.force) as tmp:
+        for f in sorted(small.folder.iterdir()):     # the checked files, links followed
+            if f.exists() and (f.name in TRACE_FILES or (
+                    f.name not in ("sends.parquet", MARKER) and f.is_file()
+                    and not f.is_symlink())):
+                shutil.copyfile(f, tmp / f.name)
         write_sends(tmp / "sends.parquet", table, args.producers_per_file)
     return 0
 

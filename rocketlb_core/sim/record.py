@@ -14,7 +14,9 @@ from rocketlb_core.trace import write_trace
 MESSAGE_SIZE = 1024
 
 
-def record_trace(result: RunResult, folder: Path, provenance: str = "") -> None:
+def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
+                 force: bool = False) -> None:
+    """Write the run as the trace folder ``folder`` (``rocketlb_core.atomic``'s rule)."""
     world = result.world
     sc = world.scenario
     topic = sc.producers[0].topic if sc.producers else sc.topics[0].name
@@ -69,4 +71,5 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "") -> None:
             "fault_tolerance": {p.name: p.fault_tolerance for p in sc.producers},
             "groups": {g.name: {"strategy": g.strategy, "model": g.model,
                                 "consume_rate_per_s": g.consume_rate_per_s} for g in sc.groups}}
-    write_trace(folder, meta, brokers_csv, route_csv, sends, cond, mem if mem["time_ms"] else None)
+    write_trace(folder, meta, brokers_csv, route_csv, sends, cond, mem if mem["time_ms"] else None,
+                command="simulate --record", inputs=[sc.path], force=force)

@@ -338,13 +338,15 @@ def check_expectations(summary: dict[str, Any], expect: dict[str, Any]) -> list[
     return problems
 
 
-def write_outputs(result: RunResult, out_dir: Path) -> None:
-    """journal/messages/deliveries as Parquet plus summary.json, replacing ``out_dir`` whole."""
+def write_outputs(result: RunResult, out_dir: Path, *, force: bool = False) -> None:
+    """journal/messages/deliveries as Parquet plus summary.json, replacing ``out_dir`` whole
+    (when ``rocketlb_core.atomic``'s rule allows it; ``force`` as there)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     world = result.world
-    with atomic_folder(out_dir) as tmp:
+    with atomic_folder(out_dir, "simulate", inputs=[result.world.scenario.path],
+                       force=force) as tmp:
         j = world.env.journal
         tables = {
             "journal": pa.table({

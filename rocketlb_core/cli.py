@@ -1,0 +1,97 @@
+"""What every command shares: its ``--help`` layout and how it ends.
+
+Exit status, the same for every command (stated in each ``--help``):
+
+* 0: success;
+* 2: bad input: a file, folder or argument the user gave (``InputError``: the message names the
+  file, and the row and field where there is one); nothing was written;
+* 1: an internal error: a bug in rocketlb. The message says so; ``ROCKETLB_TRACEBACK=1``
+  prints the traceback for a report;
+* 3: the command ran, and a check it was asked to make failed (``simulate``: a scenario's
+  ``[expect]``; ``conformance``: a vector that does not match).
+
+A closed pipe on stdout (``... | head``) ends the command quietly, with the status it would
+have had: the output folder is written before anything is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import textwrap
+import traceback
+from collections.abc import Callable
+
+from rocketlb_core.errors import InputError
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_CHECK = 0, 1, 2, 3
+
+EXIT_HELP = ("exit status: 0 success; 2 bad input (the message names the file, row and field; "
+             "nothing is written); 1 internal error (a bug: rerun with ROCKETLB_TRACEBACK=1 and "
+             "report it){checks}. Output folders are replaced only when absent, empty or an "
+             "earlier rocketlb output (--force for others, never /, home, the current folder, or "
+             "an input).")
+
+
+def epilog(example: str, checks: str = "") -> str:
+    """The end of a ``--help``: an example and the exit statuses (``checks`` describes status 3
+    for a command that checks something)."""
+    extra = f"; 3 {checks}" if checks else ""
+    return f"example:\n  {example}\n\n" + textwrap.fill(EXIT_HELP.format(checks=extra), 79)
+
+
+def parser(prog: str, description: str, example: str, *, checks: str = ""
+           ) -> argparse.ArgumentParser:
+    """An ``ArgumentParser`` whose ``--help`` ends with ``epilog``."""
+    return argparse.ArgumentParser(prog=prog, description=description,
+                                   epilog=epilog(example, checks),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def run(body: Callable[[], int]) -> int:
+    """Run a command's body and turn what it raised into an exit status (module docstring)."""
+    try:
+        status = body()
+        sys.stdout.flush()
+        return status
+    except InputError as exc:
+        _stderr(f"error: {exc}")
+        return EXIT_INPUT
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_OK
+    except KeyboardInterrupt:
+        _stderr("interrupted: nothing was written")
+        return 130
+    except Exception as exc:
+        if os.environ.get("ROCKETLB_TRACEBACK"):
+            traceback.print_exc()
+        _stderr(f"internal error (a bug in rocketlb, please report it): "
+                f"{type(exc).__name__}: {exc}"[:2000])
+        return EXIT_INTERNAL
+
+
+def _quiet_stdout() -> None:
+    """After the reader of stdout went away: point stdout at /dev/null, so the interpreter's
+    final flush does not complain on the way out."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)
+
+
+def _stderr(text: str) -> None:
+    with contextlib.suppress(BrokenPipeError, ValueError):
+        print(text, file=sys.stderr)
+
+
+def print_json(obj: object) -> None:
+    """A command's result on stdout, as the one JSON document it prints."""
+    import json
+
+    sys.stdout.write(json.dumps(obj, indent=1, sort_keys=True) + "\n")
