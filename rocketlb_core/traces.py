@@ -34,6 +34,9 @@ class TraceError(InputError):
 
     def __init__(self, path: Path | str, row: int | None, field: str | None, message: str):
         self.path, self.row, self.field = str(path), row, field
+        message = " ".join(message.split())            # one line, whatever a library said
+        if len(message) > 500:
+            message = message[:497] + "..."
         where = self.path
         if row is not None:
             where += f", row {row}"

@@ -22,3 +22,14 @@ def spark():
     session = spark_session("local[2]")
     yield session
     session.stop()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """The fuzzing harness's count of cases tried (tests/test_fuzz.py), per family."""
+    import sys
+
+    fuzz = sys.modules.get("tests.test_fuzz")
+    if fuzz is not None and fuzz.TRIED:
+        terminalreporter.write_sep("-", "fuzzing: cases tried")
+        for family, count in sorted(fuzz.TRIED.items()):
+            terminalreporter.write_line(f"{family}: {count}")

@@ -35,7 +35,7 @@ from rocketlb_core.replay.task import (
     merge_rows,
     replay_file,
 )
-from rocketlb_core.trace import Trace, load_trace
+from rocketlb_core.trace import Trace, arrow_errors, load_trace
 from rocketlb_core.traces import TraceError
 
 COMMAND = "replay producer"
@@ -89,7 +89,6 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
                             noop: bool = False, force: bool = False) -> dict[str, Any]:
     """Replay every file of a trace in this process (``replay_file`` per file, in order).
     ``out_dir`` follows ``rocketlb_core.atomic``'s rule (``force`` as there)."""
-    import pyarrow.parquet as pq
 
     check_output(out_dir, COMMAND, inputs=[trace_dir], force=force)
     job, name = prepare_job(trace_dir, config, noop)
@@ -99,7 +98,7 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
     def batches(path: str) -> Iterator[tuple[Any, int]]:
         nonlocal done
         first = 0
-        for b in pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["time_ms"]):
+        for b in _read_batches(path):
             times = b.column(0).to_numpy()
             yield times, first
             first += len(times)
@@ -118,6 +117,22 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
 
 
 BATCH_ROWS = 1 << 17
+
+
+def _read_batches(path: str) -> Iterator[Any]:
+    """A sends file's ``time_ms`` in batches; a file pyarrow cannot decode is a ``TraceError``."""
+    import pyarrow.parquet as pq
+
+    batches = pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["time_ms"])
+    while True:
+        try:
+            b = next(batches)
+        except StopIteration:
+            return
+        except arrow_errors() as exc:
+            raise TraceError(path, None, "time_ms", f"cannot read its rows: not a Parquet file "
+                             f"({exc})") from None
+        yield b
 _WHOLE_FILES = {                       # one scan partition per file, never split
     "spark.sql.files.maxPartitionBytes": str(1 << 50),
     "spark.sql.files.openCostInBytes": str(1 << 50),

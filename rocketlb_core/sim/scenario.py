@@ -307,7 +307,8 @@ def load(path: Path | str) -> Scenario:
     events = []
     for i, e in enumerate(r.array(top, "events", "", MAX_EVENTS)):
         w = f"events[{i}]"
-        if not isinstance(e, dict) or e.get("kind") not in EVENT_KINDS:
+        if not isinstance(e, dict) or not isinstance(e.get("kind"), str) or (
+                e["kind"] not in EVENT_KINDS):
             kind = e.get("kind") if isinstance(e, dict) else e
             raise r.fail(f"{w}.kind", f"unknown event {kind!r} "
                                       f"(known: {', '.join(sorted(EVENT_KINDS))})")

@@ -1,0 +1,401 @@
+"""Hostile inputs, found by machine: every input ends in exit 0 with a consistent result, or in
+exit 2 with a one-line error naming the file (and row and field); never a traceback, exit 1, a
+hang or an unbounded read.
+
+Four families, each a Hypothesis test with a fixed seed (``derandomize``) and a bounded number of
+cases (CI runs the default, about a minute in all; more on demand:
+``ROCKETLB_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest tests/test_fuzz.py``):
+
+* byte-level and file-level mutation of the shipped traces (truncated and corrupt Parquet and
+  CSV, flipped bytes, BOMs, empty files, folders where files belong, links that leave the
+  folder or point at a device, deleted files), replayed on the producer and consumer side and
+  rewritten by ``replay.layout``;
+* traces built from hostile values (NaN, inf, negative and 2^63 times, wrong column types,
+  unordered and duplicate rows, unknown names, unicode and very long strings);
+* scenario files: mutated shipped scenarios and hostile values; ``load`` accepts or names the
+  field, and what it accepts is small enough to run;
+* conformance files: mutated vector files.
+
+Each case runs the real command's ``main`` in this process under an alarm (a hang fails the
+test). The number of cases tried is printed at the end of the run (``conftest.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import shutil
+import signal
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rocketlb_core import data_path
+from rocketlb_core.atomic import MARKER
+
+EXAMPLES = int(os.environ.get("ROCKETLB_FUZZ_EXAMPLES", "500"))
+CASE_SECONDS = 60                        # a case taking longer is a hang
+TRIED: Counter[str] = Counter()          # reported by conftest.py
+FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck))
+TRACES = ("seed002-outage", "membership-day", "slow-broker")
+TRACE_FILES = ("trace.json", "brokers.csv", "route.csv", "sends.parquet", "conditions.parquet",
+               "membership.parquet")
+HOSTILE_INTS = [-1, 0, 1, 2**31 - 1, 2**31, 2**53, 2**63 - 1, -(2**63), 10**12]
+HOSTILE_FLOATS = [math.nan, math.inf, -math.inf, -1.0, 0.0, 1e-300, 1e300, 5e3, 2.0]
+HOSTILE_TEXT = ["", " ", "\ufeffbroker-a", "broker-a\n", "x" * 300, "x" * 100_000, "弹性伸缩",
+                "broker-a\x00", "../../etc/passwd", "broker-a", "producer-0", "TopicTest"]
+
+
+@contextlib.contextmanager
+def _alarm(seconds: int) -> Iterator[None]:
+    def hang(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"a case ran longer than {seconds} s: a hang")
+
+    old = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def run_command(module: str, argv: list[str]) -> tuple[int, str, str]:
+    import importlib
+
+    main = importlib.import_module(module).main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _alarm(CASE_SECONDS):
+        try:
+            status = main(argv)
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+    return status, out.getvalue(), err.getvalue()
+
+
+def check_outcome(family: str, status: int, stdout: str, stderr: str, folder: Path,
+                  out: Path) -> None:
+    """The oracle: 0 with an output, or 2 with a clear error naming a file in ``folder``."""
+    TRIED[family] += 1
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert status in (0, 2), f"status {status}: {stderr[-3000:]}"
+    if status == 2:
+        TRIED[f"{family}: refused"] += 1
+        assert stderr.startswith("error: "), stderr[:500]
+        assert len(stderr.strip().splitlines()) == 1, stderr[:2000]
+        assert str(folder) in stderr, stderr[:500]
+        assert stdout == ""
+        assert not out.exists()
+        assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}")]
+    else:
+        assert (out / MARKER).is_file()
+        assert (out / "summary.json").is_file() or (out / "trace.json").is_file()
+
+
+def _replay_consistent(summary: dict[str, Any], trace: Path, out: Path) -> None:
+    """A producer replay that succeeded accounts for every send of the trace, once."""
+    sends = pq.read_table(out / "sends.parquet")
+    assert summary["sends"] == sends.num_rows
+    src = trace / "sends.parquet"
+    files = sorted(src.glob("*.parquet")) if src.is_dir() else [src]
+    assert sends.num_rows == sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    assert sum(summary["failures_by_error"].values()) == summary["failed"]
+    assert summary["stored"] + summary["failed"] == summary["sends"]
+
+
+# ---------------------------------------------------------------- byte and file mutations
+
+def _mutate(rng: Any, path: Path, kind: str) -> None:
+    if path.is_dir():
+        path = sorted(path.glob("*.parquet"))[0]
+    data = path.read_bytes() if path.exists() else b""
+    if kind == "truncate":
+        path.write_bytes(data[: rng.randrange(len(data) + 1)])
+    elif kind == "flip":
+        buf = bytearray(data)
+        for _ in range(rng.randrange(1, 9)):
+            if buf:
+                buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(buf))
+    elif kind == "bytes":
+        buf = bytearray(data)
+        at = rng.randrange(len(buf) + 1)
+        buf[at:at + rng.randrange(0, 64)] = rng.randbytes(rng.randrange(0, 64))
+        path.write_bytes(bytes(buf))
+    elif kind == "bom":
+        path.write_bytes(b"\xef\xbb\xbf" + data)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "duplicate-lines":
+        lines = data.splitlines(keepends=True)
+        if lines:
+            at = rng.randrange(len(lines))
+            path.write_bytes(b"".join([*lines[:at + 1], lines[at], *lines[at + 1:]]))
+    elif kind == "folder":
+        path.unlink()
+        path.mkdir()
+        (path / "x").write_text("x")
+    elif kind == "delete":
+        path.unlink()
+    elif kind == "link-out":
+        path.unlink()
+        path.symlink_to(rng.choice(["/etc/passwd", "/dev/zero", "/dev/urandom", "/proc/self"]))
+    elif kind == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+
+
+MUTATIONS = ["truncate", "flip", "bytes", "bom", "empty", "duplicate-lines", "folder", "delete",
+             "link-out", "fifo"]
+
+
+@FUZZ
+@given(trace=st.sampled_from(TRACES), file=st.sampled_from(TRACE_FILES),
+       kind=st.sampled_from(MUTATIONS), rng=st.randoms(use_true_random=False),
+       side=st.sampled_from(["producer", "consumer", "layout"]))
+def test_mutated_shipped_traces(trace: str, file: str, kind: str, rng: Any, side: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        folder = Path(tmp) / "trace"
+        shutil.copytree(data_path("traces", trace), folder)
+        if (folder / file).exists():
+            _mutate(rng, folder / file, kind)
+        out = Path(tmp) / "out"
+        if side == "layout":
+            status, stdout, stderr = run_command("rocketlb_core.replay.layout",
+                                                 [str(folder), str(out)])
+        else:
+            status, stdout, stderr = run_command(
+                "rocketlb_core.replay.__main__",
+                [side, "--trace", str(folder), "--out", str(out)])
+        check_outcome("mutated trace", status, stdout, stderr, folder, out)
+        if status == 0 and side == "producer":
+            _replay_consistent(json.loads(stdout), folder, out)
+
+
+# ---------------------------------------------------------------- traces from hostile values
+
+def _column(draw: Any, values: list[Any], typ: Any, odds: int) -> Any:
+    kind = _rarely(draw, st.just("as is"), ["text", "float", "null"], odds)
+    try:
+        if kind == "text":
+            return pa.array([None if v is None else str(v) for v in values], pa.string())
+        if kind == "float":
+            return pa.array([None if v is None or isinstance(v, str) else float(v)
+                             for v in values], pa.float64())
+        if kind == "null":
+            return pa.nulls(len(values))
+        return pa.array(values, typ)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
+        return pa.array([str(v) for v in values], pa.string())
+
+
+def _rarely(draw: Any, valid: Any, hostile: list[Any], odds: int) -> Any:
+    """A valid value, or one time in ``odds`` (0: never) a hostile one."""
+    if odds and draw(st.integers(0, odds - 1)) == 0:
+        return draw(st.sampled_from(hostile))
+    return draw(valid)
+
+
+@st.composite
+def hostile_traces(draw: Any) -> dict[str, Any]:
+    """A small trace; how hostile is drawn first (0: valid values only), so that some cases
+    are valid and replayed, and the rest carry a few hostile values among valid ones."""
+    odds = draw(st.sampled_from([0, 0, 200, 50, 10, 3]))
+    brokers = draw(st.lists(st.sampled_from(["broker-a", "broker-b", "broker-c"]),
+                            min_size=1, max_size=3, unique=True))
+    if _rarely(draw, st.just(False), [True], odds):
+        brokers.append(draw(st.sampled_from(["x" * 300, "\ufeffbroker-a", "b,c", "弹性"])))
+    n = _rarely(draw, st.integers(1, 40), [0], odds)
+    producers = draw(st.lists(st.sampled_from(["p0", "p1", "弹性"]), min_size=1, max_size=3,
+                              unique=True))
+    if _rarely(draw, st.just(False), [True], odds):
+        producers.append(draw(st.sampled_from(["x" * 300, "", "p\n", "p\x00"])))
+    times = [_rarely(draw, st.integers(0, 600_000), HOSTILE_INTS, odds) for _ in range(n)]
+    owner = [producers[i % len(producers)] for i in range(n)]
+    if _rarely(draw, st.just(True), [False], odds):      # in order, one producer after another
+        order = sorted(range(n), key=lambda i: (owner[i], times[i]))
+        times, owner = [times[i] for i in order], [owner[i] for i in order]
+    sends = {"time_ms": times, "producer": owner,
+             "topic": [_rarely(draw, st.just("T"), ["Other", None, ""], odds) for _ in range(n)],
+             "key": [draw(st.sampled_from([None, "k", "弹性" * 100])) for _ in range(n)],
+             "size": [_rarely(draw, st.just(1024), [0, -5, 2**40], odds) for _ in range(n)]}
+    m = _rarely(draw, st.integers(1, 8), [0], odds)
+    ctimes = sorted(_rarely(draw, st.integers(0, 600_000), HOSTILE_INTS, odds) for _ in range(m))
+    kinds = [_rarely(draw, st.sampled_from(["latency", "down", "up", "partition", "heal"]),
+                     ["meteor", ""], odds) for _ in range(m)]
+    conditions = {
+        "time_ms": ctimes,
+        "broker": [_rarely(draw, st.sampled_from(brokers), ["ghost"], odds) for _ in range(m)],
+        "client": [draw(st.sampled_from(producers)) if k in ("partition", "heal")
+                   else _rarely(draw, st.none(), ["p0"], odds) for k in kinds],
+        "kind": kinds,
+        "mode": [draw(st.sampled_from(["clean", "silent"])) if k == "down"
+                 else _rarely(draw, st.none(), ["sideways"], odds) for k in kinds],
+        "median_ms": [_rarely(draw, st.floats(0.5, 5000.0), HOSTILE_FLOATS, odds)
+                      if k == "latency" else None for k in kinds],
+        "p99_ms": [_rarely(draw, st.floats(0.5, 20000.0), [*HOSTILE_FLOATS, None], odds)
+                   if k == "latency" else None for k in kinds]}
+    k = _rarely(draw, st.integers(1, 6), [0], odds)
+    mtimes = sorted(draw(st.lists(st.integers(0, 600_000), min_size=k, max_size=k)))
+    membership = {
+        "time_ms": mtimes, "group": ["G"] * k,
+        "member": [draw(st.sampled_from(["c0", "c1", "c2"])) for _ in range(k)],
+        "client_id": [_rarely(draw, st.sampled_from(["10.0.0.1@1", "10.0.0.2@1"]),
+                              ["x" * 300], odds) for _ in range(k)],
+        "event": [_rarely(draw, st.sampled_from(["join", "join", "leave", "crash"]), ["wave"],
+                          odds) for _ in range(k)],
+        "room": ["room-1"] * k}
+    meta: dict[str, Any] = {
+        "format": "rocketlb-trace", "version": 1, "name": "fuzz", "topic": "T", "start_ms": 0,
+        "end_ms": _rarely(draw, st.integers(0, 700_000), [-1, 2**63, 10**10], odds),
+        "fault_tolerance": {p: draw(st.booleans()) for p in producers},
+        "groups": {"G": {"consume_rate_per_s": _rarely(
+            draw, st.floats(1.0, 1e5), [0.0, math.nan, math.inf, 1e308], odds)}}}
+    extra = _rarely(draw, st.sampled_from([None, ("line", "5.3.3"), ("line", "4.7.1")]),
+                    [("colour", "red"), ("line", "4.2.0"), ("seed", -3)], odds)
+    if extra is not None:
+        meta[extra[0]] = extra[1]
+    queues = _rarely(draw, st.integers(1, 8), [0, 1025, -1, 2**70], odds)
+    return {"brokers": brokers, "sends": sends, "conditions": conditions,
+            "membership": membership if k else None, "meta": meta, "queues": queues,
+            "odds": odds}
+
+
+def _write_hostile(folder: Path, t: dict[str, Any], draw: Any) -> None:
+    folder.mkdir()
+    (folder / "trace.json").write_text(json.dumps(t["meta"]))
+    (folder / "brokers.csv").write_text("cluster,broker_name,broker_id,address,room\n" + "".join(
+        f'C,"{b}",0,10.0.0.{i}:10911,room-1\n' for i, b in enumerate(t["brokers"])))
+    (folder / "route.csv").write_text("topic,broker_name,read_queue_nums,write_queue_nums,perm\n"
+                                      + "".join(f'T,"{b}",{t["queues"]},{t["queues"]},6\n'
+                                                for b in t["brokers"]))
+    types = {"time_ms": pa.int64(), "size": pa.int32(), "median_ms": pa.float64(),
+             "p99_ms": pa.float64()}
+    for name in ("sends", "conditions", "membership"):
+        cols = t[name]
+        if cols is None:
+            continue
+        table = pa.table({c: _column(draw, v, types.get(c, pa.string()), t["odds"])
+                          for c, v in cols.items()})
+        pq.write_table(table, folder / f"{name}.parquet")
+
+
+@FUZZ
+@given(t=hostile_traces(), data=st.data(), side=st.sampled_from(["producer", "consumer",
+                                                                  "layout"]))
+def test_traces_of_hostile_values(t: dict[str, Any], data: Any, side: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        folder = Path(tmp) / "trace"
+        _write_hostile(folder, t, data.draw)
+        out = Path(tmp) / "out"
+        if side == "layout":
+            status, stdout, stderr = run_command("rocketlb_core.replay.layout",
+                                                 [str(folder), str(out)])
+        else:
+            status, stdout, stderr = run_command(
+                "rocketlb_core.replay.__main__", [side, "--trace", str(folder), "--out", str(out)])
+        check_outcome("hostile trace", status, stdout, stderr, folder, out)
+        if status == 0 and side == "producer":
+            _replay_consistent(json.loads(stdout), folder, out)
+
+
+# ---------------------------------------------------------------- scenarios
+
+SCENARIOS = sorted(p.name for p in data_path("scenarios").glob("*.toml"))
+HOSTILE_TOML = ["-1", "0", "1e308", "nan", "inf", "-inf", "9223372036854775807", '"fast"',
+                "[]", "{}", "true", '"' + "x" * 400 + '"', "[1, [2, [3]]]", '"弹性"']
+
+
+@FUZZ
+@given(name=st.sampled_from(SCENARIOS), rng=st.randoms(use_true_random=False),
+       how=st.sampled_from(["value", "value", "bytes", "truncate", "unknown key"]))
+def test_mutated_scenarios(name: str, rng: Any, how: str) -> None:
+    """A mutated scenario loads, or is refused naming the file; what loads is within the
+    bounds, so its run is bounded too (the run itself is exercised by test_simulate)."""
+    from rocketlb_core.limits import MAX_SIM_MESSAGES
+    from rocketlb_core.sim.scenario import ScenarioError, load
+
+    text = data_path("scenarios", name).read_text()
+    lines = text.splitlines()
+    if how == "value":
+        at = [i for i, line in enumerate(lines) if "=" in line and not line.startswith("#")]
+        i = rng.choice(at)
+        lines[i] = lines[i].split("=", 1)[0] + "= " + rng.choice(HOSTILE_TOML)
+        text = "\n".join(lines)
+    elif how == "unknown key":
+        at = [i for i, line in enumerate(lines) if line.startswith("[")] or [0]
+        i = rng.choice(at)
+        lines.insert(i + 1, "colour_of_the_sky = 1")
+        text = "\n".join(lines)
+    elif how == "bytes":
+        buf = bytearray(text.encode())
+        for _ in range(rng.randrange(1, 6)):
+            buf[rng.randrange(len(buf))] = rng.randrange(256)
+        text = buf.decode("utf-8", "replace")
+    else:
+        text = text[: rng.randrange(len(text))]
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        path = Path(tmp) / name
+        path.write_text(text)
+        TRIED["scenario"] += 1
+        with _alarm(CASE_SECONDS):
+            try:
+                sc = load(path)
+            except ScenarioError as exc:
+                message = str(exc)
+            else:
+                message = ""
+        if message:
+            TRIED["scenario: refused"] += 1
+            assert str(path) in message
+            if how == "unknown key":
+                assert "colour_of_the_sky" in message or "TOML" in message
+            return
+        sent = sum(p.rate_per_s * (sc.duration_ms - p.start_ms) / 1000 for p in sc.producers)
+        assert sent <= MAX_SIM_MESSAGES
+
+
+# ---------------------------------------------------------------- conformance files
+
+VECTORS = sorted(p.name for p in (Path(__file__).parent / "vectors").glob("*.gz"))
+
+
+@FUZZ
+@given(name=st.sampled_from(VECTORS), rng=st.randoms(use_true_random=False),
+       kind=st.sampled_from(["truncate", "flip", "bytes", "empty", "duplicate-lines"]))
+def test_mutated_conformance_files(name: str, rng: Any, kind: str) -> None:
+    import gzip
+
+    lines = gzip.decompress((Path(__file__).parent / "vectors" / name).read_bytes()).splitlines(
+        keepends=True)
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        path = Path(tmp) / name.removesuffix(".gz")
+        path.write_bytes(b"".join(lines[:3]))
+        _mutate(rng, path, kind)
+        status, _stdout, stderr = run_command("rocketlb_core.conformance.__main__", [str(path)])
+        TRIED["conformance file"] += 1
+        assert "Traceback" not in stderr, stderr[-3000:]
+        assert status in (0, 2, 3), f"status {status}: {stderr[-3000:]}"
+        if status == 2:
+            assert str(path) in stderr
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _memory_stays_bounded() -> Iterator[None]:
+    """No case may balloon memory: the whole module's peak RSS stays under 4 GiB."""
+    yield
+    import resource
+
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 4 * 2**20   # KiB
