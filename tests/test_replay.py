@@ -300,3 +300,21 @@ def test_the_spark_engine_over_spark_connect(tmp_path: Path) -> None:
     assert got["summary"] == expected
     assert got["progress"][-1] == [1, 1]
     assert _files(tmp_path / "connect") == _files(tmp_path / "py")
+
+
+@pytest.mark.spark
+def test_a_corrupt_page_is_bad_input_on_both_engines(spark, tmp_path: Path) -> None:
+    """A sends file whose footer is whole but whose data is not: both engines name the file
+    (exit 2 from the command), neither leaves output behind."""
+    trace = tmp_path / "trace"
+    shutil.copytree(data_path("traces", "seed002-outage"), trace)
+    path = trace / "sends.parquet"
+    data = bytearray(path.read_bytes())
+    for at in range(8, len(data) // 4, 97):           # the first column chunk: time_ms
+        data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+    for engine in (replay_producers_python, replay_producers_spark):
+        with pytest.raises(TraceError) as info:
+            engine(trace, tmp_path / "out", ReplayConfig())
+        assert Path(info.value.path) == path
+        assert not (tmp_path / "out").exists()

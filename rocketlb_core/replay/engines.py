@@ -185,6 +185,16 @@ def _reraise_trace_error(exc: Exception) -> None:
                      payload["message"]) from None
 
 
+def _reraise_unreadable(exc: Exception, files: tuple[Any, ...]) -> None:
+    """Spark could not decode a sends file (a corrupt page): the same ``TraceError`` the Python
+    engine raises, naming the file, instead of a Java stack trace."""
+    text = str(exc)
+    for f in files:
+        if f.path in text and ("Parquet" in text or "parquet" in text):
+            raise TraceError(f.path, None, "time_ms", "cannot read its rows: not a Parquet file "
+                             f"(Spark: {text.strip().splitlines()[0][:200]})") from None
+
+
 def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
                            master: str | None = None, *, noop: bool = False,
                            progress: Callable[[int, int], None] | None = None,
@@ -217,6 +227,7 @@ def replay_producers_spark(trace_dir: Path, out_dir: Path, config: ReplayConfig,
                 rows = frame.collect()
         except Exception as exc:
             _reraise_trace_error(exc)
+            _reraise_unreadable(exc, job.files)
             raise
         finally:
             for k, old in saved.items():
