@@ -94,6 +94,16 @@ def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.s
     return st
 
 
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (names may not)."""
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+
+
+def is_name(value: object) -> bool:
+    """A name as ``check_name`` accepts it."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS and not has_control(value)
+
+
 def check_name(path: Path | str, row: int | None, field: str, value: Any) -> str:
     """A name (topic, broker, producer, client, group, member, room...): non-empty text of at
     most ``MAX_NAME_CHARS`` characters without control characters."""
@@ -102,7 +112,7 @@ def check_name(path: Path | str, row: int | None, field: str, value: Any) -> str
     if len(value) > MAX_NAME_CHARS:
         raise TraceError(path, row, field, f"a name of {len(value)} characters (at most "
                          f"{MAX_NAME_CHARS})")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if has_control(value):
         raise TraceError(path, row, field, f"control characters in the name {value[:40]!r}")
     return value
 

@@ -85,6 +85,14 @@ def run_command(module: str, argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+def run_side(side: str, folder: Path, out: Path) -> tuple[int, str, str]:
+    """``replay producer|consumer`` on the trace ``folder``, or ``replay.layout`` of it."""
+    if side == "layout":
+        return run_command("rocketlb_core.replay.layout", [str(folder), str(out)])
+    return run_command("rocketlb_core.replay.__main__",
+                       [side, "--trace", str(folder), "--out", str(out)])
+
+
 def check_outcome(family: str, status: int, stdout: str, stderr: str, folder: Path,
                   out: Path) -> None:
     """The oracle: 0 with an output, or 2 with a clear error naming a file in ``folder``."""
@@ -172,13 +180,7 @@ def test_mutated_shipped_traces(trace: str, file: str, kind: str, rng: Any, side
         if (folder / file).exists():
             _mutate(rng, folder / file, kind)
         out = Path(tmp) / "out"
-        if side == "layout":
-            status, stdout, stderr = run_command("rocketlb_core.replay.layout",
-                                                 [str(folder), str(out)])
-        else:
-            status, stdout, stderr = run_command(
-                "rocketlb_core.replay.__main__",
-                [side, "--trace", str(folder), "--out", str(out)])
+        status, stdout, stderr = run_side(side, folder, out)
         check_outcome("mutated trace", status, stdout, stderr, folder, out)
         if status == 0 and side == "producer":
             _replay_consistent(json.loads(stdout), folder, out)
@@ -300,12 +302,7 @@ def test_traces_of_hostile_values(t: dict[str, Any], data: Any, side: str) -> No
         folder = Path(tmp) / "trace"
         _write_hostile(folder, t, data.draw)
         out = Path(tmp) / "out"
-        if side == "layout":
-            status, stdout, stderr = run_command("rocketlb_core.replay.layout",
-                                                 [str(folder), str(out)])
-        else:
-            status, stdout, stderr = run_command(
-                "rocketlb_core.replay.__main__", [side, "--trace", str(folder), "--out", str(out)])
+        status, stdout, stderr = run_side(side, folder, out)
         check_outcome("hostile trace", status, stdout, stderr, folder, out)
         if status == 0 and side == "producer":
             _replay_consistent(json.loads(stdout), folder, out)

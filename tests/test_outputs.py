@@ -190,6 +190,7 @@ def test_a_file_or_a_link_where_the_folder_should_be(tmp_path: Path, command: st
 def test_a_failed_run_leaves_the_earlier_output_as_it_was(tmp_path: Path) -> None:
     """A trace whose error is found mid-replay (times out of order in the middle of a
     producer): the earlier output stays whole, and no temporary folder or lock is left."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     out = tmp_path / "out"
@@ -200,7 +201,7 @@ def test_a_failed_run_leaves_the_earlier_output_as_it_was(tmp_path: Path) -> Non
     table = pq.read_table(bad / "sends.parquet")
     times = table.column("time_ms").to_pylist()
     times[len(times) // 2] = 0
-    pq.write_table(table.set_column(0, "time_ms", __import__("pyarrow").array(times)),
+    pq.write_table(table.set_column(0, "time_ms", pa.array(times)),
                    bad / "sends.parquet", row_group_size=1 << 20)
     status, _, stderr = run(["rocketlb_core.replay", "producer", "--trace", str(bad),
                              "--out", str(out)])

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.atomic import atomic_folder
-from rocketlb_core.limits import MAX_NAME_CHARS, MAX_TIME_MS
-from rocketlb_core.traces import TraceError, check_name
+from rocketlb_core.limits import MAX_TIME_MS
+from rocketlb_core.traces import TraceError, check_name, is_name
 
 COMMAND = "replay layout"
 TRACE_FILES = ("trace.json", "brokers.csv", "route.csv", "conditions.parquet",
@@ -36,10 +36,6 @@ TRACE_FILES = ("trace.json", "brokers.csv", "route.csv", "conditions.parquet",
 FORCE_HELP = ("replace --out even when it holds files rocketlb did not write (never /, the home "
               "folder, the current folder or its ancestors, or an input)")
 
-
-def _plain_name(v: object) -> bool:
-    return isinstance(v, str) and 0 < len(v) <= MAX_NAME_CHARS and not any(
-        ord(ch) < 32 or ord(ch) == 127 for ch in v)
 
 ROW_GROUP_ROWS = 1 << 20
 
@@ -172,7 +168,7 @@ def _plan_file(index: int, path: Path, trace_dir: Path, topic: str, seen: dict[s
                 column == "topic" and not st[0] == st[1] == topic) or (
                 column in ("time_ms", "size") and st[0] < 0) or (
                 column == "time_ms" and st[1] > MAX_TIME_MS) or (
-                column == "producer" and not _plain_name(st[0]))
+                column == "producer" and not is_name(st[0]))
             if bad:
                 _first_bad_row(pf, path, rg, column, start, topic)
         producer = str(pf.read_row_group(rg, columns=["producer"]).column(0)[0]) \

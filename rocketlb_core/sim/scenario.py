@@ -37,6 +37,7 @@ from rocketlb_core.limits import (
     MAX_TOPICS,
 )
 from rocketlb_core.producer.line import ProducerLine
+from rocketlb_core.traces import has_control
 
 EVENT_KINDS = {
     "broker_crash": {"broker", "mode"},          # mode: clean (connections reset) | silent
@@ -181,7 +182,7 @@ class _Reader:
             raise self.fail(path, f"expected text, got {value!r}"[:200])
         if len(value) > limit:
             raise self.fail(path, f"{len(value)} characters (at most {limit})")
-        if limit == MAX_NAME_CHARS and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        if limit == MAX_NAME_CHARS and has_control(value):
             raise self.fail(path, f"control characters in {value[:40]!r}")
         return value
 
