@@ -1,5 +1,5 @@
 """Golden files: every shipped scenario's summary and journal digest, byte for byte
-(``rocketlb_core.sim.golden``; regenerate on purpose with ``python -m rocketlb_core.sim.golden``)."""
+(``rocketlb_core.sim.golden``; regenerate on purpose: ``python -m rocketlb_core.sim.golden``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from rocketlb_core.sim.golden import golden_path, golden_text, scenarios
 
 def test_every_scenario_has_a_golden_file() -> None:
     missing = [p.name for p in scenarios() if not golden_path(p).is_file()]
-    assert scenarios() and missing == []
+    assert scenarios()
+    assert missing == []
     stale = {p.stem for p in golden_path(scenarios()[0]).parent.glob("*.json")} - {
         p.stem for p in scenarios()}
     assert stale == set(), "golden files of scenarios that no longer exist"
