@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from rocketlb_core.replay.engines import replay_producers_python, replay_producers_spark
-from rocketlb_core.replay.generate import generate
 from rocketlb_core.replay.producer import ReplayConfig
+from rocketlb_core.trace.generate import generate
 
 
 def digest(folder: Path) -> str:

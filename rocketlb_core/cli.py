@@ -1,4 +1,10 @@
-"""What every command shares: its ``--help`` layout and how it ends.
+"""What every command of the ``rocketlb`` tool shares (``rocketlb_core.commands``): the common
+options, the ``--help`` layout and how a command ends.
+
+Options, the same wherever they appear: ``--out DIR`` (an output folder, written atomically),
+``--force``, ``--seed N``, ``--engine python|spark``, ``--master URL`` and ``--quiet`` (no
+progress or report on stderr). The result is one JSON document on stdout; progress and human
+reports go to stderr.
 
 Exit status, the same for every command (stated in each ``--help``):
 
@@ -23,8 +29,10 @@ import sys
 import textwrap
 import traceback
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from rocketlb_core.errors import InputError
+from rocketlb_core.errors import InputError, UsageError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_CHECK = 0, 1, 2, 3
 
@@ -33,6 +41,47 @@ EXIT_HELP = ("exit status: 0 success; 2 bad input (the message names the file, r
              "report it){checks}. Output folders are replaced only when absent, empty or an "
              "earlier rocketlb output (--force for others, never /, home, the current folder, or "
              "an input).")
+
+
+FORCE_HELP = ("replace --out even when it holds files rocketlb did not write (never /, the home "
+              "folder, the current folder or its ancestors, or an input)")
+
+
+def add_out(ap: argparse.ArgumentParser, *, required: bool = True,
+            help: str = "output folder (absent, empty, or an earlier output: replaced)") -> None:
+    """``--out DIR`` and ``--force``."""
+    ap.add_argument("--out", type=Path, required=required, default=None, help=help)
+    ap.add_argument("--force", action="store_true", help=FORCE_HELP)
+
+
+def add_seed(ap: argparse.ArgumentParser) -> None:
+    """``--seed N``: every random choice of the command derives from it."""
+    ap.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+
+
+def check_seed(seed: int) -> int:
+    if not 0 <= seed < 1 << 63:
+        raise UsageError(f"--seed must be from 0 to 2^63-1, got {seed}")
+    return seed
+
+
+def add_engine(ap: argparse.ArgumentParser) -> None:
+    """``--engine python|spark`` and ``--master``."""
+    ap.add_argument("--engine", choices=("python", "spark"), default="python")
+    ap.add_argument("--master", default=None,
+                    help="Spark master (local[*], spark://host:7077, sc://host:15002); default "
+                         "$ROCKETLB_SPARK_MASTER, else embedded local[*]")
+
+
+def add_quiet(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--quiet", "-q", action="store_true",
+                    help="nothing on stderr but errors (no progress, no report)")
+
+
+def say(args: argparse.Namespace, text: str) -> None:
+    """A human line on stderr, unless ``--quiet``."""
+    if not getattr(args, "quiet", False):
+        _stderr(text)
 
 
 def epilog(example: str, checks: str = "") -> str:
@@ -48,6 +97,18 @@ def parser(prog: str, description: str, example: str, *, checks: str = ""
     return argparse.ArgumentParser(prog=prog, description=description,
                                    epilog=epilog(example, checks),
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def subparser(sub: Any, name: str, summary: str, example: str,
+              func: Callable[[argparse.Namespace], int], *, checks: str = "",
+              description: str | None = None) -> argparse.ArgumentParser:
+    """A subcommand's parser (``sub`` from ``add_subparsers``) whose ``--help`` ends with
+    ``epilog``; ``func(args)`` is its body, returning the exit status."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=summary, description=description or summary,
+        epilog=epilog(example, checks), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=func)
+    return p
 
 
 def run(body: Callable[[], int]) -> int:

@@ -4,6 +4,7 @@ simulator and both replay engines. Real subprocesses throughout."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,12 +18,24 @@ VECTOR = str(Path(__file__).parent / "vectors" / "allocation-avg.jsonl.gz")
 OUTAGE = str(data_path("traces", "seed002-outage"))
 MEMBERS = str(data_path("traces", "membership-day"))
 SCENARIO = str(data_path("scenarios", "crash-without-unregister.toml"))
-HELP = {
-    "rocketlb_core.simulate": "3 a declared expectation failed",
-    "rocketlb_core.replay": "",
-    "rocketlb_core.replay.layout": "",
-    "rocketlb_core.replay.generate": "",
-    "rocketlb_core.conformance": "3 a vector did not match",
+ROCKETLB = str(Path(sys.executable).parent / "rocketlb")     # the console script
+HELP = {                    # every subcommand, and what its --help says of exit status 3
+    "simulate": "3 a declared expectation failed",
+    "replay producer": "",
+    "replay consumer": "",
+    "trace layout": "",
+    "trace generate": "",
+    "trace validate": "",
+    "conformance": "3 a vector did not match",
+    "compare": "",
+}
+ALIASES = {                 # python -m forms, kept as aliases of the rocketlb subcommands
+    "rocketlb_core.simulate": "simulate",
+    "rocketlb_core.replay": "replay",
+    "rocketlb_core.replay.layout": "trace layout",
+    "rocketlb_core.replay.generate": "trace generate",
+    "rocketlb_core.conformance": "conformance",
+    "rocketlb_core.consumer.compare": "compare",
 }
 
 
@@ -32,28 +45,70 @@ def _py(*args: str, env: dict[str, str] | None = None, timeout: int = 600
                           timeout=timeout, env=env)
 
 
-@pytest.mark.parametrize("module", sorted(HELP))
-def test_help_states_the_exit_statuses_and_an_example(module: str) -> None:
-    proc = _py("-m", module, "--help")
+def _rocketlb(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([ROCKETLB, *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("command", sorted(HELP))
+def test_help_states_the_exit_statuses_and_an_example(command: str) -> None:
+    proc = _rocketlb(*command.split(), "--help")
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stdout.split())
-    assert "example: python -m rocketlb_core." in text
+    assert f"example: rocketlb {command}" in text
     assert "exit status: 0 success; 2 bad input" in text
     assert "1 internal error" in text
-    assert HELP[module] in text
-    if module == "rocketlb_core.replay":
-        for kind in ("producer", "consumer"):
-            sub = " ".join(_py("-m", module, kind, "--help").stdout.split())
-            assert f"example: python -m rocketlb_core.replay {kind}" in sub
-            assert "exit status: 0 success" in sub
-            assert "--force" in sub
+    assert HELP[command] in text
+
+
+def test_the_tool_lists_every_subcommand() -> None:
+    proc = _rocketlb("--help")
+    assert proc.returncode == 0, proc.stderr
+    for command in {c.split()[0] for c in HELP}:
+        assert command in proc.stdout
+    assert _rocketlb().returncode == 2                  # no subcommand: a usage error
+    assert _rocketlb("no-such-command").returncode == 2
+
+
+@pytest.mark.parametrize("module", sorted(ALIASES))
+def test_the_python_m_forms_are_aliases(module: str) -> None:
+    alias = _py("-m", module, "--help")
+    tool = _rocketlb(*ALIASES[module].split(), "--help")
+    assert alias.returncode == tool.returncode == 0, alias.stderr
+    assert alias.stdout == tool.stdout
+
+
+def test_compare_prints_json_or_markdown() -> None:
+    data = json.loads(_rocketlb("compare").stdout)
+    table = _rocketlb("compare", "--markdown").stdout.splitlines()
+    assert len(table) == 2 + len(data)
+    assert {r["strategy"] for r in data} >= {"AVG", "STICKY"}
+    first = data[0]
+    assert table[2].startswith(f"| {first['sequence']} | {first['strategy']} |")
+    assert f"| {first['moved_total']} |" in table[2]
+
+
+def test_trace_validate_describes_a_trace_and_names_a_bad_file(tmp_path: Path) -> None:
+    proc = _rocketlb("trace", "validate", OUTAGE, "--rows")
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout)
+    assert info["topic"] in info["routes"]
+    assert info["sends"]["rows"] > 0
+    assert info["conditions"]["rows"] == sum(info["conditions"]["by_kind"].values())
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(OUTAGE, broken)
+    (broken / "route.csv").write_text("topic,broker_name\n")
+    bad = _rocketlb("trace", "validate", str(broken))
+    assert bad.returncode == 2
+    assert bad.stderr.startswith(f"error: {broken / 'route.csv'}")
 
 
 @pytest.mark.parametrize("argv", [
-    ["-m", "rocketlb_core.replay", "producer", "--trace", OUTAGE, "--out", "{out}"],
-    ["-m", "rocketlb_core.replay", "consumer", "--trace", MEMBERS, "--out", "{out}"],
-    ["-m", "rocketlb_core.simulate", SCENARIO],
-    ["-m", "rocketlb_core.conformance", VECTOR, VECTOR, VECTOR],
+    ["-m", "rocketlb_core", "replay", "producer", "--trace", OUTAGE, "--out", "{out}"],
+    ["-m", "rocketlb_core", "replay", "consumer", "--trace", MEMBERS, "--out", "{out}"],
+    ["-m", "rocketlb_core", "simulate", SCENARIO],
+    ["-m", "rocketlb_core", "conformance", "--quiet", VECTOR, VECTOR, VECTOR],
 ], ids=["replay producer", "replay consumer", "simulate", "conformance"])
 def test_a_closed_pipe_ends_quietly(tmp_path: Path, argv: list[str]) -> None:
     """The reader of stdout is gone before the command prints (``... | head`` at its
@@ -78,13 +133,13 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path, argv: list[str]) -> None:
 
 
 def test_bad_input_is_2_and_a_bug_would_be_1(tmp_path: Path) -> None:
-    bad = _py("-m", "rocketlb_core.replay", "producer", "--trace", str(tmp_path / "nowhere"),
+    bad = _py("-m", "rocketlb_core", "replay", "producer", "--trace", str(tmp_path / "nowhere"),
               "--out", str(tmp_path / "out"))
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: ")
     assert "nowhere" in bad.stderr
     assert "Traceback" not in bad.stderr
-    usage = _py("-m", "rocketlb_core.replay", "consumer", "--trace", MEMBERS, "--out",
+    usage = _py("-m", "rocketlb_core", "replay", "consumer", "--trace", MEMBERS, "--out",
                 str(tmp_path / "out"), "--strategies", "AVG,RANDOM")
     assert usage.returncode == 2
     assert "unknown strategies ['RANDOM']" in usage.stderr
@@ -107,11 +162,11 @@ def test_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
     for seed in ("1", "2", "random"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         base = tmp_path / f"hash-{seed}"
-        sim = _py("-m", "rocketlb_core.simulate", SCENARIO, "--seed", "5", "--out",
+        sim = _py("-m", "rocketlb_core", "simulate", SCENARIO, "--seed", "5", "--out",
                   str(base / "sim"), "--record", str(base / "trace"), env=env)
         assert sim.returncode == 0, sim.stderr
         for kind, trace in (("producer", OUTAGE), ("consumer", MEMBERS)):
-            rep = _py("-m", "rocketlb_core.replay", kind, "--trace", trace, "--out",
+            rep = _py("-m", "rocketlb_core", "replay", kind, "--trace", trace, "--out",
                       str(base / kind), env=env)
             assert rep.returncode == 0, rep.stderr
             assert rep.stdout == (base / kind / "summary.json").read_text()

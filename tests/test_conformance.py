@@ -100,7 +100,7 @@ def test_each_lines_differences_are_exercised(name: str, as_tag: str) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rocketlb_core.conformance", *args],
+    return subprocess.run([sys.executable, "-m", "rocketlb_core", "conformance", *args],
                           capture_output=True, text=True, timeout=300)
 
 
@@ -109,9 +109,12 @@ def test_cli_prints_per_file_summaries_and_a_final_count() -> None:
              str(VECTORS / "producer-4.9.8.jsonl.gz")]
     proc = _cli(*files)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
+    lines = proc.stderr.strip().splitlines()           # the report, for people
     assert lines[0].endswith("primitives: 55 passed, 0 failed")
     assert lines[-1] == f"{55 + 12044} passed, 0 failed"
+    result = json.loads(proc.stdout)                     # the result, for programs
+    assert (result["passed"], result["failed"]) == (55 + 12044, 0)
+    assert [f["passed"] for f in result["files"]] == [55, 12044]
 
 
 def test_cli_exits_3_and_counts_a_wrong_expectation(tmp_path: Path) -> None:
@@ -122,8 +125,11 @@ def test_cli_exits_3_and_counts_a_wrong_expectation(tmp_path: Path) -> None:
     bad.write_text("\n".join(json.dumps(r) for r in recs))
     proc = _cli(str(bad))
     assert proc.returncode == 3
-    assert proc.stdout.strip().splitlines()[-1].endswith(" passed, 1 failed")
-    assert "FAIL " + recs[1]["id"] in proc.stdout
+    assert proc.stderr.strip().splitlines()[-1].endswith(" passed, 1 failed")
+    assert "FAIL " + recs[1]["id"] in proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["failed"] == 1
+    assert result["files"][0]["failures"][0]["case"].startswith(recs[1]["id"])
 
 
 @pytest.mark.parametrize(("content", "words"), [

@@ -9,7 +9,7 @@ cases (CI runs the default, about a minute in all; more on demand:
 * byte-level and file-level mutation of the shipped traces (truncated and corrupt Parquet and
   CSV, flipped bytes, BOMs, empty files, folders where files belong, links that leave the
   folder or point at a device, deleted files), replayed on the producer and consumer side and
-  rewritten by ``replay.layout``;
+  rewritten by ``rocketlb trace layout``;
 * traces built from hostile values (NaN, inf, negative and 2^63 times, wrong column types,
   unordered and duplicate rows, unknown names, unicode and very long strings);
 * scenario files: mutated shipped scenarios and hostile values; ``load`` accepts or names the
@@ -72,10 +72,10 @@ def _alarm(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def run_command(module: str, argv: list[str]) -> tuple[int, str, str]:
-    import importlib
+def run_command(argv: list[str]) -> tuple[int, str, str]:
+    """``rocketlb ARGV`` in this process: (status, stdout, stderr)."""
+    from rocketlb_core.commands import main
 
-    main = importlib.import_module(module).main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _alarm(CASE_SECONDS):
         try:
@@ -86,11 +86,10 @@ def run_command(module: str, argv: list[str]) -> tuple[int, str, str]:
 
 
 def run_side(side: str, folder: Path, out: Path) -> tuple[int, str, str]:
-    """``replay producer|consumer`` on the trace ``folder``, or ``replay.layout`` of it."""
+    """``rocketlb replay producer|consumer`` on the trace ``folder``, or ``trace layout``."""
     if side == "layout":
-        return run_command("rocketlb_core.replay.layout", [str(folder), str(out)])
-    return run_command("rocketlb_core.replay.__main__",
-                       [side, "--trace", str(folder), "--out", str(out)])
+        return run_command(["trace", "layout", str(folder), "--out", str(out)])
+    return run_command(["replay", side, "--trace", str(folder), "--out", str(out)])
 
 
 def check_outcome(family: str, status: int, stdout: str, stderr: str, folder: Path,
@@ -381,7 +380,7 @@ def test_mutated_conformance_files(name: str, rng: Any, kind: str) -> None:
         path = Path(tmp) / name.removesuffix(".gz")
         path.write_bytes(b"".join(lines[:3]))
         _mutate(rng, path, kind)
-        status, _stdout, stderr = run_command("rocketlb_core.conformance.__main__", [str(path)])
+        status, _stdout, stderr = run_command(["conformance", str(path)])
         TRIED["conformance file"] += 1
         assert "Traceback" not in stderr, stderr[-3000:]
         assert status in (0, 2, 3), f"status {status}: {stderr[-3000:]}"

@@ -26,20 +26,18 @@ SCENARIO = data_path("scenarios", "steady-state.toml")
 
 
 def _replay(kind: str, trace: Path) -> Callable[[Path, list[str]], list[str]]:
-    return lambda out, extra: ["rocketlb_core.replay", kind, "--trace", str(trace), "--out",
-                               str(out), *extra]
+    return lambda out, extra: ["replay", kind, "--trace", str(trace), "--out", str(out), *extra]
 
 
 COMMANDS: dict[str, Callable[[Path, list[str]], list[str]]] = {
-    "simulate --out": lambda out, extra: ["rocketlb_core.simulate", str(SCENARIO), "--out",
-                                          str(out), *extra],
-    "simulate --record": lambda out, extra: ["rocketlb_core.simulate", str(SCENARIO),
-                                             "--record", str(out), *extra],
+    "simulate --out": lambda out, extra: ["simulate", str(SCENARIO), "--out", str(out), *extra],
+    "simulate --record": lambda out, extra: ["simulate", str(SCENARIO), "--record", str(out),
+                                             *extra],
     "replay producer": _replay("producer", OUTAGE),
     "replay consumer": _replay("consumer", MEMBERS),
-    "replay layout": lambda out, extra: ["rocketlb_core.replay.layout", str(OUTAGE), str(out),
+    "replay layout": lambda out, extra: ["trace", "layout", str(OUTAGE), "--out", str(out),
                                          *extra],
-    "replay generate": lambda out, extra: ["rocketlb_core.replay.generate", "--sends", "5000",
+    "replay generate": lambda out, extra: ["trace", "generate", "--sends", "5000",
                                            "--producers", "4", "--out", str(out), *extra],
 }
 INPUT_OF = {"simulate --out": SCENARIO, "simulate --record": SCENARIO,
@@ -47,15 +45,13 @@ INPUT_OF = {"simulate --out": SCENARIO, "simulate --record": SCENARIO,
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
-    """Run a command's ``main`` in this process: (status, stdout, stderr)."""
-    import importlib
+    """Run ``rocketlb ARGV`` in this process: (status, stdout, stderr)."""
+    from rocketlb_core.commands import main
 
-    module = importlib.import_module(argv[0] if argv[0] != "rocketlb_core.replay"
-                                     else "rocketlb_core.replay.__main__")
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            status = module.main(argv[1:])
+            status = main(argv)
         except SystemExit as exc:               # argparse
             status = int(exc.code or 0)
     return status, out.getvalue(), err.getvalue()
@@ -203,7 +199,7 @@ def test_a_failed_run_leaves_the_earlier_output_as_it_was(tmp_path: Path) -> Non
     times[len(times) // 2] = 0
     pq.write_table(table.set_column(0, "time_ms", pa.array(times)),
                    bad / "sends.parquet", row_group_size=1 << 20)
-    status, _, stderr = run(["rocketlb_core.replay", "producer", "--trace", str(bad),
+    status, _, stderr = run(["replay", "producer", "--trace", str(bad),
                              "--out", str(out)])
     assert status == 2, stderr
     assert "time_ms" in stderr
@@ -253,7 +249,7 @@ def test_two_processes_writing_one_folder_one_wins_whole(tmp_path: Path) -> None
         assert first.stdout is not None
         assert first.stdin is not None
         assert first.stdout.readline().strip() == "writing"
-        second = subprocess.run([sys.executable, "-m", "rocketlb_core.replay.generate",
+        second = subprocess.run([sys.executable, "-m", "rocketlb_core", "trace", "generate",
                                  "--sends", "1000", "--producers", "2", "--out", str(out)],
                                 capture_output=True, text=True, timeout=300)
         assert second.returncode == 2, second.stderr

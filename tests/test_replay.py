@@ -17,8 +17,8 @@ from rocketlb_core import data_path
 from rocketlb_core.replay.consumer_engines import replay_consumers
 from rocketlb_core.replay.engines import replay_producers_python, replay_producers_spark
 from rocketlb_core.replay.producer import OUTPUT_COLUMNS, ReplayConfig
-from rocketlb_core.trace import load_trace
-from rocketlb_core.traces import TraceError
+from rocketlb_core.trace.read import load_trace
+from rocketlb_core.trace.schema import TraceError
 
 TRACES = sorted(p.parent for p in data_path("traces").glob("*/trace.json"))
 STRATEGIES = ["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "STICKY", "CONSISTENT_HASH_BOUNDED"]
@@ -189,8 +189,8 @@ def test_the_layout_tool_makes_any_order_replayable(tmp_path: Path) -> None:
     pq.write_table(table.take(list(range(table.num_rows))[::-1]), shuffled / "sends.parquet")
     with pytest.raises(TraceError, match="one producer per row group"):
         replay_producers_python(shuffled, tmp_path / "bad", ReplayConfig())
-    subprocess.run([sys.executable, "-m", "rocketlb_core.replay.layout", str(shuffled),
-                    str(tmp_path / "fixed"), "--producers-per-file", "2"], check=True,
+    subprocess.run([sys.executable, "-m", "rocketlb_core", "trace", "layout", str(shuffled),
+                    "--out", str(tmp_path / "fixed"), "--producers-per-file", "2"], check=True,
                    timeout=300)
     assert len(list((tmp_path / "fixed" / "sends.parquet").glob("*.parquet"))) == 2
     a = replay_producers_python(src, tmp_path / "a", ReplayConfig())
@@ -253,7 +253,7 @@ def test_progress_is_reported_by_both_engines(spark, tmp_path: Path) -> None:
 def test_a_generated_multi_file_trace_replays_identically(spark, tmp_path: Path) -> None:
     """Several sends files: one Spark task per file (partition i of the union is file i), the
     same bytes as the Python engine, for fault tolerance on and off."""
-    from rocketlb_core.replay.generate import generate
+    from rocketlb_core.trace.generate import generate
 
     trace = tmp_path / "t"
     generate(trace, 120_000, producers=5, rate=400.0, files=3, seed=1)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from rocketlb_core import data_path
+from rocketlb_core.commands.simulate import write_outputs
 from rocketlb_core.consumer.metrics import ownership
 from rocketlb_core.model import MessageQueue
 from rocketlb_core.sim.kernel import Timer
@@ -31,7 +32,7 @@ from rocketlb_core.sim.scenario import (
     TopicSpec,
     load,
 )
-from rocketlb_core.sim.world import SCRIPT, World, check_expectations, run_scenario, write_outputs
+from rocketlb_core.sim.world import SCRIPT, World, check_expectations, run_scenario
 
 SCENARIOS = sorted(data_path("scenarios").rglob("*.toml"))
 

@@ -16,7 +16,7 @@ import pytest
 
 from rocketlb_core import data_path
 from rocketlb_core.spark.session import DEFAULT_MASTER, ENV_MASTER, resolve_master
-from rocketlb_core.traces import load_cluster
+from rocketlb_core.trace.cluster import load_cluster
 
 pytestmark = pytest.mark.spark
 LAYOUT = data_path("traces", "cluster-overview")

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from rocketlb_core import data_path
-from rocketlb_core.traces import TraceError, load_cluster
+from rocketlb_core.trace.cluster import load_cluster
+from rocketlb_core.trace.schema import TraceError
 
 LAYOUT = data_path("traces", "cluster-overview")
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from rocketlb_core import data_path, publish_queues, subscribe_queues
 from rocketlb_core.model import PERM_READ, PERM_WRITE, sort_queues
-from rocketlb_core.traces import load_cluster
+from rocketlb_core.trace.cluster import load_cluster
 from rocketlb_core.viz.widgets import RouteExplorer, perm_key, route_explorer, route_views
 
 ROUTE = load_cluster(data_path("traces", "cluster-overview")).routes["TopicTest"]

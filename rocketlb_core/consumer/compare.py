@@ -2,18 +2,16 @@
 change, and how uneven the result is. The book's chapter on movement-minimising strategies and
 the consumer issue's comparison table both come from here.
 
-``python -m rocketlb_core.consumer.compare`` prints the table (Markdown) for the standard
-sequences: scale-out (4 to 20 consumers over 16 queues, past the queue count), scale-in (8 to 2),
-and crash-and-restart (a consumer dies, restarts with a new instance id, another dies).
+``rocketlb compare`` prints the comparison (JSON, or Markdown with ``--markdown``) for the
+standard sequences: scale-out (4 to 20 consumers over 16 queues, past the queue count), scale-in
+(8 to 2), and crash-and-restart (a consumer dies, restarts with a new instance id, another dies).
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rocketlb_core.consumer.base import AllocateStrategy, Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import idle_consumers, imbalance, moved
@@ -103,25 +101,7 @@ def markdown(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog="python -m rocketlb_core.consumer.compare",
-                            description=__doc__.splitlines()[0]).parse_args(argv)
-    print(markdown(comparison()))
-    return 0
+if __name__ == "__main__":       # python -m rocketlb_core.consumer.compare: rocketlb compare
+    from rocketlb_core.commands import alias
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
-def shares_frame(strategies: Mapping[str, AllocateStrategy], mq_all: Sequence[MessageQueue],
-                 cid_all: Sequence[str]) -> Any:
-    """Each strategy's share per consumer under one view (a pandas DataFrame for the book)."""
-    import pandas as pd
-
-    rows = {}
-    for name, strategy in strategies.items():
-        a = assign_all(strategy, "group", mq_all, cid_all)
-        rows[name] = {cid: " ".join(q.short() for q in a.get(cid, [])) or "-"
-                      for cid in dict.fromkeys(cid_all)}
-    return pd.DataFrame.from_dict(rows, orient="index")
+    raise SystemExit(alias("compare")(None))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from rocketlb_core.model import MessageQueue, QueueData
 from rocketlb_core.producer.index import ThreadLocalIndex
@@ -60,12 +59,3 @@ def seed002_experiment(line: str, fail: bool, rounds: int = 10, now_ms: int = 0,
         out.append(Round(n, tuple(used), {b: strategy.is_available(b, now_ms)
                                           for b in ("broker1", "broker2")}))
     return out
-
-
-def experiment_frame(fail: bool, lines: tuple[str, ...] = ("4.7.1", "4.9.8", "5.3.3")) -> Any:
-    """The experiment on several lines side by side (a pandas DataFrame, one row per round)."""
-    import pandas as pd
-
-    runs = {line: seed002_experiment(line, fail) for line in lines}
-    return pd.DataFrame({line: [" -> ".join(r.brokers) for r in rounds]
-                         for line, rounds in runs.items()}).rename_axis("round")

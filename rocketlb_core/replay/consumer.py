@@ -23,7 +23,7 @@ from rocketlb_core.consumer.metrics import moved
 from rocketlb_core.consumer.registry import make
 from rocketlb_core.model import MessageQueue, subscribe_queues
 from rocketlb_core.replay.lag import OwnershipSpan, lag_timeline
-from rocketlb_core.trace import Trace
+from rocketlb_core.trace.read import Trace
 
 CRASH_VISIBLE_MS = 120_000
 ASSIGNMENT_COLUMNS = ("strategy", "change", "time_ms", "member", "client_id", "broker",

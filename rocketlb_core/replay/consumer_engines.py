@@ -17,7 +17,7 @@ from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
 from rocketlb_core.replay.engines import replay_producers_spark, replay_rows, write_summary
 from rocketlb_core.replay.lag import BUCKET_MS, arrivals_from_rows
 from rocketlb_core.replay.producer import ReplayConfig
-from rocketlb_core.trace import load_trace
+from rocketlb_core.trace.read import load_trace
 
 LAG_COLUMNS = ("strategy", "time_s", "queue", "lag")
 COMMAND = "replay consumer"

@@ -35,8 +35,9 @@ from rocketlb_core.replay.task import (
     merge_rows,
     replay_file,
 )
-from rocketlb_core.trace import Trace, arrow_errors, load_trace
-from rocketlb_core.traces import TraceError
+from rocketlb_core.trace.parquet import arrow_errors
+from rocketlb_core.trace.read import Trace, load_trace
+from rocketlb_core.trace.schema import TraceError
 
 COMMAND = "replay producer"
 

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from rocketlb_core.model import TopicRoute
-from rocketlb_core.replay.layout import SendsFile
 from rocketlb_core.replay.producer import (
     OUTPUT_COLUMNS,
     STATUSES,
@@ -29,7 +28,8 @@ from rocketlb_core.replay.producer import (
     ProducerReplayer,
     ReplayConfig,
 )
-from rocketlb_core.traces import TraceError
+from rocketlb_core.trace.layout import SendsFile
+from rocketlb_core.trace.schema import TraceError
 
 ROW_GROUP_ROWS = 1 << 20
 AGGREGATE_SCHEMA = "kind string, key string, value bigint"

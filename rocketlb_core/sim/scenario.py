@@ -37,7 +37,7 @@ from rocketlb_core.limits import (
     MAX_TOPICS,
 )
 from rocketlb_core.producer.line import ProducerLine
-from rocketlb_core.traces import has_control
+from rocketlb_core.trace.schema import has_control
 
 EVENT_KINDS = {
     "broker_crash": {"broker", "mode"},          # mode: clean (connections reset) | silent

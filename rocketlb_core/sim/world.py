@@ -1,21 +1,17 @@
 """A whole simulated cluster built from a scenario: run it, summarise it, check it.
 
 ``run_scenario(scenario, seed)`` returns a ``RunResult`` with the journal, the ledger and the
-summary; ``check_expectations`` compares the summary with the scenario's ``[expect]`` table;
-``write_outputs`` writes ``journal.parquet``, ``messages.parquet``, ``deliveries.parquet`` and
-``summary.json`` (atomically: a temporary folder renamed into place).
+summary; ``check_expectations`` compares the summary with the scenario's ``[expect]`` table.
+``rocketlb simulate --out`` writes the run's files (``rocketlb_core.commands.simulate``).
 """
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.consumer.base import AllocateStrategy
 from rocketlb_core.consumer.nearby import MapResolver, machine_room_nearby
 from rocketlb_core.consumer.registry import make
@@ -336,46 +332,3 @@ def check_expectations(summary: dict[str, Any], expect: dict[str, Any]) -> list[
         elif got != want:
             problems.append(f"{path}: expected {want!r}, got {got!r}")
     return problems
-
-
-def write_outputs(result: RunResult, out_dir: Path, *, force: bool = False) -> None:
-    """journal/messages/deliveries as Parquet plus summary.json, replacing ``out_dir`` whole
-    (when ``rocketlb_core.atomic``'s rule allows it; ``force`` as there)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    world = result.world
-    with atomic_folder(out_dir, "simulate", inputs=[result.world.scenario.path],
-                       force=force) as tmp:
-        j = world.env.journal
-        tables = {
-            "journal": pa.table({
-                "time_ms": pa.array([r.time_ms for r in j], pa.int64()),
-                "kind": pa.array([r.kind for r in j], pa.string()),
-                "entity": pa.array([r.entity for r in j], pa.string()),
-                "fields": pa.array([json.dumps(r.fields, sort_keys=True, default=str)
-                                    for r in j], pa.string())}),
-            "messages": pa.table({
-                "msg_id": pa.array([m.msg_id for m in world.ledger.messages], pa.int64()),
-                "producer": pa.array([m.producer for m in world.ledger.messages], pa.string()),
-                "sent_ms": pa.array([m.sent_ms for m in world.ledger.messages], pa.int64()),
-                "status": pa.array([m.status for m in world.ledger.messages], pa.string()),
-                "topic": pa.array([m.queue.topic if m.queue else None
-                                   for m in world.ledger.messages], pa.string()),
-                "broker": pa.array([m.queue.broker_name if m.queue else None
-                                    for m in world.ledger.messages], pa.string()),
-                "queue_id": pa.array([m.queue.queue_id if m.queue else None
-                                      for m in world.ledger.messages], pa.int32()),
-                "offset": pa.array([m.offset for m in world.ledger.messages], pa.int64()),
-                "stored_ms": pa.array([m.stored_ms for m in world.ledger.messages], pa.int64()),
-                "attempts": pa.array([m.attempts for m in world.ledger.messages], pa.int32()),
-                "error": pa.array([m.error for m in world.ledger.messages], pa.string())}),
-            "deliveries": pa.table({
-                "time_ms": pa.array([d[0] for d in world.ledger.deliveries], pa.int64()),
-                "msg_id": pa.array([d[1] for d in world.ledger.deliveries], pa.int64()),
-                "consumer": pa.array([d[2] for d in world.ledger.deliveries], pa.string())}),
-        }
-        for name, table in tables.items():
-            pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
-        (tmp / "summary.json").write_text(json.dumps(result.summary, indent=1, sort_keys=True)
-                                          + "\n")

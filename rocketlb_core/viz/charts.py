@@ -7,38 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rocketlb_core.model import TopicRoute, publish_queues, subscribe_queues
-
 if TYPE_CHECKING:
     import altair as alt
     import pandas as pd
 
 
-def queue_layout_frame(routes: dict[str, TopicRoute]) -> pd.DataFrame:
-    """Per topic and broker: how many queues producers write to and consumers read from.
-
-    Computed through the package's route conversions (spec 1.3 and 1.4), not from raw counts:
-    a read-only broker contributes no publish queues, a broker with fewer write than read queues
-    contributes fewer publish queues than subscribe queues.
-    """
-    import pandas as pd
-
-    rows = []
-    for topic in sorted(routes):
-        route = routes[topic]
-        pub = publish_queues(topic, route)
-        sub = subscribe_queues(topic, route)
-        for qd in route.sorted_queue_datas():
-            name = qd.broker_name
-            rows.append({"topic": topic, "broker": name, "side": "producers write to",
-                         "queues": sum(q.broker_name == name for q in pub)})
-            rows.append({"topic": topic, "broker": name, "side": "consumers read from",
-                         "queues": sum(q.broker_name == name for q in sub)})
-    return pd.DataFrame(rows)
-
-
 def queue_layout_chart(frame: pd.DataFrame) -> alt.Chart:
-    """Grouped bars of ``queue_layout_frame``, with a radio button (no kernel needed) per topic."""
+    """Grouped bars of ``rocketlb_core.viz.tables.queue_layout_frame``, with a radio button (no
+    kernel needed) per topic."""
     import altair as alt
 
     topics = sorted(frame["topic"].unique())
@@ -98,21 +74,6 @@ def latency_table_chart(frame: pd.DataFrame) -> alt.Chart:
     )
 
 
-def latency_table_frame() -> pd.DataFrame:
-    """The not-available duration for a range of reported latencies, 4.x and 5.x tables,
-    computed by the package (``MQFaultStrategy.compute_not_available_duration``)."""
-    import pandas as pd
-
-    from rocketlb_core.producer import MQFaultStrategy
-
-    points = sorted({1, 49, 50, 99, 100, 549, 550, 999, 1000, 1799, 1800, 1999, 2000, 2999, 3000,
-                     4999, 5000, 14999, 15000, 30000, 60000})
-    rows = []
-    for label, line in (("4.x (4.7.1 to 4.9.8)", "4.9.8"), ("5.x (5.1.4 and later)", "5.3.3")):
-        s = MQFaultStrategy(line)
-        rows += [{"line": label, "latency_ms": x,
-                  "not_available_s": s.compute_not_available_duration(x) / 1000} for x in points]
-    return pd.DataFrame(rows)
 
 
 def bar_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None,

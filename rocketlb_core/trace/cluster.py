@@ -1,10 +1,5 @@
-"""Reading recorded traces: validated, with errors that name the file, the row and the field.
-
-The schemas are documented in ``data/README.md``. This module is the pure-Python loader (no
-pandas, no Spark), used by the core, the notebooks and the tests; ``rocketlb_core.spark.traces``
-reads the same files on Spark with the same schema.
-
-A cluster layout is a folder with two CSV files:
+"""A trace's cluster layout: ``brokers.csv`` and ``route.csv``, read and validated with errors
+that name the file, the row and the field (schemas in ``data/README.md``). Pure Python.
 
 * ``brokers.csv``: ``cluster, broker_name, broker_id, address, room`` (broker id 0 is the master);
 * ``route.csv``: ``topic, broker_name, read_queue_nums, write_queue_nums, perm`` (the name
@@ -14,35 +9,20 @@ A cluster layout is a folder with two CSV files:
 from __future__ import annotations
 
 import csv
-import os
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.errors import InputError
-from rocketlb_core.limits import MAX_CSV_BYTES, MAX_CSV_ROWS, MAX_NAME_CHARS, MAX_QUEUES
+from rocketlb_core.limits import MAX_CSV_BYTES, MAX_CSV_ROWS, MAX_QUEUES
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
-
-BROKER_FIELDS = ("cluster", "broker_name", "broker_id", "address", "room")
-ROUTE_FIELDS = ("topic", "broker_name", "read_queue_nums", "write_queue_nums", "perm")
-
-
-class TraceError(InputError):
-    """A trace file is malformed. ``row`` is the 1-based line number in the file (1 = header)."""
-
-    def __init__(self, path: Path | str, row: int | None, field: str | None, message: str):
-        self.path, self.row, self.field = str(path), row, field
-        message = " ".join(message.split())            # one line, whatever a library said
-        if len(message) > 500:
-            message = message[:497] + "..."
-        where = self.path
-        if row is not None:
-            where += f", row {row}"
-        if field is not None:
-            where += f", field {field!r}"
-        super().__init__(f"{where}: {message}")
+from rocketlb_core.trace.schema import (
+    BROKER_FIELDS,
+    ROUTE_FIELDS,
+    TraceError,
+    check_name,
+    regular_file,
+)
 
 
 @dataclass(frozen=True)
@@ -66,55 +46,6 @@ class ClusterLayout:
     def rooms(self) -> dict[str, str]:
         """Broker name -> machine room (from any of its replicas; they share a room)."""
         return {b.broker_name: b.room for b in self.brokers}
-
-
-def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.stat_result:
-    """Check that ``path``, a file of the trace folder ``folder``, is a regular file that stays
-    inside the folder (a symbolic link may point within it, never out of it) and, given
-    ``max_bytes``, is no larger; returns its ``stat``. Devices, pipes and folders are refused,
-    so reading a trace can never hang or read without end."""
-    if path.is_symlink():
-        target, home = path.resolve(), folder.resolve()
-        if home not in target.parents:
-            raise TraceError(path, None, None, f"a symbolic link that leaves the trace folder "
-                             f"(to {target}); copy the file into the folder instead")
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise TraceError(path, None, None, "file not found") from None
-    except OSError as exc:
-        raise TraceError(path, None, None, f"cannot read it ({exc.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise TraceError(path, None, None, "a folder where a file was expected")
-    if not stat.S_ISREG(st.st_mode):
-        raise TraceError(path, None, None, "not a regular file (a device or a pipe)")
-    if max_bytes is not None and st.st_size > max_bytes:
-        raise TraceError(path, None, None, f"{st.st_size} bytes: larger than the "
-                         f"{max_bytes}-byte limit for this file (data/README.md)")
-    return st
-
-
-def has_control(text: str) -> bool:
-    """Whether ``text`` holds a control character (names may not)."""
-    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
-
-
-def is_name(value: object) -> bool:
-    """A name as ``check_name`` accepts it."""
-    return isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS and not has_control(value)
-
-
-def check_name(path: Path | str, row: int | None, field: str, value: Any) -> str:
-    """A name (topic, broker, producer, client, group, member, room...): non-empty text of at
-    most ``MAX_NAME_CHARS`` characters without control characters."""
-    if not isinstance(value, str) or not value:
-        raise TraceError(path, row, field, f"expected a non-empty name, got {value!r}")
-    if len(value) > MAX_NAME_CHARS:
-        raise TraceError(path, row, field, f"a name of {len(value)} characters (at most "
-                         f"{MAX_NAME_CHARS})")
-    if has_control(value):
-        raise TraceError(path, row, field, f"control characters in the name {value[:40]!r}")
-    return value
 
 
 def _rows(path: Path, fields: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:

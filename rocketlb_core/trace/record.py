@@ -1,4 +1,4 @@
-"""Recording a simulation run as a trace (``rocketlb_core.trace``): this is how the recorded
+"""Recording a simulation run as a trace (``rocketlb_core.trace.schema``): this is how the recorded
 traffic the book replays is made. The trace holds what the world did (sends the applications
 asked for, broker conditions, membership changes), not what the balancing decided, so a replay
 can ask what other settings would have decided on the same traffic."""
@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.sim.world import RunResult
-from rocketlb_core.trace import write_trace
+from rocketlb_core.trace.schema import CONDITIONS, MEMBERSHIP
+from rocketlb_core.trace.write import write_trace
 
 MESSAGE_SIZE = 1024
 
@@ -25,8 +26,7 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
              "time_ms": [m.sent_ms for m in msgs], "producer": [m.producer for m in msgs],
              "topic": [topic] * len(msgs), "key": [None] * len(msgs),
              "size": [MESSAGE_SIZE] * len(msgs)}
-    cond: dict[str, list[Any]] = {k: [] for k in ("time_ms", "broker", "client", "kind", "mode",
-                                                  "median_ms", "p99_ms")}
+    cond: dict[str, list[Any]] = {k: [] for k in CONDITIONS}
 
     def add(t: int, broker: str, kind: str, client: str | None = None, mode: str | None = None,
             median: float | None = None, p99: float | None = None) -> None:
@@ -49,8 +49,7 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
             add(ev.at_ms, a["broker"], ev.kind, client=a["client"])
     members = {c.name: (g, c) for g, cs in world.consumers.items() for c in cs}
     kinds = {"consumer_start": "join", "consumer_shutdown": "leave", "consumer_crash": "crash"}
-    mem: dict[str, list[Any]] = {k: [] for k in ("time_ms", "group", "member", "client_id",
-                                                 "event", "room")}
+    mem: dict[str, list[Any]] = {k: [] for k in MEMBERSHIP}
     for r in world.env.journal:
         if r.kind in kinds and r.entity in members:
             group, c = members[r.entity]
@@ -58,11 +57,9 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
                                ("client_id", c.client_id), ("event", kinds[r.kind]),
                                ("room", c.m.room)):
                 mem[key].append(value)
-    brokers_csv = "cluster,broker_name,broker_id,address,room\n" + "".join(
-        f"DefaultCluster,{b.name},0,{world.brokers[b.name].address},{b.room}\n"
-        for b in sc.brokers)
-    route_csv = "topic,broker_name,read_queue_nums,write_queue_nums,perm\n" + "".join(
-        f"{t.name},{b},{t.read_queues},{t.write_queues},6\n" for t in sc.topics for b in t.brokers)
+    brokers = [("DefaultCluster", b.name, 0, world.brokers[b.name].address, b.room)
+               for b in sc.brokers]
+    routes = [(t.name, b, t.read_queues, t.write_queues, 6) for t in sc.topics for b in t.brokers]
     meta = {"name": sc.name, "description": sc.description, "topic": topic,
             "start_ms": 0, "end_ms": sc.duration_ms, "line": sc.line.value,
             "seed": world.env.seed,
@@ -71,5 +68,5 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
             "fault_tolerance": {p.name: p.fault_tolerance for p in sc.producers},
             "groups": {g.name: {"strategy": g.strategy, "model": g.model,
                                 "consume_rate_per_s": g.consume_rate_per_s} for g in sc.groups}}
-    write_trace(folder, meta, brokers_csv, route_csv, sends, cond, mem if mem["time_ms"] else None,
+    write_trace(folder, meta, brokers, routes, sends, cond, mem if mem["time_ms"] else None,
                 command="simulate --record", inputs=[sc.path], force=force)
