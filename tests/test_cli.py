@@ -178,13 +178,13 @@ def test_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
 SPARK_BOTH = """
 import sys
 from pathlib import Path
-from rocketlb_core.replay.consumer_engines import replay_consumers
-from rocketlb_core.replay.engines import replay_producers_spark
 from rocketlb_core.replay.producer import ReplayConfig
+from rocketlb_core.spark.consumer_replay import replay_consumers_spark
+from rocketlb_core.spark.producer_replay import replay_producers_spark
 out = Path(sys.argv[1])
 replay_producers_spark(Path(sys.argv[2]), out / "producer", ReplayConfig(), "local[2]")
-replay_consumers(Path(sys.argv[3]), out / "consumer", None, ["AVG", "STICKY"], "spark",
-                 "local[2]")
+replay_consumers_spark(Path(sys.argv[3]), out / "consumer", None, ["AVG", "STICKY"],
+                       "local[2]")
 """
 
 

@@ -14,9 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from rocketlb_core import data_path
-from rocketlb_core.replay.consumer_engines import replay_consumers
-from rocketlb_core.replay.engines import replay_producers_python, replay_producers_spark
+from rocketlb_core.replay.consumer_engines import replay_consumers_python
+from rocketlb_core.replay.engines import replay_producers_python
 from rocketlb_core.replay.producer import OUTPUT_COLUMNS, ReplayConfig
+from rocketlb_core.spark.consumer_replay import replay_consumers_spark
+from rocketlb_core.spark.producer_replay import replay_producers_spark
 from rocketlb_core.trace.read import load_trace
 from rocketlb_core.trace.schema import TraceError
 
@@ -59,8 +61,8 @@ def test_python_and_spark_engines_give_identical_outputs(spark, trace: Path,
         _rows(tmp_path / "spark" / "sends.parquet", OUTPUT_COLUMNS, key)
     assert _files(tmp_path / "py") == _files(tmp_path / "spark")       # byte for byte
     if load_trace(trace).membership is not None:
-        ca = replay_consumers(trace, tmp_path / "cpy", None, STRATEGIES, "python")
-        cb = replay_consumers(trace, tmp_path / "cspark", None, STRATEGIES, "spark")
+        ca = replay_consumers_python(trace, tmp_path / "cpy", None, STRATEGIES)
+        cb = replay_consumers_spark(trace, tmp_path / "cspark", None, STRATEGIES)
         assert ca == cb
         cols = ("strategy", "change", "time_ms", "member", "client_id", "broker", "queue_id")
         assert _rows(tmp_path / "cpy" / "assignments.parquet", cols, cols) == \
@@ -83,8 +85,8 @@ def test_what_if_fault_tolerance_over_the_recorded_outage(tmp_path: Path) -> Non
 
 
 def test_consumer_what_if_on_the_membership_day(tmp_path: Path) -> None:
-    out = replay_consumers(data_path("traces", "membership-day"), tmp_path / "c", None,
-                           STRATEGIES, "python")["strategies"]
+    out = replay_consumers_python(data_path("traces", "membership-day"), tmp_path / "c", None,
+                                  STRATEGIES)["strategies"]
     assert out["STICKY"]["queues_moved"] <= out["AVG"]["queues_moved"]
     assert out["AVG"]["unowned_ms_total"] >= 120_000           # the crash waits for expiry
     assert all(s["double_owned_ms_total"] == 0 for s in out.values())
@@ -274,7 +276,7 @@ def test_a_generated_multi_file_trace_replays_identically(spark, tmp_path: Path)
 CONNECT_REPLAY = """
 import json, sys
 from pathlib import Path
-from rocketlb_core.replay.engines import replay_producers_spark
+from rocketlb_core.spark.producer_replay import replay_producers_spark
 from rocketlb_core.replay.producer import ReplayConfig
 seen = []
 summary = replay_producers_spark(Path(sys.argv[1]), Path(sys.argv[2]), ReplayConfig(),

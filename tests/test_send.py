@@ -17,7 +17,7 @@ from rocketlb_core.producer import (
     TopicPublishInfo,
     send,
 )
-from rocketlb_core.producer.send import SYSTEM_BUSY, TOPIC_NOT_EXIST
+from rocketlb_core.producer.tables import SYSTEM_BUSY, TOPIC_NOT_EXIST
 
 
 def _tp(line: str, brokers: tuple[str, ...] = ("a", "b"), per_broker: int = 2,

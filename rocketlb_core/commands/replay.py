@@ -67,11 +67,7 @@ def register(sub: Any) -> None:
 
 def producer(args: argparse.Namespace) -> int:
     from rocketlb_core.producer import ProducerLine
-    from rocketlb_core.replay.engines import (
-        print_progress,
-        replay_producers_python,
-        replay_producers_spark,
-    )
+    from rocketlb_core.replay.engines import print_progress, replay_producers_python
     from rocketlb_core.replay.producer import ReplayConfig
 
     try:
@@ -83,6 +79,8 @@ def producer(args: argparse.Namespace) -> int:
     config = ReplayConfig(line=args.line, fault_tolerance=ft, seed=args.seed)
     quiet = args.quiet
     if args.engine == "spark":
+        from rocketlb_core.spark.producer_replay import replay_producers_spark
+
         summary = replay_producers_spark(
             args.trace, args.out, config, args.master, force=args.force,
             progress=None if quiet else lambda d, t: print_progress(d, t, "files"))
@@ -94,9 +92,16 @@ def producer(args: argparse.Namespace) -> int:
 
 
 def consumer(args: argparse.Namespace) -> int:
-    from rocketlb_core.replay.consumer_engines import replay_consumers
-
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
-    print_json(replay_consumers(args.trace, args.out, args.group, strategies, args.engine,
-                                args.master, force=args.force))
+    if args.engine == "spark":
+        from rocketlb_core.spark.consumer_replay import replay_consumers_spark
+
+        summary = replay_consumers_spark(args.trace, args.out, args.group, strategies,
+                                         args.master, force=args.force)
+    else:
+        from rocketlb_core.replay.consumer_engines import replay_consumers_python
+
+        summary = replay_consumers_python(args.trace, args.out, args.group, strategies,
+                                          force=args.force)
+    print_json(summary)
     return 0

@@ -58,7 +58,7 @@ def compute_pull_from_where(consume_from_where: ConsumeFromWhere | str, read_off
     offset and for the consume timestamp. 4.9.x returns -1 (skip this round) on failures; 5.x
     raises ``OffsetLookupError``; lite-pull consumers return -1 on both lines."""
     cfw = ConsumeFromWhere.parse(str(consume_from_where))
-    v5 = ProducerLine.parse(line).is_v5 and not lite_pull
+    raises = ProducerLine.parse(line).rules.offset_lookup_raises and not lite_pull
     retry = topic.startswith(RETRY_PREFIX)
     if read_offset >= 0:
         return read_offset
@@ -68,7 +68,7 @@ def compute_pull_from_where(consume_from_where: ConsumeFromWhere | str, read_off
         if cfw is ConsumeFromWhere.FIRST_OFFSET:
             return 0
         return max_offset if retry else search_offset
-    if v5:
+    if raises:
         raise OffsetLookupError(f"offset lookup failed ({read_offset}) for {topic}")
     return -1
 

@@ -42,7 +42,7 @@ def seed002_experiment(line: str, fail: bool, rounds: int = 10, now_ms: int = 0,
     pl = ProducerLine.parse(line)
     queues = [MessageQueue("topic-a", b, i) for b in ("broker1", "broker2") for i in range(4)]
     if index_start < 0:   # the first pick at position 0: 4.7.1 clamps the step after 2^31-1
-        index_start = 2**31 - 1 if pl.is_pre48 else -1
+        index_start = 2**31 - 1 if pl.rules.counter_clamps else -1
     tp = TopicPublishInfo(queues, [QueueData(b, 4, 4) for b in ("broker1", "broker2")],
                           ThreadLocalIndex(pl, stored=index_start, rng=random.Random(0)))
     strategy = MQFaultStrategy(pl, send_latency_fault_enable=True)
@@ -51,7 +51,8 @@ def seed002_experiment(line: str, fail: bool, rounds: int = 10, now_ms: int = 0,
         last: str | None = None
         used = []
         for attempt in range(2 if fail else 1):
-            mq = strategy.select(tp, last, now_ms, reset_index=pl.is_v5 and attempt > 0)
+            reset = pl.rules.counter_resets_on_retry and attempt > 0
+            mq = strategy.select(tp, last, now_ms, reset_index=reset)
             last = mq.broker_name
             used.append(last)
             strategy.update_fault_item(last, LATENCY.get(last, 0), isolation=fail,

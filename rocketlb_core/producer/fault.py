@@ -44,7 +44,7 @@ class FaultTable4:
                  which_item_worst: ThreadLocalIndex | None = None,
                  rng: random.Random | None = None) -> None:
         self.line = ProducerLine.parse(line)
-        if self.line.is_v5:
+        if self.line.rules.selection != "4.x":
             raise ValueError("FaultTable4 models 4.x; use FaultTable5 for 5.x")
         self.items: dict[str, FaultItem] = {}
         self.which_item_worst = which_item_worst or ThreadLocalIndex(self.line, stored=0)
@@ -70,7 +70,7 @@ class FaultTable4:
     def ordered(self, now_ms: int) -> list[FaultItem]:
         """The items in ``FaultItem.compareTo`` order (stable sort; 4.7.1 shuffles first)."""
         items = list(self.items.values())
-        if self.line.is_pre48:
+        if self.line.rules.shuffles_fault_items:
             self.rng.shuffle(items)
         items.sort(key=lambda it: (now_ms - it.start_timestamp < 0, it.current_latency,
                                    it.start_timestamp))

@@ -33,13 +33,13 @@ class ThreadLocalIndex:
         self.line = ProducerLine.parse(line)
         self.stored = None if stored is None else wrap32(stored)
         self._rng = rng
-        self._clamp = self.line.is_pre48
+        self._clamp = self.line.rules.counter_clamps
 
     def _first(self) -> int:
         if self._rng is None:
             raise ValueError("the counter has no start value: give stored= or a seeded rng=")
         drawn = wrap32(self._rng.getrandbits(32))        # Random.nextInt()
-        if self.line.is_v5:
+        if self.line.rules.counter_draws_raw:
             return drawn
         v = jabs(drawn)
         return 0 if v < 0 else v
@@ -62,7 +62,7 @@ class ThreadLocalIndex:
     def reset(self, value: int | None = None) -> int:
         """5.x ``reset()``: store ``value`` (the draw of ``nextInt(Integer.MAX_VALUE)``), or draw it
         from the seeded rng. Returns the stored value."""
-        if not self.line.is_v5:
+        if not self.line.rules.counter_resets_on_retry:
             raise ValueError(f"ThreadLocalIndex.reset() does not exist on {self.line.value}")
         if value is None:
             if self._rng is None:

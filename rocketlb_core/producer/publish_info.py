@@ -58,7 +58,7 @@ class TopicPublishInfo:
         if last is None:
             return self.plain_pick()
         queues, n = self.queues, len(self.queues)
-        if self.line.is_pre48:
+        if self.line.rules.retry_walks_locally:
             # 4.7.1: one counter step per call, then a local walk (issue 2223 changed this).
             k = self.index.next()
             for _ in range(n):
@@ -93,7 +93,7 @@ class TopicPublishInfo:
         """
         if broker_name is None:
             return -1
-        writable_only = self.line.write_count_needs_writable
+        writable_only = self.line.rules.write_count_needs_writable
         for qd in self.queue_datas:
             if qd.broker_name == broker_name and (not writable_only or qd.writable):
                 return qd.write_queue_nums

@@ -30,13 +30,6 @@ from rocketlb_core.model import MessageQueue
 from rocketlb_core.producer.publish_info import TopicPublishInfo
 from rocketlb_core.producer.strategy import MQFaultStrategy
 
-# Response codes (ResponseCode / RemotingSysResponseCode).
-SYSTEM_ERROR, SYSTEM_BUSY, SERVICE_NOT_AVAILABLE = 1, 2, 14
-NO_PERMISSION, TOPIC_NOT_EXIST, NO_BUYER_ID, NOT_IN_CURRENT_UNIT, GO_AWAY = 16, 17, 204, 205, 1500
-RETRYABLE_CODES_4 = frozenset({TOPIC_NOT_EXIST, SERVICE_NOT_AVAILABLE, SYSTEM_ERROR,
-                               NO_PERMISSION, NO_BUYER_ID, NOT_IN_CURRENT_UNIT})
-RETRYABLE_CODES_5 = RETRYABLE_CODES_4 | {SYSTEM_BUSY, GO_AWAY}
-
 
 class SendMode(StrEnum):
     SYNC = "SYNC"
@@ -133,19 +126,19 @@ def _report(strategy: MQFaultStrategy, attempt_no: int, mq: MessageQueue, begin:
     enabled = strategy.send_latency_fault_enable
     return Attempt(attempt_no, mq, begin, res.latency_ms, res.outcome, res.response_code,
                    isolation if enabled else None,
-                   reachable if enabled and strategy.line.is_v5 else None)
+                   reachable if enabled and strategy.line.rules.reports_reachable else None)
 
 
 def _sync_flags(strategy: MQFaultStrategy, outcome: Outcome) -> tuple[bool, bool]:
     """(isolation, reachable) of a sync attempt's report (spec 2.6 table)."""
-    v5 = strategy.line.is_v5
+    rules = strategy.line.rules
     if outcome.is_status:
         return False, True
     if outcome is Outcome.REMOTING_ERROR:
         return True, not strategy.start_detector_enable
     if outcome is Outcome.CLIENT_ERROR:
-        return (False, True) if v5 else (True, True)
-    return True, not v5                           # BROKER_ERROR: 5.x marks it unreachable
+        return rules.client_error_isolates, True
+    return True, rules.broker_error_reachable     # BROKER_ERROR: 5.x marks it unreachable
 
 
 TIMER_OVERSHOOT_MS = 1
@@ -168,8 +161,8 @@ def send(strategy: MQFaultStrategy, tp: TopicPublishInfo, broker: BrokerModel, n
         return SendResult("FAILED", None, (), now_ms, now_ms, "No route info of this topic")
     if config.mode is SendMode.ASYNC:
         return _send_async(strategy, tp, broker, now_ms, config)
-    v5 = strategy.line.is_v5
-    retryable = RETRYABLE_CODES_5 if v5 else RETRYABLE_CODES_4
+    rules = strategy.line.rules
+    retryable = rules.retryable_codes
     sync = config.mode is SendMode.SYNC
     attempts = 1 + config.retry_times_when_send_failed if sync else 1
     timeout = config.send_msg_timeout_ms
@@ -180,14 +173,14 @@ def send(strategy: MQFaultStrategy, tp: TopicPublishInfo, broker: BrokerModel, n
     error = "send failed"
     for t in range(attempts):
         last = mq.broker_name if mq is not None else None
-        mq = strategy.select(tp, last, clock, reset_index=v5 and t > 0)
+        mq = strategy.select(tp, last, clock, reset_index=rules.counter_resets_on_retry and t > 0)
         begin = clock
         if timeout < begin - first:
             error = "call timeout"                  # RemotingTooMuchRequestException
             break
         budget = timeout - (begin - first)
         cap = config.send_msg_max_timeout_per_request_ms
-        if v5 and cap > -1 and t + 1 < attempts and budget > cap:
+        if rules.caps_request_timeout and cap > -1 and t + 1 < attempts and budget > cap:
             budget = cap
         res = _attempt(broker, mq, begin, budget)
         isolation, reachable = _sync_flags(strategy, res.outcome)
@@ -216,7 +209,6 @@ def _send_async(strategy: MQFaultStrategy, tp: TopicPublishInfo, broker: BrokerM
                 now_ms: int, config: SendConfig) -> SendResult:
     """First hop through the loop (one attempt); later hops in the response callback, to the
     next broker but with the **first hop's queue id** (the same request object is re-sent)."""
-    v5 = strategy.line.is_v5
     timeout = config.send_msg_timeout_ms
     mq = strategy.select(tp, None, now_ms)
     # sendDefaultImpl reports as soon as the async call is handed over (elapsed about 0).
@@ -235,7 +227,8 @@ def _send_async(strategy: MQFaultStrategy, tp: TopicPublishInfo, broker: BrokerM
         no_reply = res.outcome is Outcome.REMOTING_ERROR
         done.append(_report(strategy, hops, mq, clock - res.latency_ms, res, True, no_reply))
         hops += 1
-        out_of_time = v5 and timeout - (clock - now_ms) <= 0
+        out_of_time = (strategy.line.rules.async_retry_checks_budget
+                       and timeout - (clock - now_ms) <= 0)
         if hops > config.retry_times_when_send_async_failed or out_of_time:
             return SendResult("FAILED", None, tuple(done), now_ms, clock,
                               "RemotingException" if no_reply else "MQClientException")

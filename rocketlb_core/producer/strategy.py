@@ -29,12 +29,6 @@ from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.producer.publish_info import TopicPublishInfo
 from rocketlb_core.producer.tables import (
-    ISOLATION_LATENCY_4,
-    ISOLATION_LATENCY_5,
-    LATENCY_MAX_4,
-    LATENCY_MAX_5,
-    NOT_AVAILABLE_4,
-    NOT_AVAILABLE_5,
     compute_not_available_duration,
     duration_function,
 )
@@ -49,18 +43,19 @@ class MQFaultStrategy:
                  not_available_duration: Sequence[int] | None = None,
                  worst_index_start: int = 0, rng: random.Random | None = None) -> None:
         self.line = ProducerLine.parse(line)
-        self._v5, self._pre48 = self.line.is_v5, self.line.is_pre48
+        rules = self.line.rules
+        self._v5 = rules.selection == "5.x"
+        self._wants_last = rules.fault_scan_wants_last_broker
         self.send_latency_fault_enable = send_latency_fault_enable
         self.start_detector_enable = start_detector_enable
-        v5 = self.line.is_v5
-        self.latency_max = tuple(latency_max or (LATENCY_MAX_5 if v5 else LATENCY_MAX_4))
-        self.not_available_duration = tuple(
-            not_available_duration or (NOT_AVAILABLE_5 if v5 else NOT_AVAILABLE_4))
-        self.isolation_latency = ISOLATION_LATENCY_5 if v5 else ISOLATION_LATENCY_4
+        self.latency_max = tuple(latency_max or rules.latency_max)
+        self.not_available_duration = tuple(not_available_duration
+                                            or rules.not_available_duration)
+        self.isolation_latency = rules.isolation_latency_ms
         self._duration = duration_function(self.latency_max, self.not_available_duration)
         rng = rng or random.Random(0)
         self.table: FaultTable4 | FaultTable5
-        if v5:
+        if self._v5:
             self.table = FaultTable5(rng=rng)
         else:
             self.table = FaultTable4(
@@ -104,7 +99,7 @@ class MQFaultStrategy:
         assert isinstance(table, FaultTable4)
         queues, n = tp.queues, len(tp.queues)
         items = table.items
-        want = last if self._pre48 else None   # 4.7.1 wants queues OF the last broker
+        want = last if self._wants_last else None   # 4.7.1 wants queues OF the last broker
         try:
             k = tp.index.next()                  # one shared step; a local walk from here
             for _ in range(n):
@@ -126,7 +121,7 @@ class MQFaultStrategy:
                 if worst is None:
                     return base
                 mq = MessageQueue(base.topic, worst, tp.index.next() % w)   # third step
-                if self.line.rewrites_cached_queue:
+                if self.line.rules.rewrites_cached_queue:
                     queues[pos] = mq             # the cached object is overwritten (issue 7779)
                 return mq
             table.remove(worst)

@@ -22,6 +22,14 @@ NOT_AVAILABLE_5: tuple[int, ...] = (0, 0, 2000, 5000, 6000, 10000, 30000)
 ISOLATION_LATENCY_4 = 30000
 ISOLATION_LATENCY_5 = 10000
 
+# Response codes (ResponseCode / RemotingSysResponseCode), and the ones a sync send retries on
+# (DefaultMQProducer.retryResponseCodes @4.9.8; @5.3.3 adds SYSTEM_BUSY and GO_AWAY).
+SYSTEM_ERROR, SYSTEM_BUSY, SERVICE_NOT_AVAILABLE = 1, 2, 14
+NO_PERMISSION, TOPIC_NOT_EXIST, NO_BUYER_ID, NOT_IN_CURRENT_UNIT, GO_AWAY = 16, 17, 204, 205, 1500
+RETRYABLE_CODES_4 = frozenset({TOPIC_NOT_EXIST, SERVICE_NOT_AVAILABLE, SYSTEM_ERROR,
+                               NO_PERMISSION, NO_BUYER_ID, NOT_IN_CURRENT_UNIT})
+RETRYABLE_CODES_5 = RETRYABLE_CODES_4 | {SYSTEM_BUSY, GO_AWAY}
+
 
 def compute_not_available_duration(latency_ms: int, latency_max: Sequence[int],
                                    not_available: Sequence[int]) -> int:

@@ -257,7 +257,7 @@ class ProducerReplayer:
         attempts = 1 + sc.retry_times_when_send_failed if sc.mode is SendMode.SYNC else 1
         budget = sc.send_msg_timeout_ms
         cap = sc.send_msg_max_timeout_per_request_ms
-        if self.line.is_v5 and cap > -1 and attempts > 1 and budget > cap:
+        if self.line.rules.caps_request_timeout and cap > -1 and attempts > 1 and budget > cap:
             budget = cap
         threshold = budget                    # a first attempt at least this slow times out
         if fault_tolerance:                   # ... or this slow isolates its broker
@@ -415,12 +415,12 @@ class ProducerReplayer:
 
         w = min(len(due) - i, self._chunk)
         v0 = tp.index.stored
-        if self.line.is_pre48 and v0 < 0:
+        if self.line.rules.counter_clamps and v0 < 0:
             return 0
         if not unavailable.any():
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             pos = vals % n
-        elif not self.line.is_v5:                      # 4.x: one step, then a local walk
+        elif self.line.rules.selection == "4.x":     # 4.x: one step, then a local walk
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             w = int(np.argmax(vals > INT_MAX - n)) if (vals > INT_MAX - n).any() else w
             vals = vals[:w]
@@ -470,9 +470,9 @@ class ProducerReplayer:
         if last_start >= next_poll:
             self.next_poll = next_poll + ROUTE_POLL_MS * ((last_start - next_poll)
                                                          // ROUTE_POLL_MS + 1)
-        if self.line.is_v5 and unavailable.any():
+        if self.line.rules.selection == "5.x" and unavailable.any():
             tp.index.stored = wrap32(v0 + int(vals[m - 1]) - (v0 & _MASK31))
-        elif self.line.is_pre48:
+        elif self.line.rules.counter_clamps:
             tp.index.stored = (v0 + m) & _MASK31
         else:
             tp.index.stored = wrap32(v0 + m)

@@ -25,7 +25,7 @@ from rocketlb_core.producer import (
     TopicPublishInfo,
     send,
 )
-from rocketlb_core.producer.send import SYSTEM_ERROR
+from rocketlb_core.producer.tables import SYSTEM_ERROR
 from rocketlb_core.sim.cluster import Notify
 from rocketlb_core.sim.kernel import Environment, Event, Timer
 
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 ROUTE_POLL_MS = 30_000
 HEARTBEAT_MS = 30_000
 REBALANCE_WAIT_MS = 20_000
-REBALANCE_MIN_MS = 1_000          # 5.x only
 PERSIST_OFFSET_MS = 5_000
 PULL_TICK_MS = 500
 
@@ -242,8 +241,8 @@ class Consumer:
     def wakeup(self, env: Environment) -> None:
         """``rebalanceImmediately``: run now (5.x: no sooner than 1 s after the last run)."""
         at = env.now
-        if self.world.scenario.line.is_v5:
-            at = max(at, self.last_rebalance + REBALANCE_MIN_MS)
+        wait = self.world.scenario.line.rules.rebalance_min_interval_ms
+        at = max(at, self.last_rebalance + wait)
         self.rebalance_token += 1
         env.schedule_at(at, Timer(self.name, "rebalance", self.rebalance_token), priority=1)
 

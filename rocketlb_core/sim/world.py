@@ -45,7 +45,7 @@ class World:
             self.brokers[spec.name] = b
             self.broker_entities[spec.name] = be = BrokerEntity(b, self)
             env.register(spec.name, be)
-        scan = 5_000 if scenario.line.is_v5 else 10_000
+        scan = scenario.line.rules.broker_scan_ms
         self.name_servers = [NameServer(f"namesrv-{i}") for i in range(scenario.name_servers)]
         for ns in self.name_servers:
             env.register(ns.name, NameServerEntity(ns, self, scan))
@@ -85,7 +85,7 @@ class World:
         if instance:
             return f"{ip}@{instance}"
         pid = rng.randrange(1000, 65536)
-        if self.scenario.line.is_pre48:
+        if not self.scenario.line.rules.client_id_nanotime:
             return f"{ip}@{pid}"
         return f"{ip}@{pid}#{rng.randrange(10**12, 10**14)}"
 
