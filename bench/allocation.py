@@ -18,10 +18,8 @@ import time
 from collections.abc import Callable
 
 from rocketlb_core.consumer.base import assign_all, rebalance_view
-from rocketlb_core.consumer.nearby import PrefixResolver, machine_room_nearby
-from rocketlb_core.consumer.registry import make
-from rocketlb_core.consumer.sticky import consistent_hash_bounded, sticky
-from rocketlb_core.consumer.strategies import avg, avg_by_circle, machine_room
+from rocketlb_core.consumer.registry import REGISTRY, make
+from rocketlb_core.consumer.strategies import avg
 from rocketlb_core.model import MessageQueue
 
 QUEUES, CONSUMERS = 1024, 128
@@ -45,13 +43,9 @@ def main() -> None:
     raw_c = [f"room{i % 2}-10.0.{i // 250}.{i % 250}@{4000 + i}" for i in range(CONSUMERS)]
     mq_all, cid_all = rebalance_view(raw_q, raw_c)
     previous = assign_all(avg(), "g", mq_all, cid_all[:-8])
-    strategies = {
-        "AVG": avg(), "AVG_BY_CIRCLE": avg_by_circle(),
-        "MACHINE_ROOM": machine_room(["room0"]),
-        "MACHINE_ROOM_NEARBY-AVG": machine_room_nearby(avg(), PrefixResolver("-")),
-        "CONSISTENT_HASH": make("CONSISTENT_HASH"),
-        "STICKY": sticky(), "CONSISTENT_HASH_BOUNDED": consistent_hash_bounded(),
-    }
+    # every registered strategy: as comparisons sweep it, else as its example
+    strategies = {name: make(name, **(r.sweep if r.sweep is not None else r.example))
+                  for name, r in REGISTRY.items()}
     rows = []
     for name, s in strategies.items():
         prev = previous if name == "STICKY" else None

@@ -11,11 +11,10 @@ from hypothesis import strategies as st
 
 from rocketlb_core.consumer.base import AllocationArgumentError, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import imbalance, moved, ownership
-from rocketlb_core.consumer.nearby import PrefixResolver, machine_room_nearby
 from rocketlb_core.consumer.pop import allocate4pop
-from rocketlb_core.consumer.registry import REGISTRY, make
-from rocketlb_core.consumer.sticky import consistent_hash_bounded, sticky
-from rocketlb_core.consumer.strategies import avg, avg_by_circle, config, machine_room
+from rocketlb_core.consumer.registry import REGISTRY, example, make
+from rocketlb_core.consumer.sticky import sticky
+from rocketlb_core.consumer.strategies import avg, machine_room
 from rocketlb_core.model import MessageQueue
 
 PROPS = settings(max_examples=1000, derandomize=True, deadline=None,
@@ -37,18 +36,27 @@ def views(draw: st.DrawFn, max_queues: int = 48, max_consumers: int = 12) -> tup
     return mq_all, cid_all
 
 
-COVERING = {  # strategies that give every queue exactly one owner under a consistent view
-    "AVG": avg(), "AVG_BY_CIRCLE": avg_by_circle(), "CONSISTENT_HASH": make("CONSISTENT_HASH"),
-    "STICKY": sticky(), "CONSISTENT_HASH_BOUNDED": consistent_hash_bounded(),
-    "MACHINE_ROOM_NEARBY": machine_room_nearby(avg(), PrefixResolver("@")),
-}
-BALANCED = {"AVG", "AVG_BY_CIRCLE", "STICKY"}   # max - min <= 1 when consumers <= queues
-EVERY = {**COVERING, "MACHINE_ROOM": machine_room(["room0"]),
-         "CONFIG": config([MessageQueue("T", "room0@broker-0", 0)])}
+# Every registered strategy, from the registry alone: a newly registered one is tested here
+# without another line (``Registration.example``, ``covering``, ``balanced``).
+EVERY = {name: example(name) for name in REGISTRY}
+COVERING = {name: s for name, s in EVERY.items() if REGISTRY[name].covering}
+BALANCED = {name for name, r in REGISTRY.items() if r.balanced}
 
 
-def _nearby_ids(cids: list[str]) -> list[str]:
+def _ids_for(name: str, cids: list[str]) -> list[str]:
+    """Ids as ``name`` needs them: with a ``roomN@`` prefix for strategies that use rooms."""
+    return _room_ids(cids) if REGISTRY[name].uses_rooms else cids
+
+
+def _room_ids(cids: list[str]) -> list[str]:
     return sorted(f"room{i % 2}@{c}" for i, c in enumerate(cids))
+
+
+def test_every_registered_strategy_is_property_tested() -> None:
+    assert set(EVERY) == set(REGISTRY)
+    assert {"AVG", "STICKY", "CONSISTENT_HASH_BOUNDED", "MACHINE_ROOM_NEARBY"} <= set(COVERING)
+    for name, strategy in EVERY.items():
+        assert strategy.name.startswith(name)
 
 
 def test_registry_names_match_rocketmq() -> None:
@@ -65,8 +73,7 @@ def test_registry_names_match_rocketmq() -> None:
 @given(view=views())
 def test_every_queue_is_owned_exactly_once_by_a_member(name: str, view) -> None:
     mq_all, cid_all = view
-    if name == "MACHINE_ROOM_NEARBY":
-        cid_all = _nearby_ids(cid_all)
+    cid_all = _ids_for(name, cid_all)
     strategy = COVERING[name]
     shares = {cid: strategy.allocate("g", cid, mq_all, cid_all) for cid in cid_all}
     report = ownership(shares, mq_all, cid_all)
@@ -83,8 +90,7 @@ def test_every_queue_is_owned_exactly_once_by_a_member(name: str, view) -> None:
 @given(view=views(), seed=st.integers(0, 2**32 - 1))
 def test_deterministic_and_independent_of_input_order(name: str, view, seed: int) -> None:
     mq_all, cid_all = view
-    if name == "MACHINE_ROOM_NEARBY":
-        cid_all = _nearby_ids(cid_all)
+    cid_all = _ids_for(name, cid_all)
     rng = random.Random(seed)
     raw_q, raw_c = mq_all * 2, list(cid_all)            # duplicates in the raw route set too
     rng.shuffle(raw_q)
@@ -101,8 +107,7 @@ def test_deterministic_and_independent_of_input_order(name: str, view, seed: int
 @given(view=views(max_queues=32, max_consumers=8))
 def test_whole_group_equals_per_client(name: str, view) -> None:
     mq_all, cid_all = view
-    if name == "MACHINE_ROOM_NEARBY":
-        cid_all = _nearby_ids(cid_all)
+    cid_all = _ids_for(name, cid_all)
     strategy = COVERING[name]
     whole = assign_all(strategy, "g", mq_all, cid_all)
     assert whole == {cid: strategy.allocate("g", cid, mq_all, cid_all) for cid in cid_all}

@@ -26,11 +26,8 @@ from rocketlb_core.cli import (
     print_json,
     subparser,
 )
+from rocketlb_core.consumer.registry import default_strategies
 from rocketlb_core.errors import UsageError
-
-DEFAULT_STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "STICKY",
-                      "CONSISTENT_HASH_BOUNDED")
-"""The strategies ``replay consumer`` compares unless ``--strategies`` says otherwise."""
 
 EXAMPLES = {
     "producer": "rocketlb replay producer --trace data/traces/seed002-outage "
@@ -60,7 +57,7 @@ def register(sub: Any) -> None:
     add_seed(prod)
     cons = kinds.choices["consumer"]
     cons.add_argument("--group", default=None, help="consumer group (default: the only one)")
-    cons.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES),
+    cons.add_argument("--strategies", default=",".join(default_strategies()),
                       help="comma-separated names from the registry (rocketlb_core.consumer."
                            "registry)")
 

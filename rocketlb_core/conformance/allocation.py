@@ -18,7 +18,8 @@ from rocketlb_core.consumer.base import AllocateStrategy, AllocationArgumentErro
 from rocketlb_core.consumer.consistent_hash import consistent_hash, java_string_hashcode, md5_hash
 from rocketlb_core.consumer.nearby import MapResolver, PrefixResolver, machine_room_nearby
 from rocketlb_core.consumer.pop import Pop
-from rocketlb_core.consumer.strategies import avg, avg_by_circle, config, machine_room
+from rocketlb_core.consumer.registry import REGISTRY, make
+from rocketlb_core.consumer.strategies import avg
 from rocketlb_core.javamath import JavaNullPointerError
 from rocketlb_core.model import MessageQueue
 
@@ -33,27 +34,28 @@ def _mqs(values: Sequence[Sequence[Any]] | None) -> list[MessageQueue] | None:
     return None if values is None else [MessageQueue(t, b, q) for t, b, q in values]
 
 
+VECTOR_PARAMS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "CONFIG": lambda p: {"message_queues": _mqs(p.get("config_list"))},
+    "MACHINE_ROOM": lambda p: {"consumeridcs": p.get("consumeridcs")},
+    "CONSISTENT_HASH": lambda p: {"virtual_nodes": p.get("virtual_node_cnt"),
+                                  "hash_function": HASHES[p.get("hash", "md5")]},
+    "MACHINE_ROOM_NEARBY": lambda p: {
+        "inner": strategy_from(p["inner"]["strategy"], p["inner"]["params"]),
+        "resolver": MapResolver(p["broker_room"], p["consumer_room"])},
+}
+"""A vector's upstream parameter names -> the registry factory's (none: no parameters)."""
+
+
 def strategy_from(name: str, params: dict[str, Any]) -> AllocateStrategy:
-    """Build a strategy from a vector's ``strategy`` and ``params`` (may raise as upstream)."""
-    if name == "AVG":
-        return avg()
-    if name == "AVG_BY_CIRCLE":
-        return avg_by_circle()
-    if name == "CONFIG":
-        return config(_mqs(params.get("config_list")))
-    if name == "MACHINE_ROOM":
-        idcs = params.get("consumeridcs")
-        return machine_room(None if idcs is None else idcs)
-    if name == "CONSISTENT_HASH":
-        return consistent_hash(params.get("virtual_node_cnt"), HASHES[params.get("hash", "md5")])
-    if name == "MACHINE_ROOM_NEARBY":
-        inner = strategy_from(params["inner"]["strategy"], params["inner"]["params"])
-        return machine_room_nearby(inner, MapResolver(params["broker_room"],
-                                                      params["consumer_room"]))
+    """Build a strategy from a vector's ``strategy`` and ``params`` (may raise as upstream):
+    the registry's, or pop's ``allocate4Pop`` wrapper around one."""
     if name == "POP":
         inner = strategy_from(params["inner"]["strategy"], params["inner"]["params"])
         return Pop(inner, params["pop_share_queue_num"])
-    raise ValueError(f"unknown strategy {name!r}")
+    if name not in REGISTRY:
+        raise ValueError(f"unknown strategy {name!r}")
+    translate = VECTOR_PARAMS.get(name)
+    return make(name, **(translate(params) if translate is not None else {}))
 
 
 def _outcome(make: Callable[[], AllocateStrategy], group: str, cid: str | None,

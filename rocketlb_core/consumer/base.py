@@ -36,6 +36,17 @@ class AllocateStrategy(Protocol):
                  cid_all: Sequence[str] | None) -> list[MessageQueue] | None: ...
 
 
+@runtime_checkable
+class WholeGroupStrategy(AllocateStrategy, Protocol):
+    """A strategy that also computes every member's share in one pass (Kafka's server-side
+    ``assign(GroupSpec)`` shape); ``previous`` is the last assignment, for sticky ones."""
+
+    def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
+                   cid_all: Sequence[str],
+                   previous: Mapping[str, Sequence[MessageQueue]] | None = None
+                   ) -> Assignment: ...
+
+
 def check(current_cid: str | None, mq_all: Sequence[MessageQueue] | None,
           cid_all: Sequence[str] | None) -> bool:
     """``AbstractAllocateMessageQueueStrategy.check``: raise on empty arguments; ``False`` (share
@@ -93,10 +104,8 @@ def assign_all(strategy: AllocateStrategy, consumer_group: str,
     Duplicated ids appear once: upstream gives every duplicate the same share (spec 9.1).
     ``previous`` is passed to strategies that use it (sticky ones) and ignored by the others.
     """
-    whole = getattr(strategy, "assign_all", None)
-    if whole is not None:
-        result: Assignment = whole(consumer_group, mq_all, cid_all, previous)
-        return result
+    if isinstance(strategy, WholeGroupStrategy):
+        return strategy.assign_all(consumer_group, mq_all, cid_all, previous)
     out: Assignment = {}
     for cid in unique_ids(cid_all):
         share = strategy.allocate(consumer_group, cid, mq_all, cid_all)

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 
 from rocketlb_core.consumer.base import AllocateStrategy, Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import idle_consumers, imbalance, moved
-from rocketlb_core.consumer.nearby import PrefixResolver, machine_room_nearby
-from rocketlb_core.consumer.registry import make
-from rocketlb_core.consumer.sticky import consistent_hash_bounded, sticky
-from rocketlb_core.consumer.strategies import avg, avg_by_circle
+from rocketlb_core.consumer.registry import sweep
 from rocketlb_core.model import MessageQueue
 
 
@@ -44,10 +41,8 @@ def standard_queues() -> list[MessageQueue]:
 
 
 def standard_strategies() -> dict[str, AllocateStrategy]:
-    return {"AVG": avg(), "AVG_BY_CIRCLE": avg_by_circle(),
-            "CONSISTENT_HASH": make("CONSISTENT_HASH"),
-            "MACHINE_ROOM_NEARBY-AVG": machine_room_nearby(avg(), PrefixResolver("-")),
-            "STICKY": sticky(), "CONSISTENT_HASH_BOUNDED(0.25)": consistent_hash_bounded(0.25)}
+    """Every strategy the registry sweeps (rooms from the ``roomN-`` prefix of the ids)."""
+    return sweep()
 
 
 @dataclass(frozen=True)

@@ -169,9 +169,3 @@ def config(message_queues: Iterable[MessageQueue] | None) -> _Config:
 def machine_room(consumeridcs: Iterable[str] | None) -> _MachineRoom:
     """MACHINE_ROOM (``AllocateMessageQueueByMachineRoom``) consuming from ``consumeridcs``."""
     return _MachineRoom(None if consumeridcs is None else frozenset(consumeridcs))
-
-
-def broadcast(mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> Assignment:
-    """BROADCASTING: every member consumes every queue (no strategy is consulted)."""
-    return {cid: list(mq_all) for cid in unique_ids(cid_all)}
-

@@ -9,24 +9,20 @@ algorithm. Used by the book and the tests; the simulator and the replay have the
 
 from __future__ import annotations
 
+from rocketlb_core.conditions import FAIL_FAST_MS
 from rocketlb_core.model import MessageQueue
 from rocketlb_core.producer.send import AttemptResult, BrokerModel, Outcome
 
 
 def down(*brokers: str, latency_ms: int = 2, mode: str = "clean") -> BrokerModel:
-    """``brokers`` are down: a clean crash refuses at once (3 ms), a silent one times out; the
-    others answer SEND_OK in ``latency_ms``."""
+    """``brokers`` are down: a clean crash refuses at once (the slowest refusal of
+    ``rocketlb_core.conditions.FAIL_FAST_MS``), a silent one times out; the others answer
+    SEND_OK in ``latency_ms``."""
     dead = set(brokers)
 
     def model(mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
         if mq.broker_name in dead:
-            return AttemptResult(Outcome.REMOTING_ERROR, 3 if mode == "clean" else budget_ms)
+            return AttemptResult(Outcome.REMOTING_ERROR,
+                                 FAIL_FAST_MS[-1] if mode == "clean" else budget_ms)
         return AttemptResult(Outcome.SEND_OK, latency_ms)
-    return model
-
-
-def slow(latencies: dict[str, int], default_ms: int = 2) -> BrokerModel:
-    """Every broker answers SEND_OK, each after its own latency."""
-    def model(mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
-        return AttemptResult(Outcome.SEND_OK, latencies.get(mq.broker_name, default_ms))
     return model

@@ -9,14 +9,12 @@ next route change replaces the whole ``TopicPublishInfo``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from rocketlb_core.javamath import jabs, jmod, wrap32
 from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
 from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.producer.line import ProducerLine
-
-QueueFilter = Callable[[MessageQueue], bool]
 
 
 class TopicPublishInfo:
@@ -73,18 +71,6 @@ class TopicPublishInfo:
             if q.broker_name != last:
                 return q
         return self.plain_pick()
-
-    def pick_filtered(self, filters: Sequence[QueueFilter]) -> MessageQueue | None:
-        """5.x ``selectOneMessageQueue(filters...)``: one counter step per probe, ``None`` if no
-        queue passes every filter within ``n`` probes."""
-        queues, n = self.queues, len(self.queues)
-        if n == 0:
-            return None
-        for _ in range(n):
-            q = queues[self.index.next() % n]
-            if all([f(q) for f in filters]):   # upstream evaluates every filter
-                return q
-        return None
 
     def write_queue_count(self, broker_name: str | None) -> int:
         """``getQueueIdByBroker``: the broker's write-queue count in the route, or -1.

@@ -3,7 +3,7 @@
 For each strategy, the group's assignment after every membership change (consistent views:
 every member has rebalanced; sticky strategies receive the previous assignment), how many queues
 moved, and per queue the time with no live owner and with two or more. A crashed member keeps
-its share in the group's view until the brokers expire its channel (``CRASH_VISIBLE_MS``, spec
+its share in the group's view until the brokers expire its channel (``CHANNEL_EXPIRY_MS``, spec
 5.3: 120 s without a heartbeat); during that time its queues have no live owner. Duplicated
 client ids give the duplicate-id trap: the same share twice, another share to nobody.
 
@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
 from rocketlb_core.consumer.base import Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import moved
 from rocketlb_core.consumer.registry import make
@@ -25,7 +26,6 @@ from rocketlb_core.model import MessageQueue, subscribe_queues
 from rocketlb_core.replay.lag import OwnershipSpan, lag_timeline
 from rocketlb_core.trace.read import Trace
 
-CRASH_VISIBLE_MS = 120_000
 ASSIGNMENT_COLUMNS = ("strategy", "change", "time_ms", "member", "client_id", "broker",
                       "queue_id")
 
@@ -48,7 +48,7 @@ def timeline(trace: Trace, group: str) -> list[Change]:
             continue
         events.append((t, i, m["event"][i], m["member"][i], m["client_id"][i]))
         if m["event"][i] == "crash":
-            events.append((t + CRASH_VISIBLE_MS, i, "expire", m["member"][i], m["client_id"][i]))
+            events.append((t + CHANNEL_EXPIRY_MS, i, "expire", m["member"][i], m["client_id"][i]))
     if not events:
         raise ValueError(f"{trace.folder}: no membership rows for group {group!r}")
     events.sort()

@@ -15,6 +15,8 @@ batch it falls in; and cheap to take for a whole array of sends at once.
 
 >>> key = producer_key(0, "producer-0")
 >>> import numpy as np
+
+from rocketlb_core.conditions import FAIL_FAST_MS, latency_ms
 >>> int(draw_bits_array(key, np.array([7], dtype=np.int64), 1)[0]) == draw_bits(key, 7, 1)
 True
 >>> t = LatencyTable.build(2.0, 10.0)
@@ -25,13 +27,14 @@ True
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+
+from rocketlb_core.conditions import FAIL_FAST_MS, latency_ms
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -40,7 +43,6 @@ M1 = 0xBF58476D1CE4E5B9
 M2 = 0x94D049BB133111EB
 BUCKET_BITS = 16
 BUCKETS = 1 << BUCKET_BITS
-P99_Z = 2.3263          # the standard normal quantile of 0.99 (as the simulator uses it)
 
 
 def producer_key(seed: int, producer: str) -> int:
@@ -76,8 +78,8 @@ def bucket(bits: int) -> int:
 
 
 def fail_fast_ms(bits: int) -> int:
-    """How long a refused connection takes: 1, 2 or 3 ms."""
-    return 1 + ((bucket(bits) * 3) >> BUCKET_BITS)
+    """How long a refused connection takes: one of ``FAIL_FAST_MS``, each as likely."""
+    return FAIL_FAST_MS[(bucket(bits) * len(FAIL_FAST_MS)) >> BUCKET_BITS]
 
 
 @lru_cache(maxsize=1)
@@ -96,10 +98,8 @@ class LatencyTable:
 
     @classmethod
     def build(cls, median_ms: float, p99_ms: float) -> LatencyTable:
-        sigma = math.log(max(p99_ms, median_ms) / median_ms) / P99_Z
-        exp = math.exp
-        values = np.array([max(1, round(median_ms * exp(sigma * z)))
-                           for z in _normal_quantiles()], dtype=np.int64)
+        values = np.array([latency_ms(median_ms, p99_ms, z) for z in _normal_quantiles()],
+                          dtype=np.int64)
         values.setflags(write=False)
         return cls(median_ms, p99_ms, values)
 

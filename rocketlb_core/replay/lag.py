@@ -17,7 +17,6 @@ from typing import Any
 
 BUCKET_MS = 1_000
 SAMPLE_MS = 10_000
-DEFAULT_RATE = 2_000.0
 
 
 @dataclass(frozen=True)

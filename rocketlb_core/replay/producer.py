@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from rocketlb_core.conditions import BROKER_EXPIRY_MS, ROUTE_POLL_MS
 from rocketlb_core.javamath import INT_MAX, wrap32
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import (
@@ -59,8 +60,6 @@ from rocketlb_core.replay.draws import (
     producer_key,
 )
 
-ROUTE_POLL_MS = 30_000
-SILENT_EXPIRY_MS = 120_000
 FOREVER = 2**62
 OUTPUT_COLUMNS = ("producer", "seq", "due_ms", "start_ms", "end_ms", "status", "broker",
                   "queue_id", "attempts", "error")
@@ -136,7 +135,7 @@ class Conditions:
             for start, until, mode in spans:
                 times |= {start, until}
                 if mode != "clean":
-                    times.add(start + SILENT_EXPIRY_MS)
+                    times.add(start + BROKER_EXPIRY_MS)
         times |= {t for spans in parts.values() for span in spans for t in span}
         tables = tuple(LatencyTable.build(m, p) for (m, p), _ in
                        sorted(ids.items(), key=lambda kv: kv[1]))
@@ -153,7 +152,7 @@ class Conditions:
     def in_route_at(self, broker: str, t: int) -> bool:
         """Whether the name servers still list the broker at ``t`` (spec 7)."""
         for start, until, mode in self.down.get(broker, ()):
-            gone = start if mode == "clean" else start + SILENT_EXPIRY_MS
+            gone = start if mode == "clean" else start + BROKER_EXPIRY_MS
             if gone <= t < until:
                 return False
         return True

@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rocketlb_core.conditions import (
+    FAIL_FAST_MS,
+    HEARTBEAT_MS,
+    PERSIST_OFFSET_MS,
+    REBALANCE_WAIT_MS,
+    ROUTE_POLL_MS,
+)
 from rocketlb_core.consumer.base import rebalance_view
 from rocketlb_core.consumer.rebalance import (
     OffsetLookupError,
@@ -35,10 +42,6 @@ if TYPE_CHECKING:
     from rocketlb_core.sim.scenario import GroupSpec, MemberSpec, ProducerSpec
     from rocketlb_core.sim.world import World
 
-ROUTE_POLL_MS = 30_000
-HEARTBEAT_MS = 30_000
-REBALANCE_WAIT_MS = 20_000
-PERSIST_OFFSET_MS = 5_000
 PULL_TICK_MS = 500
 
 
@@ -111,7 +114,8 @@ class Producer:
         net, broker = self.world.network, self.world.brokers[mq.broker_name]
         if not net.reachable(self.name, mq.broker_name):
             if net.failure_is_fast(self.name, mq.broker_name):
-                return AttemptResult(Outcome.REMOTING_ERROR, 1 + self.rng.randrange(3))
+                return AttemptResult(Outcome.REMOTING_ERROR,
+                                     FAIL_FAST_MS[self.rng.randrange(len(FAIL_FAST_MS))])
             return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)       # times out
         qd = broker.topics.get(mq.topic)
         if qd is None or not qd.writable or mq.queue_id >= qd.write_queue_nums:

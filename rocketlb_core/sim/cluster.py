@@ -9,21 +9,22 @@ drop a broker silent for 120 s (or at once when its connection resets).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rocketlb_core.conditions import (
+    BROKER_EXPIRY_MS,
+    CHANNEL_EXPIRY_MS,
+    CHANNEL_SCAN_MS,
+    REGISTER_PERIOD_MS,
+    latency_ms,
+)
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
 from rocketlb_core.sim.kernel import Environment, Event, Timer
 
 if TYPE_CHECKING:
     from rocketlb_core.sim.world import World
 
-REGISTER_PERIOD_MS = 30_000
-BROKER_EXPIRY_MS = 120_000
-CHANNEL_EXPIRY_MS = 120_000
-CHANNEL_SCAN_MS = 10_000
-Z99 = 2.3263
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +70,7 @@ class Broker:
 
     def latency_ms(self, rng_value: float) -> int:
         """A send latency drawn from a log-normal with the broker's median and p99."""
-        sigma = math.log(max(self.p99_ms, self.median_ms) / self.median_ms) / Z99
-        return max(1, round(self.median_ms * math.exp(sigma * rng_value)))
+        return latency_ms(self.median_ms, self.p99_ms, rng_value)
 
     def append(self, topic: str, queue_id: int, msg_id: int) -> int:
         log = self.store.setdefault((topic, queue_id), [])

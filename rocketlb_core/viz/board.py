@@ -16,10 +16,8 @@ import anywidget
 import traitlets
 
 from rocketlb_core.consumer.base import assign_all, rebalance_view
-from rocketlb_core.consumer.consistent_hash import consistent_hash
-from rocketlb_core.consumer.nearby import MapResolver, machine_room_nearby
-from rocketlb_core.consumer.sticky import consistent_hash_bounded
-from rocketlb_core.consumer.strategies import avg, avg_by_circle
+from rocketlb_core.consumer.nearby import MapResolver
+from rocketlb_core.consumer.registry import sweep
 from rocketlb_core.model import MessageQueue
 
 ZONES = ("out", "room-1", "room-2")
@@ -32,10 +30,9 @@ def board_queues(per_broker: int = 4) -> list[MessageQueue]:
 
 
 def board_strategies(zones: dict[str, str], ids: dict[str, str]) -> dict[str, Any]:
+    """Every stateless strategy the registry sweeps, rooms from the board's zones."""
     rooms = MapResolver(BROKER_ROOMS, {ids[c]: z for c, z in zones.items() if z != "out"})
-    return {"AVG": avg(), "AVG_BY_CIRCLE": avg_by_circle(), "CONSISTENT_HASH": consistent_hash(),
-            "CONSISTENT_HASH_BOUNDED": consistent_hash_bounded(0.25),
-            "MACHINE_ROOM_NEARBY-AVG": machine_room_nearby(avg(), rooms)}
+    return dict(sweep(stateless=True, rooms_last=True, labels=False, resolver=rooms))
 
 
 def board_view(zones: dict[str, str], ids: dict[str, str],
