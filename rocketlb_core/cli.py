@@ -84,6 +84,12 @@ def say(args: argparse.Namespace, text: str) -> None:
         _stderr(text)
 
 
+EXTRA_OF = {"numpy": "replay", "pyarrow": "replay", "pyspark": "spark", "py4j": "spark",
+            "pandas": "viz", "altair": "viz", "vl_convert": "viz", "ipywidgets": "viz",
+            "anywidget": "viz"}
+"""A third-party module -> the smallest extra of ``pyproject.toml`` that installs it."""
+
+
 def epilog(example: str, checks: str = "") -> str:
     """The end of a ``--help``: an example and the exit statuses (``checks`` describes status 3
     for a command that checks something)."""
@@ -119,6 +125,13 @@ def run(body: Callable[[], int]) -> int:
         return status
     except InputError as exc:
         _stderr(f"error: {exc}")
+        return EXIT_INPUT
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRA_OF:
+            raise
+        _stderr(f"error: this command needs {top}, which is not installed: "
+                f"pip install 'rocketlb-core[{EXTRA_OF[top]}]'")
         return EXIT_INPUT
     except BrokenPipeError:
         _quiet_stdout()

@@ -1,6 +1,6 @@
 """Conformance: replay upstream's golden vectors (``shared/conformance``) against the package.
 
-``python -m rocketlb_core.conformance FILE...`` reads producer scenario files, primitives,
+``rocketlb conformance FILE...`` reads producer scenario files, primitives,
 allocation files and ``upstream-tests.json`` (plain or ``.gz``), runs every case and prints a
 summary per file, then ``N passed, M failed`` where N + M counts every compared expectation.
 """

@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from rocketlb_core.conformance.allocation import UPSTREAM_HANDLERS
 from rocketlb_core.conformance.report import Report
 from rocketlb_core.javamath import INT_MAX
 from rocketlb_core.model import BrokerData, MessageQueue, QueueData, TopicRoute, publish_queues
@@ -192,9 +193,7 @@ HANDLERS: dict[str, Handler] = {
 
 def run_upstream_tests(doc: dict[str, Any], report: Report) -> None:
     """Run every test class that has a handler; list the others as not compared."""
-    from rocketlb_core.conformance import allocation
-
-    handlers = {**HANDLERS, **allocation.UPSTREAM_HANDLERS}
+    handlers = {**HANDLERS, **UPSTREAM_HANDLERS}
     for test in doc["tests"]:
         cls = test["test_class"]
         handler = handlers.get(cls)
