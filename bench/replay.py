@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.engines import replay_producers_python
-from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.spark.producer_replay import replay_producers_spark
 from rocketlb_core.trace.generate import generate
 

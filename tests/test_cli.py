@@ -178,7 +178,7 @@ def test_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
 SPARK_BOTH = """
 import sys
 from pathlib import Path
-from rocketlb_core.replay.producer import ReplayConfig
+from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.spark.consumer_replay import replay_consumers_spark
 from rocketlb_core.spark.producer_replay import replay_producers_spark
 out = Path(sys.argv[1])

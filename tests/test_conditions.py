@@ -11,7 +11,8 @@ import pytest
 
 from rocketlb_core import conditions
 from rocketlb_core.replay import consumer as replay_consumer
-from rocketlb_core.replay import producer as replay_producer
+from rocketlb_core.replay import stepped as replay_stepped
+from rocketlb_core.replay import timeline as replay_timeline
 from rocketlb_core.replay.draws import BUCKET_BITS, BUCKETS, LatencyTable, fail_fast_ms
 from rocketlb_core.sim import clients as sim_clients
 from rocketlb_core.sim import cluster as sim_cluster
@@ -62,6 +63,6 @@ def test_timers_have_one_home() -> None:
     for name in ("REGISTER_PERIOD_MS", "BROKER_EXPIRY_MS", "CHANNEL_EXPIRY_MS",
                  "CHANNEL_SCAN_MS"):
         assert getattr(sim_cluster, name) is getattr(conditions, name)
-    assert replay_producer.ROUTE_POLL_MS is conditions.ROUTE_POLL_MS
-    assert replay_producer.BROKER_EXPIRY_MS is conditions.BROKER_EXPIRY_MS
+    assert replay_stepped.ROUTE_POLL_MS is conditions.ROUTE_POLL_MS
+    assert replay_timeline.BROKER_EXPIRY_MS is conditions.BROKER_EXPIRY_MS
     assert replay_consumer.CHANNEL_EXPIRY_MS is conditions.CHANNEL_EXPIRY_MS

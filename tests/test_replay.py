@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from rocketlb_core import data_path
+from rocketlb_core.replay.config import OUTPUT_COLUMNS, ReplayConfig
 from rocketlb_core.replay.consumer_engines import replay_consumers_python
 from rocketlb_core.replay.engines import replay_producers_python
-from rocketlb_core.replay.producer import OUTPUT_COLUMNS, ReplayConfig
 from rocketlb_core.spark.consumer_replay import replay_consumers_spark
 from rocketlb_core.spark.producer_replay import replay_producers_spark
 from rocketlb_core.trace.read import load_trace
@@ -277,7 +277,7 @@ CONNECT_REPLAY = """
 import json, sys
 from pathlib import Path
 from rocketlb_core.spark.producer_replay import replay_producers_spark
-from rocketlb_core.replay.producer import ReplayConfig
+from rocketlb_core.replay.config import ReplayConfig
 seen = []
 summary = replay_producers_spark(Path(sys.argv[1]), Path(sys.argv[2]), ReplayConfig(),
                                  progress=lambda d, t: seen.append([d, t]))

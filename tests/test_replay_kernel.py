@@ -12,20 +12,17 @@ import pytest
 
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
 from rocketlb_core.producer import SendConfig, SendMode
+from rocketlb_core.replay.aggregates import Aggregates
+from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.draws import (
     LatencyTable,
     draw_bits,
     draw_bits_array,
     producer_key,
 )
-from rocketlb_core.replay.producer import (
-    Aggregates,
-    Conditions,
-    ProducerReplayer,
-    ReplayConfig,
-    replay_producer,
-    rows_of,
-)
+from rocketlb_core.replay.stepped import rows_of
+from rocketlb_core.replay.stretch import ProducerReplayer, replay_producer
+from rocketlb_core.replay.timeline import Conditions
 
 LINES = ["4.7.1", "4.9.7", "4.9.8", "5.3.3"]
 BROKERS = ["broker-a", "broker-b", "broker-c"]
@@ -145,7 +142,7 @@ def test_latency_tables_follow_the_requested_distribution() -> None:
 
 
 def test_first_and_last_finds_values_only_in_the_middle() -> None:
-    from rocketlb_core.replay.producer import _first_and_last
+    from rocketlb_core.replay.stretch import _first_and_last
 
     used = np.array([1, 0] * 50 + [2] + [0, 1] * 50)
     assert _first_and_last(used, 3) == [(1, 200), (0, 199), (2, 100)]

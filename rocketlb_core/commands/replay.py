@@ -64,8 +64,8 @@ def register(sub: Any) -> None:
 
 def producer(args: argparse.Namespace) -> int:
     from rocketlb_core.producer import ProducerLine
+    from rocketlb_core.replay.config import ReplayConfig
     from rocketlb_core.replay.engines import print_progress, replay_producers_python
-    from rocketlb_core.replay.producer import ReplayConfig
 
     try:
         ProducerLine.parse(args.line)

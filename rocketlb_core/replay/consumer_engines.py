@@ -11,10 +11,10 @@ from typing import Any
 from rocketlb_core.atomic import atomic_folder, check_output
 from rocketlb_core.consumer.registry import REGISTRY
 from rocketlb_core.errors import UsageError
+from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
 from rocketlb_core.replay.engines import replay_rows, write_summary
 from rocketlb_core.replay.lag import arrivals_from_rows
-from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.trace.read import load_trace
 
 LAG_COLUMNS = ("strategy", "time_s", "queue", "lag")

@@ -17,18 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.atomic import atomic_folder, check_output
-from rocketlb_core.replay.producer import (
-    Aggregates,
-    Conditions,
-    ReplayConfig,
-    replay_producer,
-    summary_of,
-)
+from rocketlb_core.replay.aggregates import Aggregates, summary_of
+from rocketlb_core.replay.config import ReplayConfig
+from rocketlb_core.replay.stretch import replay_producer
 from rocketlb_core.replay.task import (
     ReplayJob,
     fault_tolerance_of,
     replay_file,
 )
+from rocketlb_core.replay.timeline import Conditions
 from rocketlb_core.trace.parquet import arrow_errors
 from rocketlb_core.trace.read import Trace, load_trace
 from rocketlb_core.trace.schema import TraceError

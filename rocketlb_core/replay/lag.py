@@ -2,7 +2,7 @@
 strategy's ownership timeline, for the traffic the trace recorded.
 
 Arrivals: the trace's own sends, placed by the producer replay with the recorded settings
-(``rocketlb_core.replay.producer``), counted per queue per second; the Spark engine counts them
+(``rocketlb_core.replay.stepped``), counted per queue per second; the Spark engine counts them
 on Spark. Consumption: each live member consumes ``rate_per_s`` messages a second, split evenly
 over the queues it owns; a queue owned twice is drained by its faster share (both consume the
 same messages). Every second: ``lag = max(0, lag + arrivals - drained)``.

@@ -19,15 +19,11 @@ from typing import Any
 import numpy as np
 
 from rocketlb_core.model import TopicRoute
-from rocketlb_core.replay.producer import (
-    OUTPUT_COLUMNS,
-    STATUSES,
-    Aggregates,
-    Columns,
-    Conditions,
-    ProducerReplayer,
-    ReplayConfig,
-)
+from rocketlb_core.replay.aggregates import Aggregates
+from rocketlb_core.replay.config import OUTPUT_COLUMNS, STATUSES, ReplayConfig
+from rocketlb_core.replay.stepped import Columns
+from rocketlb_core.replay.stretch import ProducerReplayer
+from rocketlb_core.replay.timeline import Conditions
 from rocketlb_core.trace.layout import SendsFile
 from rocketlb_core.trace.schema import TraceError
 

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
 from rocketlb_core.replay.consumer_engines import LAG_COLUMNS, replay_consumers
 from rocketlb_core.replay.lag import BUCKET_MS
-from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.spark.producer_replay import replay_producers_spark
 from rocketlb_core.spark.session import spark_session
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.atomic import atomic_folder, check_output
+from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.engines import BATCH_ROWS, COMMAND, finish, prepare_job
-from rocketlb_core.replay.producer import ReplayConfig
 from rocketlb_core.replay.task import (
     AGGREGATE_SCHEMA,
     ReplayJob,

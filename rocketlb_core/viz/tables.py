@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 from rocketlb_core.consumer.base import AllocateStrategy, assign_all
 from rocketlb_core.model import MessageQueue, TopicRoute, publish_queues, subscribe_queues
 from rocketlb_core.producer.experiments import seed002_experiment
+from rocketlb_core.replay.aggregates import Aggregates, summary_of
+from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.engines import replay_rows
-from rocketlb_core.replay.producer import Aggregates, ReplayConfig, summary_of
 from rocketlb_core.sim.world import RunResult
 from rocketlb_core.trace.read import load_trace
 
