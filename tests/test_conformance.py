@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from rocketlb_core.conformance import Report, run_file
-from rocketlb_core.conformance.producer import run_scenario
+from rocketlb_core.conformance.producer_vectors import run_producer_case
 
 VECTORS = Path(__file__).parent / "vectors"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
@@ -93,7 +93,7 @@ def test_each_lines_differences_are_exercised(name: str, as_tag: str) -> None:
         if as_tag.endswith("4.7.1"):
             rec["index_start"] = abs(rec["index_start"]) if rec["index_start"] > -2**31 else 0
         try:
-            run_scenario(rec, report)
+            run_producer_case(rec, report)
         except ValueError:
             report.add(rec["id"], False, "not replayable on that line")
     assert report.failed > 0

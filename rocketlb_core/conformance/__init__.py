@@ -5,7 +5,7 @@ allocation files and ``upstream-tests.json`` (plain or ``.gz``), runs every case
 summary per file, then ``N passed, M failed`` where N + M counts every compared expectation.
 """
 
-from rocketlb_core.conformance.report import Outcome, Report
+from rocketlb_core.conformance.report import Expectation, Report
 from rocketlb_core.conformance.runner import ConformanceFileError, run_file
 
-__all__ = ["ConformanceFileError", "Outcome", "Report", "run_file"]
+__all__ = ["ConformanceFileError", "Expectation", "Report", "run_file"]

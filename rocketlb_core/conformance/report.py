@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Expectation:
     """One compared expectation: where it is (case id and step) and whether it held."""
 
     case: str
@@ -20,11 +20,11 @@ class Report:
 
     path: str
     kind: str
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[Expectation] = field(default_factory=list)
     not_compared: list[str] = field(default_factory=list)
 
     def add(self, case: str, ok: bool, detail: str = "") -> None:
-        self.outcomes.append(Outcome(case, ok, "" if ok else detail))
+        self.outcomes.append(Expectation(case, ok, "" if ok else detail))
 
     def check(self, case: str, got: object, expected: object) -> bool:
         ok = got == expected
@@ -39,5 +39,5 @@ class Report:
     def failed(self) -> int:
         return len(self.outcomes) - self.passed
 
-    def failures(self) -> list[Outcome]:
+    def failures(self) -> list[Expectation]:
         return [o for o in self.outcomes if not o.ok]

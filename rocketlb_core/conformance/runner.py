@@ -100,14 +100,14 @@ def run_file(path: Path | str) -> Report:
 
 def _dispatch(kind: str, obj: dict[str, Any], report: Report) -> None:
     if kind == "producer":
-        from rocketlb_core.conformance.producer import run_scenario
+        from rocketlb_core.conformance.producer_vectors import run_producer_case
 
-        run_scenario(obj, report)
+        run_producer_case(obj, report)
     elif kind == "primitives":
-        from rocketlb_core.conformance.producer import run_primitive
+        from rocketlb_core.conformance.producer_vectors import run_primitive
 
         run_primitive(obj, report)
     else:
-        from rocketlb_core.conformance.allocation import run_group
+        from rocketlb_core.conformance.allocation_vectors import run_group
 
         run_group(obj, report)

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from rocketlb_core.conformance.allocation import UPSTREAM_HANDLERS
+from rocketlb_core.conformance.allocation_vectors import UPSTREAM_HANDLERS
 from rocketlb_core.conformance.report import Report
 from rocketlb_core.javamath import INT_MAX
 from rocketlb_core.model import BrokerData, MessageQueue, QueueData, TopicRoute, publish_queues

@@ -45,7 +45,7 @@ def build(obj: dict[str, Any]) -> tuple[MQFaultStrategy, TopicPublishInfo]:
     return strategy, tp
 
 
-def run_scenario(obj: dict[str, Any], report: Report) -> None:
+def run_producer_case(obj: dict[str, Any], report: Report) -> None:
     strategy, tp = build(obj)
     original = list(tp.queues)
     clock = int(obj["clock_start"])
