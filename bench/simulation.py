@@ -13,7 +13,8 @@ import json
 import time
 
 from rocketlb_core.producer.line import ProducerLine
-from rocketlb_core.sim.kernel import Environment, Timer
+from rocketlb_core.sim.events import SendTick
+from rocketlb_core.sim.kernel import Environment
 from rocketlb_core.sim.scenario import (
     BrokerSpec,
     GroupSpec,
@@ -48,7 +49,7 @@ def kernel_baseline(events: int) -> float:
     env.register("nop", _Nop())
     t0 = time.perf_counter()
     for i in range(events):
-        env.schedule(i % 1000, Timer("nop", "t"))
+        env.schedule(i % 1000, SendTick("nop"))
         env.step()
     return events / (time.perf_counter() - t0)
 

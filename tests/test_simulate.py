@@ -20,7 +20,7 @@ from rocketlb_core import data_path
 from rocketlb_core.commands.simulate import write_outputs
 from rocketlb_core.consumer.metrics import ownership
 from rocketlb_core.model import MessageQueue
-from rocketlb_core.sim.kernel import Timer
+from rocketlb_core.sim.events import Priority, Scripted
 from rocketlb_core.sim.scenario import (
     BrokerSpec,
     EventSpec,
@@ -165,7 +165,7 @@ class ClusterMachine(RuleBasedStateMachine):
 
     def do(self, kind: str, **args: str) -> None:
         env = self.world.env
-        env.schedule(0, Timer(SCRIPT, "do", EventSpec(env.now, kind, args)), priority=-1)
+        env.schedule(0, Scripted(SCRIPT, EventSpec(env.now, kind, args)), priority=Priority.SCRIPT)
         env.run(until=env.now + 1)
 
     @rule(name=st.sampled_from(MEMBERS))

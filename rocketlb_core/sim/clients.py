@@ -33,14 +33,23 @@ from rocketlb_core.producer import (
     send,
 )
 from rocketlb_core.producer.tables import SYSTEM_ERROR
-from rocketlb_core.sim.cluster import Notify
-from rocketlb_core.sim.kernel import Environment, Event, Timer
+from rocketlb_core.sim.events import (
+    Heartbeat,
+    Notify,
+    PersistOffsets,
+    Priority,
+    Pull,
+    Rebalance,
+    RoutePoll,
+    SendTick,
+)
+from rocketlb_core.sim.kernel import Environment, Event
 
 if TYPE_CHECKING:
     from rocketlb_core.consumer.base import AllocateStrategy
     from rocketlb_core.model import TopicRoute
     from rocketlb_core.sim.scenario import GroupSpec, MemberSpec, ProducerSpec
-    from rocketlb_core.sim.world import World
+    from rocketlb_core.sim.services import Services
 
 PULL_TICK_MS = 500
 
@@ -48,12 +57,12 @@ PULL_TICK_MS = 500
 class Producer:
     """A producer instance with one sending thread and a target rate."""
 
-    def __init__(self, spec: ProducerSpec, world: World, env: Environment) -> None:
+    def __init__(self, spec: ProducerSpec, world: Services, env: Environment) -> None:
         self.spec = spec
         self.world = world
         self.name = spec.name
         self.rng = env.rng(spec.name)
-        self.strategy = MQFaultStrategy(world.scenario.line,
+        self.strategy = MQFaultStrategy(world.line,
                                         send_latency_fault_enable=spec.fault_tolerance,
                                         rng=env.rng(spec.name + "/fault"))
         self.route: TopicRoute | None = None
@@ -64,19 +73,18 @@ class Producer:
 
     def start(self, env: Environment) -> None:
         start = self.spec.start_ms
-        env.schedule_at(start + 10, Timer(self.name, "route"))
-        env.schedule_at(start + self.world.scenario.tick_ms, Timer(self.name, "tick"))
+        env.schedule_at(start + 10, RoutePoll(self.name))
+        env.schedule_at(start + self.world.tick_ms, SendTick(self.name))
 
     def handle(self, env: Environment, event: Event) -> None:
-        if not isinstance(event, Timer):
-            return
-        if event.kind == "route":
-            self.poll_route(env)
-            env.schedule(ROUTE_POLL_MS, Timer(self.name, "route"))
-        elif event.kind == "tick":
-            self.tick(env)
-            if env.now < self.stop_ms or self.backlog() > 0:
-                env.schedule(self.world.scenario.tick_ms, Timer(self.name, "tick"))
+        match event:
+            case RoutePoll():
+                self.poll_route(env)
+                env.schedule(ROUTE_POLL_MS, RoutePoll(self.name))
+            case SendTick():
+                self.tick(env)
+                if env.now < self.stop_ms or self.backlog() > 0:
+                    env.schedule(self.world.tick_ms, SendTick(self.name))
 
     def due_at(self, k: int) -> int:
         """When message ``k`` (0-based) of this producer is due."""
@@ -99,14 +107,14 @@ class Producer:
     @property
     def stop_ms(self) -> int:
         stop = self.spec.stop_ms
-        return self.world.scenario.duration_ms if stop is None else stop
+        return self.world.duration_ms if stop is None else stop
 
     def poll_route(self, env: Environment) -> None:
         route = self.world.query_route(self.name, self.spec.topic, self.rng)
         if route is None or route == self.route:
             return                                  # keep the cached route and counter
         self.route = route
-        self.tp = TopicPublishInfo.from_route(self.spec.topic, route, self.world.scenario.line,
+        self.tp = TopicPublishInfo.from_route(self.spec.topic, route, self.world.line,
                                               rng=self.rng)
         env.log("producer_route", self.name, queues=[q.short() for q in self.tp.queues])
 
@@ -155,7 +163,7 @@ class Consumer:
     """A push consumer (one ``MQClientInstance``): heartbeats, route polls, the rebalance
     service, pulling and consuming, offset commits."""
 
-    def __init__(self, member: MemberSpec, group: GroupSpec, world: World, env: Environment,
+    def __init__(self, member: MemberSpec, group: GroupSpec, world: Services, env: Environment,
                  client_id: str, strategy: AllocateStrategy) -> None:
         self.m, self.g, self.world = member, group, world
         self.name = member.name                       # also the channel id at the brokers
@@ -179,9 +187,10 @@ class Consumer:
         env.log("consumer_start", self.name, client_id=self.client_id)
         self.poll_route(env)
         self.heartbeat(env)
-        for kind, delay in (("route", ROUTE_POLL_MS), ("heartbeat", HEARTBEAT_MS),
-                            ("pull", PULL_TICK_MS), ("persist", 10_000)):
-            env.schedule(delay, Timer(self.name, kind, self.incarnation))
+        life = self.incarnation
+        for timer, delay in ((RoutePoll, ROUTE_POLL_MS), (Heartbeat, HEARTBEAT_MS),
+                             (Pull, PULL_TICK_MS), (PersistOffsets, 10_000)):
+            env.schedule(delay, timer(self.name, life))
         self.wakeup(env)                               # rebalanceImmediately on start
 
     def crash(self, env: Environment) -> None:
@@ -194,7 +203,7 @@ class Consumer:
         self.alive = False
         for broker in self.known_brokers():
             if self.world.network.reachable(self.name, broker):
-                self.world.broker_entities[broker].unregister(env, self.g.name, self.name)
+                self.world.broker_entity(broker).unregister(env, self.g.name, self.name)
         env.log("consumer_shutdown", self.name)
         self.world.ownership_changed(env)
 
@@ -205,25 +214,27 @@ class Consumer:
             env.log("notified", self.name, group=event.group)
             self.wakeup(env)
             return
-        assert isinstance(event, Timer)
-        if event.kind == "rebalance":
-            if event.arg == self.rebalance_token:
+        if isinstance(event, Rebalance):
+            if event.token == self.rebalance_token:
                 self.rebalance(env)
             return
-        if event.arg != self.incarnation:
+        if not isinstance(event, RoutePoll | Heartbeat | Pull | PersistOffsets) or (
+                event.incarnation != self.incarnation):
             return                                     # a timer of an earlier life
-        if event.kind == "route":
-            self.poll_route(env)
-            env.schedule(ROUTE_POLL_MS, Timer(self.name, "route", self.incarnation))
-        elif event.kind == "heartbeat":
-            self.heartbeat(env)
-            env.schedule(HEARTBEAT_MS, Timer(self.name, "heartbeat", self.incarnation))
-        elif event.kind == "pull":
-            self.pull(env)
-            env.schedule(PULL_TICK_MS, Timer(self.name, "pull", self.incarnation))
-        elif event.kind == "persist":
-            self.persist(env)
-            env.schedule(PERSIST_OFFSET_MS, Timer(self.name, "persist", self.incarnation))
+        life = self.incarnation
+        match event:
+            case RoutePoll():
+                self.poll_route(env)
+                env.schedule(ROUTE_POLL_MS, RoutePoll(self.name, life))
+            case Heartbeat():
+                self.heartbeat(env)
+                env.schedule(HEARTBEAT_MS, Heartbeat(self.name, life))
+            case Pull():
+                self.pull(env)
+                env.schedule(PULL_TICK_MS, Pull(self.name, life))
+            case PersistOffsets():
+                self.persist(env)
+                env.schedule(PERSIST_OFFSET_MS, PersistOffsets(self.name, life))
 
     # ------------------------------------------------------------------ timers
     def known_brokers(self) -> list[str]:
@@ -239,23 +250,24 @@ class Consumer:
     def heartbeat(self, env: Environment) -> None:
         for broker in self.known_brokers():
             if self.world.network.reachable(self.name, broker):
-                self.world.broker_entities[broker].heartbeat(env, self.g.name, self.name,
+                self.world.broker_entity(broker).heartbeat(env, self.g.name, self.name,
                                                              self.client_id)
 
     def wakeup(self, env: Environment) -> None:
         """``rebalanceImmediately``: run now (5.x: no sooner than 1 s after the last run)."""
         at = env.now
-        wait = self.world.scenario.line.rules.rebalance_min_interval_ms
+        wait = self.world.line.rules.rebalance_min_interval_ms
         at = max(at, self.last_rebalance + wait)
         self.rebalance_token += 1
-        env.schedule_at(at, Timer(self.name, "rebalance", self.rebalance_token), priority=1)
+        env.schedule_at(at, Rebalance(self.name, self.rebalance_token),
+                        priority=Priority.REBALANCE)
 
     def rebalance(self, env: Environment) -> None:
         self.last_rebalance = env.now
         self.rebalance_topic(env)
         self.rebalance_token += 1
-        env.schedule(REBALANCE_WAIT_MS, Timer(self.name, "rebalance", self.rebalance_token),
-                     priority=1)
+        env.schedule(REBALANCE_WAIT_MS, Rebalance(self.name, self.rebalance_token),
+                     priority=Priority.REBALANCE)
 
     def rebalance_topic(self, env: Environment) -> None:
         topic, route = self.g.topic, self.route
@@ -303,7 +315,7 @@ class Consumer:
             return compute_pull_from_where(
                 self.g.consume_from, read, mq.topic,
                 max_offset=broker.max_offset(mq.topic, mq.queue_id), search_offset=0,
-                line=self.world.scenario.line)
+                line=self.world.line)
         except OffsetLookupError:
             return -1
 

@@ -20,18 +20,12 @@ from rocketlb_core.conditions import (
     latency_ms,
 )
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
-from rocketlb_core.sim.kernel import Environment, Event, Timer
+from rocketlb_core.sim.events import BrokerRegister, BrokerScan, ChannelScan, Notify
+from rocketlb_core.sim.kernel import Environment, Event
 
 if TYPE_CHECKING:
-    from rocketlb_core.sim.world import World
+    from rocketlb_core.sim.services import Services
 
-
-
-@dataclass(frozen=True, slots=True)
-class Notify(Event):
-    """``NOTIFY_CONSUMER_IDS_CHANGED`` arriving at a consumer (one-way, may be lost)."""
-
-    group: str
 
 
 class Network:
@@ -98,7 +92,7 @@ class Broker:
 class BrokerEntity:
     """The broker's timers and its side of heartbeats, unregistration and notification."""
 
-    def __init__(self, broker: Broker, world: World) -> None:
+    def __init__(self, broker: Broker, world: Services) -> None:
         self.b = broker
         self.world = world
 
@@ -106,22 +100,22 @@ class BrokerEntity:
         self.b.alive = True
         self.b.consumers.clear()                 # the consumer table lives in memory
         self.world.register_broker(env, self.b)
-        env.schedule(REGISTER_PERIOD_MS, Timer(self.b.name, "register"))
-        env.schedule(CHANNEL_SCAN_MS, Timer(self.b.name, "scan"))
+        env.schedule(REGISTER_PERIOD_MS, BrokerRegister(self.b.name))
+        env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
 
     def handle(self, env: Environment, event: Event) -> None:
-        if not self.b.alive or not isinstance(event, Timer):
+        if not self.b.alive:
             return
-        if event.kind == "register":
+        if isinstance(event, BrokerRegister):
             self.world.register_broker(env, self.b)
-            env.schedule(REGISTER_PERIOD_MS, Timer(self.b.name, "register"))
-        elif event.kind == "scan":
+            env.schedule(REGISTER_PERIOD_MS, BrokerRegister(self.b.name))
+        elif isinstance(event, ChannelScan):
             for group, channels in self.b.consumers.items():
                 for ch_name in [n for n, ch in channels.items()
                                 if env.now - ch.last_update_ms > CHANNEL_EXPIRY_MS]:
                     del channels[ch_name]
                     env.log("channel_expired", self.b.name, group=group, channel=ch_name)
-            env.schedule(CHANNEL_SCAN_MS, Timer(self.b.name, "scan"))
+            env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
 
     def heartbeat(self, env: Environment, group: str, channel: str, client_id: str) -> None:
         channels = self.b.consumers.setdefault(group, {})
@@ -151,19 +145,19 @@ class NameServer:
 
 
 class NameServerEntity:
-    def __init__(self, ns: NameServer, world: World, scan_ms: int) -> None:
+    def __init__(self, ns: NameServer, world: Services, scan_ms: int) -> None:
         self.ns = ns
         self.world = world
         self.scan_ms = scan_ms
 
     def handle(self, env: Environment, event: Event) -> None:
-        if isinstance(event, Timer) and event.kind == "scan":
+        if isinstance(event, BrokerScan):
             if self.ns.alive:
                 for name in [n for n, (t, _) in self.ns.brokers.items()
                              if env.now - t > BROKER_EXPIRY_MS]:
                     del self.ns.brokers[name]
                     env.log("broker_expired", self.ns.name, broker=name)
-            env.schedule(self.scan_ms, Timer(self.ns.name, "scan"))
+            env.schedule(self.scan_ms, BrokerScan(self.ns.name))
 
     def route(self, topic: str) -> TopicRoute | None:
         entries = [(b, b.topics[topic]) for _, b in self.ns.brokers.values() if topic in b.topics]

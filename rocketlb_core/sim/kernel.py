@@ -1,18 +1,23 @@
 """The event kernel: virtual milliseconds, deterministic ordering, seeded randomness per entity,
 and an append-only journal (house style 6 to 10).
 
-Events are frozen dataclasses addressed to an entity by name. The queue orders them by
+Events are frozen dataclasses addressed to an entity by name (``rocketlb_core.sim.events``:
+one type per kind, and the named priorities). The queue orders them by
 ``(time_ms, priority, sequence)``, SimPy's rule, so two events at the same millisecond run in a
 fixed order: by priority, then in the order they were scheduled. Nothing reads the wall clock.
 
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Say(Event):
+...     word: str
 >>> env = Environment(seed=1)
 >>> log = []
 >>> class Echo:
 ...     def handle(self, env, event):
-...         log.append((env.now, event.kind))
+...         log.append((env.now, event.word))
 >>> env.register("echo", Echo())
->>> env.schedule(5, Timer("echo", "b"))
->>> env.schedule(5, Timer("echo", "a"), priority=-1)
+>>> env.schedule(5, Say("echo", "b"))
+>>> env.schedule(5, Say("echo", "a"), priority=-1)
 >>> env.run(until=10)
 >>> log
 [(5, 'a'), (5, 'b')]
@@ -32,14 +37,6 @@ class Event:
     """Base of every event: the entity it is addressed to."""
 
     target: str
-
-
-@dataclass(frozen=True, slots=True)
-class Timer(Event):
-    """A periodic or one-off timer of an entity (``kind`` says which)."""
-
-    kind: str
-    arg: Any = None
 
 
 class Entity(Protocol):

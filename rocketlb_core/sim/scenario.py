@@ -37,21 +37,8 @@ from rocketlb_core.limits import (
     MAX_TOPICS,
 )
 from rocketlb_core.producer.line import ProducerLine
+from rocketlb_core.sim.faults import FAULTS
 from rocketlb_core.trace.schema import has_control
-
-EVENT_KINDS = {
-    "broker_crash": {"broker", "mode"},          # mode: clean (connections reset) | silent
-    "broker_restart": {"broker"},
-    "broker_latency": {"broker", "median_ms", "p99_ms"},
-    "partition": {"client", "broker"},           # client and broker cannot talk
-    "heal": {"client", "broker"},
-    "consumer_crash": {"consumer"},              # no unregister: the broker notices in 120 s
-    "consumer_shutdown": {"consumer"},           # clean: offsets persisted, unregistered
-    "consumer_start": {"consumer"},
-    "nameserver_down": {"nameserver"},
-    "nameserver_up": {"nameserver"},
-    "rolling_restart": {"group", "interval_ms"},  # each member: clean shutdown, start again
-}
 
 
 class ScenarioError(InputError):
@@ -309,13 +296,12 @@ def load(path: Path | str) -> Scenario:
     for i, e in enumerate(r.array(top, "events", "", MAX_EVENTS)):
         w = f"events[{i}]"
         if not isinstance(e, dict) or not isinstance(e.get("kind"), str) or (
-                e["kind"] not in EVENT_KINDS):
+                e["kind"] not in FAULTS):
             kind = e.get("kind") if isinstance(e, dict) else e
             raise r.fail(f"{w}.kind", f"unknown event {kind!r} "
-                                      f"(known: {', '.join(sorted(EVENT_KINDS))})")
-        args = set(EVENT_KINDS[e["kind"]])
-        optional = {"mode"} if e["kind"] == "broker_crash" else set()
-        e = r.table(e, w, {"at_ms", "kind"} | (args - optional), optional)
+                                      f"(known: {', '.join(sorted(FAULTS))})")
+        fault = FAULTS[e["kind"]]
+        e = r.table(e, w, {"at_ms", "kind", *fault.args}, set(fault.optional))
         for key in ("broker", "consumer", "client", "nameserver", "group", "mode"):
             if key in e and not isinstance(e[key], str):
                 raise r.fail(f"{w}.{key}", f"expected a name, got {e[key]!r}"[:200])

@@ -16,9 +16,12 @@ from rocketlb_core.consumer.base import AllocateStrategy
 from rocketlb_core.consumer.nearby import MapResolver, machine_room_nearby
 from rocketlb_core.consumer.registry import make
 from rocketlb_core.model import PERM_READ, PERM_WRITE, MessageQueue, QueueData, TopicRoute
+from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.sim.clients import Consumer, Producer
 from rocketlb_core.sim.cluster import Broker, BrokerEntity, NameServer, NameServerEntity, Network
-from rocketlb_core.sim.kernel import Environment, Event, Timer
+from rocketlb_core.sim.events import BrokerScan, LagSample, Priority, Scripted
+from rocketlb_core.sim.faults import FAULTS
+from rocketlb_core.sim.kernel import Environment, Event
 from rocketlb_core.sim.ledger import Ledger, OwnershipTracker
 from rocketlb_core.sim.scenario import EventSpec, GroupSpec, Scenario
 
@@ -27,7 +30,8 @@ LAG_SAMPLE_MS = 5_000
 
 
 class World:
-    """Everything of one run; entities reach each other through it."""
+    """Everything of one run. Entities get it as ``rocketlb_core.sim.services.Services``, the
+    only part of it they may use."""
 
     def __init__(self, scenario: Scenario, seed: int) -> None:
         self.scenario = scenario
@@ -49,7 +53,7 @@ class World:
         self.name_servers = [NameServer(f"namesrv-{i}") for i in range(scenario.name_servers)]
         for ns in self.name_servers:
             env.register(ns.name, NameServerEntity(ns, self, scan))
-            env.schedule(5_000, Timer(ns.name, "scan"))
+            env.schedule(5_000, BrokerScan(ns.name))
         self.producers = [Producer(p, self, env) for p in scenario.producers]
         for p in self.producers:
             env.register(p.name, p)
@@ -104,6 +108,36 @@ class World:
         assert isinstance(entity, NameServerEntity)
         return entity.route(topic)
 
+    # ------------------------------------------------------------------ Services (services.py)
+    @property
+    def line(self) -> ProducerLine:
+        return self.scenario.line
+
+    @property
+    def tick_ms(self) -> int:
+        return self.scenario.tick_ms
+
+    @property
+    def duration_ms(self) -> int:
+        return self.scenario.duration_ms
+
+    def broker_entity(self, name: str) -> BrokerEntity:
+        return self.broker_entities[name]
+
+    # ------------------------------------------------------------------ the script
+    def member(self, name: str) -> Consumer:
+        """The consumer called ``name``, in whichever group."""
+        return next(c for cs in self.consumers.values() for c in cs if c.name == name)
+
+    def apply(self, env: Environment, spec: EventSpec) -> None:
+        """Journal a scripted event and apply it (``rocketlb_core.sim.faults``)."""
+        env.log("scenario_event", SCRIPT, event=spec.kind, **spec.args)
+        FAULTS[spec.kind].apply(self, env, spec.args)
+
+    def script(self, env: Environment, delay_ms: int, kind: str, args: dict[str, Any]) -> None:
+        """Schedule a scripted event ``delay_ms`` from now (as faults that expand do)."""
+        env.schedule(delay_ms, Scripted(SCRIPT, EventSpec(env.now + delay_ms, kind, args)))
+
     def sample_lag(self, env: Environment) -> None:
         """Journal each group's lag per queue: messages stored minus messages the group has
         consumed (its live owners' positions, else the broker's committed offset)."""
@@ -140,58 +174,18 @@ class World:
 
 
 class _Script:
-    """Applies the scenario's scripted events at their times."""
+    """Applies the scenario's scripted events at their times, and samples lag."""
 
     def __init__(self, world: World) -> None:
         self.world = world
 
     def handle(self, env: Environment, event: Event) -> None:
-        assert isinstance(event, Timer)
-        if event.kind == "sample":
-            self.world.sample_lag(env)
-            env.schedule(LAG_SAMPLE_MS, Timer(SCRIPT, "sample"), priority=2)
-            return
-        spec: EventSpec = event.arg
-        w, a = self.world, spec.args
-        env.log("scenario_event", SCRIPT, event=spec.kind, **a)
-        member = {c.name: c for cs in w.consumers.values() for c in cs}
-        if spec.kind == "broker_crash":
-            b = w.brokers[a["broker"]]
-            b.alive = False
-            w.network.down[b.name] = a.get("mode", "clean")
-            if a.get("mode", "clean") == "clean":          # connections reset: known at once
-                for ns in w.name_servers:
-                    ns.brokers.pop(b.name, None)
-            w.ownership_changed(env)
-        elif spec.kind == "broker_restart":
-            w.network.down.pop(a["broker"], None)
-            w.broker_entities[a["broker"]].start(env)
-            w.ownership_changed(env)
-        elif spec.kind == "broker_latency":
-            b = w.brokers[a["broker"]]
-            b.median_ms, b.p99_ms = float(a["median_ms"]), float(a["p99_ms"])
-        elif spec.kind == "partition":
-            w.network.partitions.add((a["client"], a["broker"]))
-        elif spec.kind == "heal":
-            w.network.partitions.discard((a["client"], a["broker"]))
-        elif spec.kind == "consumer_crash":
-            member[a["consumer"]].crash(env)
-        elif spec.kind == "consumer_shutdown":
-            member[a["consumer"]].shutdown(env)
-        elif spec.kind == "consumer_start":
-            member[a["consumer"]].start(env)
-        elif spec.kind in ("nameserver_down", "nameserver_up"):
-            server = next(n for n in w.name_servers if n.name == a["nameserver"])
-            server.alive = spec.kind == "nameserver_up"
-            if not server.alive:
-                server.brokers.clear()              # a restarted name server starts empty
-        elif spec.kind == "rolling_restart":
-            step = int(a["interval_ms"])
-            for i, c in enumerate(w.consumers[a["group"]]):
-                env.schedule(i * step, Timer(SCRIPT, "do", EventSpec(
-                    env.now + i * step, "consumer_shutdown", {"consumer": c.name})))
-                env.schedule(i * step + step // 2, Timer(SCRIPT, "do", EventSpec(
-                    env.now + i * step + step // 2, "consumer_start", {"consumer": c.name})))
+        match event:
+            case LagSample():
+                self.world.sample_lag(env)
+                env.schedule(LAG_SAMPLE_MS, LagSample(SCRIPT), priority=Priority.SAMPLE)
+            case Scripted(spec=spec):
+                self.world.apply(env, spec)
 
 
 @dataclass
@@ -207,15 +201,15 @@ def run_scenario(scenario: Scenario, seed: int = 0) -> RunResult:
     for be in world.broker_entities.values():
         be.start(env)
     world.ownership_changed(env)                       # ownership is tracked from time 0
-    env.schedule(LAG_SAMPLE_MS, Timer(SCRIPT, "sample"), priority=2)
+    env.schedule(LAG_SAMPLE_MS, LagSample(SCRIPT), priority=Priority.SAMPLE)
     for p in world.producers:
         p.start(env)
     for cs in world.consumers.values():
         for c in cs:
-            env.schedule_at(c.m.start_ms, Timer(SCRIPT, "do", EventSpec(
-                c.m.start_ms, "consumer_start", {"consumer": c.name})), priority=-1)
+            env.schedule_at(c.m.start_ms, Scripted(SCRIPT, EventSpec(
+                c.m.start_ms, "consumer_start", {"consumer": c.name})), priority=Priority.SCRIPT)
     for spec in scenario.events:
-        env.schedule_at(spec.at_ms, Timer(SCRIPT, "do", spec), priority=-1)
+        env.schedule_at(spec.at_ms, Scripted(SCRIPT, spec), priority=Priority.SCRIPT)
     end = scenario.duration_ms + scenario.drain_ms
     env.run(until=end)
     for tracker in world.trackers.values():

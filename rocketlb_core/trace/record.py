@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.sim.faults import FAULTS
 from rocketlb_core.sim.world import RunResult
 from rocketlb_core.trace.schema import CONDITIONS, MEMBERSHIP
 from rocketlb_core.trace.write import write_trace
@@ -37,16 +38,10 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
     for b in sc.brokers:
         add(0, b.name, "latency", median=b.median_ms, p99=b.p99_ms)
     for ev in sc.events:
-        a = ev.args
-        if ev.kind == "broker_latency":
-            add(ev.at_ms, a["broker"], "latency", median=float(a["median_ms"]),
-                p99=float(a["p99_ms"]))
-        elif ev.kind == "broker_crash":
-            add(ev.at_ms, a["broker"], "down", mode=a.get("mode", "clean"))
-        elif ev.kind == "broker_restart":
-            add(ev.at_ms, a["broker"], "up")
-        elif ev.kind in ("partition", "heal"):
-            add(ev.at_ms, a["broker"], ev.kind, client=a["client"])
+        row = FAULTS[ev.kind].condition
+        if row is not None:
+            broker, kind, client, mode, median, p99 = row(ev.args)
+            add(ev.at_ms, broker, kind, client, mode, median, p99)
     members = {c.name: (g, c) for g, cs in world.consumers.items() for c in cs}
     kinds = {"consumer_start": "join", "consumer_shutdown": "leave", "consumer_crash": "crash"}
     mem: dict[str, list[Any]] = {k: [] for k in MEMBERSHIP}
