@@ -221,3 +221,30 @@ ClusterMachine.TestCase.settings = settings(
     max_examples=20, stateful_step_count=8, derandomize=True, deadline=None,
     suppress_health_check=[HealthCheck.too_slow])
 TestClusterMachine = ClusterMachine.TestCase
+
+
+def test_the_summary_is_computed_from_the_written_records_alone(tmp_path: Path) -> None:
+    """``simulate --out`` writes the journal and the ledger; read back from those files alone
+    (no simulator state), they give the same summary."""
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.sim.kernel import JournalRecord
+    from rocketlb_core.sim.ledger import Ledger, MessageRecord
+    from rocketlb_core.sim.summary import summarise
+
+    path = data_path("scenarios", "crash-without-unregister.toml")
+    scenario = load(path)
+    write_outputs(run_scenario(scenario, seed=3), tmp_path / "run")
+    journal = [JournalRecord(r["time_ms"], r["kind"], r["entity"], json.loads(r["fields"]))
+               for r in pq.read_table(tmp_path / "run" / "journal.parquet").to_pylist()]
+    ledger = Ledger()
+    for m in pq.read_table(tmp_path / "run" / "messages.parquet").to_pylist():
+        queue = MessageQueue(m["topic"], m["broker"], m["queue_id"]) if m["broker"] else None
+        ledger.messages.append(MessageRecord(m["msg_id"], m["producer"], m["sent_ms"],
+                                             m["status"], queue, m["offset"], m["stored_ms"],
+                                             m["error"], m["attempts"], m["send_ms"]))
+    ledger.deliveries = [(d["time_ms"], d["msg_id"], d["consumer"]) for d in
+                         pq.read_table(tmp_path / "run" / "deliveries.parquet").to_pylist()]
+    written = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summarise(scenario, 3, journal, ledger) == written
+    assert written["groups"]

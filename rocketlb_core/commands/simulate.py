@@ -97,6 +97,7 @@ def write_outputs(result: RunResult, out_dir: Path, *, force: bool = False) -> N
                 "offset": pa.array([m.offset for m in world.ledger.messages], pa.int64()),
                 "stored_ms": pa.array([m.stored_ms for m in world.ledger.messages], pa.int64()),
                 "attempts": pa.array([m.attempts for m in world.ledger.messages], pa.int32()),
+                "send_ms": pa.array([m.send_ms for m in world.ledger.messages], pa.int64()),
                 "error": pa.array([m.error for m in world.ledger.messages], pa.string())}),
             "deliveries": pa.table({
                 "time_ms": pa.array([d[0] for d in world.ledger.deliveries], pa.int64()),

@@ -5,7 +5,7 @@ failed (the error the producer saw), and every delivery (to which consumer, when
 counts all derive from it, so "nothing stored is lost" is checkable message by message.
 
 ``OwnershipTracker`` integrates, per queue, the time with no live owner and the time with two or
-more live owners, from the consumers' process-queue tables as they change.
+more live owners, from the journal's ``ownership`` records.
 """
 
 from __future__ import annotations
@@ -49,16 +49,17 @@ class Ledger:
 
 @dataclass
 class OwnershipTracker:
-    """Per queue: accumulated unowned and double-owned milliseconds."""
+    """Per queue (its ``MessageQueue.short()`` label): accumulated unowned and double-owned
+    milliseconds, from the journal's ``ownership`` records (``rocketlb_core.sim.summary``)."""
 
-    since: dict[MessageQueue, int] = field(default_factory=dict)
-    owners: dict[MessageQueue, frozenset[str]] = field(default_factory=dict)
-    unowned_ms: Counter[MessageQueue] = field(default_factory=Counter)
-    double_ms: Counter[MessageQueue] = field(default_factory=Counter)
+    since: dict[str, int] = field(default_factory=dict)
+    owners: dict[str, frozenset[str]] = field(default_factory=dict)
+    unowned_ms: Counter[str] = field(default_factory=Counter)
+    double_ms: Counter[str] = field(default_factory=Counter)
     count_double: bool = True          # False for BROADCASTING: every member owns every queue
 
-    def update(self, now_ms: int, tracked: set[MessageQueue],
-               current: dict[MessageQueue, frozenset[str]]) -> None:
+    def update(self, now_ms: int, tracked: set[str], current: dict[str, frozenset[str]]
+               ) -> None:
         """Set the owners of every ``tracked`` queue as of ``now_ms`` (absent from ``current``:
         no owner). Queues not tracked (their broker is down) stop accumulating."""
         for mq in set(self.owners) | tracked:
@@ -70,7 +71,7 @@ class OwnershipTracker:
                 self.owners.pop(mq, None)
                 self.since.pop(mq, None)
 
-    def _close(self, mq: MessageQueue, now_ms: int) -> None:
+    def _close(self, mq: str, now_ms: int) -> None:
         start = self.since.get(mq)
         if start is None:
             return

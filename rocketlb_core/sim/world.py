@@ -8,7 +8,7 @@ summary; ``check_expectations`` compares the summary with the scenario's ``[expe
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +22,9 @@ from rocketlb_core.sim.cluster import Broker, BrokerEntity, NameServer, NameServ
 from rocketlb_core.sim.events import BrokerScan, LagSample, Priority, Scripted
 from rocketlb_core.sim.faults import FAULTS
 from rocketlb_core.sim.kernel import Environment, Event
-from rocketlb_core.sim.ledger import Ledger, OwnershipTracker
+from rocketlb_core.sim.ledger import Ledger
 from rocketlb_core.sim.scenario import EventSpec, GroupSpec, Scenario
+from rocketlb_core.sim.summary import summarise
 
 SCRIPT = "scenario"
 LAG_SAMPLE_MS = 5_000
@@ -68,8 +69,6 @@ class World:
             for c in members:
                 env.register(c.name, c)
             self.consumers[g.name] = members
-        self.trackers = {g.name: OwnershipTracker(count_double=g.model == "CLUSTERING")
-                         for g in scenario.groups}
         env.register(SCRIPT, _Script(self))
 
     def strategy_for(self, group: GroupSpec, member_rooms: dict[str, str]) -> AllocateStrategy:
@@ -167,9 +166,7 @@ class World:
                     for mq, pq in c.table.items():
                         if not pq.dropped:
                             owners[mq].add(c.name)
-            current = {mq: frozenset(s) for mq, s in owners.items()}
-            self.trackers[g.name].update(env.now, tracked, current)
-            env.log("ownership", g.name, owners={mq.short(): sorted(current.get(mq, ()))
+            env.log("ownership", g.name, owners={mq.short(): sorted(owners.get(mq, ()))
                                                  for mq in sorted(tracked)})
 
 
@@ -212,93 +209,9 @@ def run_scenario(scenario: Scenario, seed: int = 0) -> RunResult:
         env.schedule_at(spec.at_ms, Scripted(SCRIPT, spec), priority=Priority.SCRIPT)
     end = scenario.duration_ms + scenario.drain_ms
     env.run(until=end)
-    for tracker in world.trackers.values():
-        tracker.finish(end)
-    return RunResult(world, summarise(world))
-
-
-def _percentile(values: list[int], p: float) -> int:
-    if not values:
-        return 0
-    s = sorted(values)
-    return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
-
-
-def summarise(world: World) -> dict[str, Any]:
-    sc, ledger = world.scenario, world.ledger
-    msgs = ledger.messages
-    stored = [m for m in msgs if m.queue is not None]
-    failed = [m for m in msgs if m.status == "FAILED"]
-    by_msg: dict[int, Counter[str]] = defaultdict(Counter)
-    for _, msg, client in ledger.deliveries:
-        by_msg[msg][client] += 1
-    groups: dict[str, Any] = {}
-    totals = Counter[str]()
-    for g in sc.groups:
-        names = {c.name for c in world.consumers[g.name]}
-        queues: dict[str, dict[str, int]] = {}
-        consumed = unconsumed = dups = 0
-        reach: list[int] = []
-        for m in stored:
-            assert m.queue is not None
-            if m.queue.topic != g.topic:
-                continue
-            got = {c: n for c, n in by_msg.get(m.msg_id, {}).items() if c in names}
-            q = queues.setdefault(m.queue.short(), {"stored": 0, "consumed": 0, "unconsumed": 0})
-            q["stored"] += 1
-            if got:
-                consumed += 1
-                q["consumed"] += 1
-            else:
-                unconsumed += 1
-                q["unconsumed"] += 1
-            reach.append(len(got))
-            if g.model == "BROADCASTING":
-                dups += sum(n - 1 for n in got.values())
-            else:
-                dups += sum(got.values()) - 1 if got else 0
-        tracker = world.trackers[g.name]
-        for mq in set(tracker.unowned_ms) | set(tracker.double_ms) | set(tracker.owners):
-            q = queues.setdefault(mq.short(), {"stored": 0, "consumed": 0, "unconsumed": 0})
-            q["unowned_ms"] = tracker.unowned_ms[mq]
-            q["double_owned_ms"] = tracker.double_ms[mq]
-        moves = [[r.time_ms, r.entity, len(r.fields["added"]), len(r.fields["dropped"])]
-                 for r in world.env.journal if r.kind == "rebalance" and r.entity in names]
-        groups[g.name] = {
-            "messages_consumed_unique": consumed, "messages_unconsumed": unconsumed,
-            "duplicate_deliveries": dups,
-            "unconsumed_queues": sorted(k for k, v in queues.items() if v["unconsumed"]),
-            "queues": dict(sorted(queues.items())),
-            "rebalances": len(moves), "queues_moved": sum(m[2] for m in moves),
-            "rebalance_moves": moves,
-            "idle_consumers_at_end": sum(1 for c in world.consumers[g.name] if c.alive and not any(
-                not pq.dropped for pq in c.table.values())),
-            "members_per_message_min": min(reach, default=0),
-            "unowned_ms_total": sum(tracker.unowned_ms.values()),
-            "double_owned_ms_total": sum(tracker.double_ms.values()),
-        }
-        totals.update({k: groups[g.name][k] for k in ("messages_consumed_unique",
-                                                       "messages_unconsumed",
-                                                       "duplicate_deliveries")})
-    send_ms = [m.send_ms for m in stored]
-    return {
-        "scenario": sc.name, "seed": world.env.seed, "line": sc.line.value,
-        "duration_ms": sc.duration_ms, "drain_ms": sc.drain_ms,
-        "messages_sent": len(msgs), "messages_stored": len(stored),
-        "messages_failed": len(failed),
-        "failures_by_error": dict(sorted(Counter(m.error or "?" for m in failed).items())),
-        "messages_consumed_unique": totals["messages_consumed_unique"],
-        "messages_unconsumed": totals["messages_unconsumed"],
-        "duplicate_deliveries": totals["duplicate_deliveries"],
-        "stored_by_broker": dict(sorted(Counter(m.queue.broker_name for m in stored
-                                                if m.queue).items())),
-        "producer_backlog": sum(p.backlog() for p in world.producers),
-        "send_retries": sum(max(0, m.attempts - 1) for m in msgs),
-        "send_ms_p50": _percentile(send_ms, 0.5), "send_ms_p99": _percentile(send_ms, 0.99),
-        "send_ms_max": max(send_ms, default=0),
-        "events_processed": world.env.events_processed,
-        "groups": groups,
-    }
+    env.log("run_end", SCRIPT, events_processed=env.events_processed,
+            producer_backlog={p.name: p.backlog() for p in world.producers})
+    return RunResult(world, summarise(scenario, seed, env.journal, world.ledger))
 
 
 def lookup(summary: dict[str, Any], path: str) -> Any:
