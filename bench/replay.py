@@ -1,4 +1,4 @@
-"""Producer replay at scale, on a generated trace (``rocketlb_core.replay.generate``).
+"""Producer replay at scale, on a generated trace (``rocketlb_core.trace.generate``).
 
 All in the same run, on the same trace, with the same configuration (default 4.9.8, fault
 tolerance on; ``--line``, ``--fault-tolerance``):

@@ -7,7 +7,7 @@ bash scripts/setup.sh
 source scripts/env.sh
 record() {  # record TRACE-NAME SCENARIO-FILE
   echo "[record] $1 <- $2" >&2
-  python -m rocketlb_core.simulate "$2" --seed 0 --record "data/traces/$1" > /dev/null
+  rocketlb simulate "$2" --seed 0 --record "data/traces/$1" > /dev/null
 }
 record steady-day                data/scenarios/recordings/steady-day.toml
 record seed002-outage            data/scenarios/seed002-outage-fault-on.toml

@@ -2,7 +2,8 @@
 
 Every reader states its schema explicitly and uses ``FAILFAST``, so a malformed row stops the job
 instead of becoming a silent null. For small files the pure-Python loader
-(``rocketlb_core.traces``) gives friendlier, row-level errors; call it first when you can.
+(``rocketlb_core.trace.cluster``, ``rocketlb_core.trace.read``) gives friendlier, row-level
+errors; call it first when you can.
 """
 
 from __future__ import annotations

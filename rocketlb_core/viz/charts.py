@@ -40,7 +40,7 @@ def broker_share_chart(frame: pd.DataFrame, setting_name: str = "sendLatencyFaul
                        title: str = "Where messages went, per 10 s") -> alt.Chart:
     """Stacked bars of messages per broker over time, with a radio button (no kernel needed)
     choosing which setting's replay is shown. ``frame`` from
-    ``rocketlb_core.replay.whatif.broker_share_over_time``."""
+    ``rocketlb_core.viz.tables.broker_share_over_time``."""
     import altair as alt
 
     settings = list(dict.fromkeys(frame["setting"]))
@@ -91,7 +91,7 @@ def bar_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None,
 
 
 def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") -> alt.Chart:
-    """A Gantt of queue ownership (``rocketlb_core.sim.views.ownership_frame``)."""
+    """A Gantt of queue ownership (``rocketlb_core.viz.tables.ownership_frame``)."""
     import altair as alt
 
     return (
@@ -119,7 +119,7 @@ def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "")
 
 
 def lag_chart(frame: pd.DataFrame, title: str = "Messages waiting per queue") -> alt.Chart:
-    """Lag curves per queue (``rocketlb_core.sim.views.lag_frame``); hover highlights one."""
+    """Lag curves per queue (``rocketlb_core.viz.tables.lag_frame``); hover highlights one."""
     import altair as alt
 
     hover = alt.selection_point(fields=["queue"], on="pointerover", nearest=True)
