@@ -248,3 +248,18 @@ def test_the_summary_is_computed_from_the_written_records_alone(tmp_path: Path) 
     written = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summarise(scenario, 3, journal, ledger) == written
     assert written["groups"]
+
+
+def test_every_fault_is_documented_and_recorded_consistently() -> None:
+    """``sim.faults.FAULTS`` is the one list of event kinds: the scenarios README names each,
+    and each fault that changes a broker leaves a row of a known kind in recorded traces."""
+    from rocketlb_core.sim.faults import FAULTS
+    from rocketlb_core.trace.schema import CONDITION_KINDS
+
+    readme = " ".join(data_path("scenarios", "README.md").read_text().split())
+    assert [name for name in FAULTS if f"`{name} {{" not in readme] == []
+    for fault in FAULTS.values():
+        if fault.condition is not None:
+            args = {a: "x" for a in (*fault.args, *fault.optional)} | {"median_ms": 1,
+                                                                      "p99_ms": 2}
+            assert fault.condition(args)[1] in CONDITION_KINDS

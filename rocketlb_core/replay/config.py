@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocketlb_core.producer import SendConfig
+from rocketlb_core.producer import ProducerLine, SendConfig
 
 OUTPUT_COLUMNS = ("producer", "seq", "due_ms", "start_ms", "end_ms", "status", "broker",
                   "queue_id", "attempts", "error")
@@ -21,15 +21,19 @@ STATUS_CODE = {s: i for i, s in enumerate(STATUSES)}
 class ReplayConfig:
     """What to replay with. ``fault_tolerance=None`` keeps what each producer recorded."""
 
-    line: str = "4.9.8"
+    line: ProducerLine = ProducerLine.V4_9_8
+    """The line to replay under (text such as ``"5.3.3"`` is parsed once, here)."""
     fault_tolerance: bool | None = None
     seed: int = 0
     send_config: SendConfig = field(default_factory=SendConfig)
     index_start: int | None = None
     """Pin the round-robin counter's start for every route version (upstream: random)."""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "line", ProducerLine.parse(self.line))
+
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"line": self.line, "fault_tolerance": self.fault_tolerance,
+        out: dict[str, Any] = {"line": self.line.value, "fault_tolerance": self.fault_tolerance,
                                "seed": self.seed}
         if self.index_start is not None:
             out["index_start"] = self.index_start

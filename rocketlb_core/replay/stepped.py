@@ -40,7 +40,7 @@ import numpy as np
 
 from rocketlb_core.conditions import ROUTE_POLL_MS
 from rocketlb_core.model import TopicRoute
-from rocketlb_core.producer import MQFaultStrategy, ProducerLine, SendMode, TopicPublishInfo, send
+from rocketlb_core.producer import MQFaultStrategy, SendMode, TopicPublishInfo, send
 from rocketlb_core.replay.config import FAILED, STATUS_CODE, STATUSES, ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS, draw_bits_array, producer_key
 from rocketlb_core.replay.timeline import Conditions, TimelineBroker, route_at
@@ -92,7 +92,7 @@ class SteppedReplayer:
         self.producer, self.topic, self.route, self.conditions = producer, topic, route, \
             conditions
         self.config = config
-        self.line = ProducerLine.parse(config.line)
+        self.line = config.line
         self.strategy = MQFaultStrategy(self.line, send_latency_fault_enable=fault_tolerance)
         self.model = TimelineBroker(producer, conditions, producer_key(config.seed, producer))
         self.brokers = list(brokers)

@@ -35,6 +35,7 @@ from rocketlb_core.producer import (
 from rocketlb_core.producer.tables import SYSTEM_ERROR
 from rocketlb_core.sim.events import (
     Heartbeat,
+    LifeTimer,
     Notify,
     PersistOffsets,
     Priority,
@@ -218,8 +219,7 @@ class Consumer:
             if event.token == self.rebalance_token:
                 self.rebalance(env)
             return
-        if not isinstance(event, RoutePoll | Heartbeat | Pull | PersistOffsets) or (
-                event.incarnation != self.incarnation):
+        if not isinstance(event, LifeTimer) or event.incarnation != self.incarnation:
             return                                     # a timer of an earlier life
         life = self.incarnation
         match event:

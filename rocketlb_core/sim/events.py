@@ -28,33 +28,37 @@ class Priority(IntEnum):
     SAMPLE = 2        # lag samples: a snapshot after the millisecond's work
 
 
-# ------------------------------------------------------------------ producers
+# ------------------------------------------------------------------ clients
 @dataclass(frozen=True, slots=True)
-class RoutePoll(Event):
-    """A client polls the name servers for its topic's route (``pollNameServerInterval``)."""
+class LifeTimer(Event):
+    """A client's periodic timer, tagged with the incarnation (life) it was set in."""
 
     incarnation: int = 0
 
 
 @dataclass(frozen=True, slots=True)
+class RoutePoll(LifeTimer):
+    """A client polls the name servers for its topic's route (``pollNameServerInterval``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(LifeTimer):
+    """A consumer heartbeats every broker it knows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pull(LifeTimer):
+    """A consumer pulls from the queues it owns."""
+
+
+@dataclass(frozen=True, slots=True)
+class PersistOffsets(LifeTimer):
+    """A consumer commits its offsets to the brokers."""
+
+
+@dataclass(frozen=True, slots=True)
 class SendTick(Event):
     """A producer sends the messages that have come due."""
-
-
-# ------------------------------------------------------------------ consumers
-@dataclass(frozen=True, slots=True)
-class Heartbeat(Event):
-    incarnation: int
-
-
-@dataclass(frozen=True, slots=True)
-class Pull(Event):
-    incarnation: int
-
-
-@dataclass(frozen=True, slots=True)
-class PersistOffsets(Event):
-    incarnation: int
 
 
 @dataclass(frozen=True, slots=True)

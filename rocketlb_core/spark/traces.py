@@ -11,13 +11,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocketlb_core.trace.schema import BROKER_FIELDS, ROUTE_FIELDS
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-BROKERS_DDL = "cluster STRING, broker_name STRING, broker_id INT, address STRING, room STRING"
-ROUTE_DDL = (
-    "topic STRING, broker_name STRING, read_queue_nums INT, write_queue_nums INT, perm INT"
-)
+_INT_FIELDS = {"broker_id", "read_queue_nums", "write_queue_nums", "perm"}
+
+
+def _ddl(fields: tuple[str, ...]) -> str:
+    return ", ".join(f"{f} {'INT' if f in _INT_FIELDS else 'STRING'}" for f in fields)
+
+
+BROKERS_DDL = _ddl(BROKER_FIELDS)
+ROUTE_DDL = _ddl(ROUTE_FIELDS)
 
 
 def _csv(spark: SparkSession, path: Path | str, ddl: str) -> DataFrame:
