@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rocketlb_core import data_path
+from rocketlb_core.consumer.registry import default_strategies
 from rocketlb_core.replay.config import OUTPUT_COLUMNS, ReplayConfig
 from rocketlb_core.replay.consumer_engines import replay_consumers_python
 from rocketlb_core.replay.engines import replay_producers_python
@@ -23,7 +24,7 @@ from rocketlb_core.trace.read import load_trace
 from rocketlb_core.trace.schema import TraceError
 
 TRACES = sorted(p.parent for p in data_path("traces").glob("*/trace.json"))
-STRATEGIES = ["AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "STICKY", "CONSISTENT_HASH_BOUNDED"]
+STRATEGIES = list(default_strategies())      # every strategy that needs no configuration
 
 
 def test_the_shipped_traces() -> None:
