@@ -16,34 +16,15 @@ from pathlib import Path
 import pytest
 
 from rocketlb_core import data_path
+from rocketlb_core.layers import PACKAGE, core_files, is_core, module_name
 
-PACKAGE = Path(__file__).resolve().parent.parent / "rocketlb_core"
 HEAVY = {"numpy", "pandas", "pyarrow", "pyspark", "py4j", "altair", "vl_convert", "ipywidgets",
          "anywidget", "traitlets", "IPython"}
-CORE = ("rocketlb_core.javamath", "rocketlb_core.model", "rocketlb_core.errors",
-        "rocketlb_core.limits", "rocketlb_core.paths", "rocketlb_core.conditions",
-        "rocketlb_core.producer", "rocketlb_core.consumer", "rocketlb_core.sim",
-        "rocketlb_core.conformance", "rocketlb_core.trace.schema", "rocketlb_core.trace.cluster")
-"""Modules (and packages: every module under them) that make up the core."""
-
-
 def _modules() -> dict[str, Path]:
-    out = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
+    return {module_name(path): path for path in PACKAGE.rglob("*.py")}
 
 
 MODULES = _modules()
-
-
-def _is_core(module: str) -> bool:
-    """A core module (``__main__`` modules are scripts: the ``python -m`` aliases)."""
-    return not module.endswith(".__main__") and any(
-        module == c or module.startswith(c + ".") for c in CORE)
 
 
 def _skipped(node: ast.AST) -> bool:
@@ -92,6 +73,12 @@ def _imports(module: str) -> tuple[set[str], set[str]]:
 GRAPH = {m: _imports(m) for m in MODULES}
 
 
+def test_the_core_files_are_the_core_modules_and_their_packages() -> None:
+    names = {module_name(f) for f in core_files()}
+    assert {m for m in MODULES if is_core(m)} <= names
+    assert names - {m for m in MODULES if is_core(m)} <= {"rocketlb_core", "rocketlb_core.trace"}
+
+
 def test_there_are_no_import_cycles() -> None:
     """Tarjan's strongly connected components over every import in the package."""
     index: dict[str, int] = {}
@@ -126,12 +113,12 @@ def test_there_are_no_import_cycles() -> None:
 
 
 def test_the_core_reaches_nothing_but_the_core_and_the_standard_library() -> None:
-    core = [m for m in MODULES if _is_core(m)]
+    core = [m for m in MODULES if is_core(m)]
     assert len(core) >= 30
     problems = []
     for m in core:
         ours, theirs = GRAPH[m]
-        problems += [f"{m} imports {o}" for o in sorted(ours) if not _is_core(o)
+        problems += [f"{m} imports {o}" for o in sorted(ours) if not is_core(o)
                      and o != "rocketlb_core"]
         outside = {t for t in theirs if t not in sys.stdlib_module_names and t != "__future__"}
         problems += [f"{m} imports {t}" for t in sorted(outside)]
@@ -152,11 +139,9 @@ sys.meta_path.insert(0, Blocker())
 """
 
 CORE_RUN = BLOCKER + """
-import importlib, json, pkgutil
-import rocketlb_core
-names = sorted(m.name for m in pkgutil.walk_packages(rocketlb_core.__path__, "rocketlb_core."))
-core = [n for n in names if not n.endswith(".__main__")
-        and any(n == c or n.startswith(c + ".") for c in CORE)]
+import importlib, json
+from rocketlb_core.layers import core_files, module_name
+core = [module_name(f) for f in core_files()]
 for n in core:
     importlib.import_module(n)
 from rocketlb_core.sim.scenario import load
@@ -188,7 +173,7 @@ def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_core_runs_with_every_third_party_library_gone() -> None:
     """As in Pyodide without numpy, pandas or pyarrow: import every core module, run a
     scenario, every strategy, every line's fault strategy, a trace's cluster files."""
-    proc = _run(f"CORE = {CORE!r}\n" + CORE_RUN, ",".join(sorted(HEAVY)),
+    proc = _run(CORE_RUN, ",".join(sorted(HEAVY)),
                 str(data_path("scenarios", "steady-state.toml")),
                 str(data_path("traces", "seed002-outage")))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -267,3 +252,10 @@ def test_the_base_install_says_which_extra_a_command_needs(tmp_path: Path) -> No
                 "--out", str(tmp_path / "p"))
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "pip install 'rocketlb-core[replay]'" in proc.stderr
+
+
+def test_every_folder_of_modules_is_a_regular_package() -> None:
+    """setuptools' ``packages.find`` leaves namespace packages out of the wheel: a folder of
+    modules without ``__init__.py`` would be missing from ``pip install rocketlb-core``."""
+    folders = {p.parent for p in PACKAGE.rglob("*.py")}
+    assert sorted(str(f) for f in folders if not (f / "__init__.py").is_file()) == []

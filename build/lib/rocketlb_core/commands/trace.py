@@ -1,0 +1,75 @@
+"""``rocketlb trace layout|generate|validate``: the trace format's commands
+(``rocketlb_core.trace``; format in ``data/README.md``).
+
+* ``layout SRC --out DST``: rewrite a trace whose sends are in any order into the replay layout
+  (in memory: for traces that fit in RAM; ``generate`` writes large traces in the layout);
+* ``generate --sends N --out DIR``: a large synthetic trace for scale tests and benchmarks;
+* ``validate TRACE``: check every file of a trace and print what it holds, as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.cli import add_out, add_quiet, add_seed, epilog, print_json, subparser
+
+
+def register(sub: Any) -> None:
+    tp = sub.add_parser("trace", help="write, rewrite and check trace folders",
+                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog=epilog("rocketlb trace validate data/traces/seed002-outage"))
+    verbs = tp.add_subparsers(dest="verb", required=True, metavar="VERB")
+    p = subparser(verbs, "layout", "rewrite a trace's sends into the replay layout (in memory)",
+                  "rocketlb trace layout my-trace --out my-trace-in-layout", layout)
+    p.add_argument("src", type=Path, help="trace folder")
+    p.add_argument("dst", type=Path, nargs="?", default=None,
+                   help="new trace folder (or --out)")
+    add_out(p, required=False, help="new trace folder (written atomically)")
+    p.add_argument("--producers-per-file", type=int, default=None)
+    add_quiet(p)
+    g = subparser(verbs, "generate", "a large synthetic trace for scale tests and benchmarks",
+                  "rocketlb trace generate --sends 10000000 --out /tmp/t10m", generate)
+    g.add_argument("--sends", type=int, required=True)
+    g.add_argument("--producers", type=int, default=64)
+    g.add_argument("--rate", type=float, default=10_000.0, help="messages per second in all")
+    g.add_argument("--files", type=int, default=8, help="part files (Spark tasks)")
+    add_seed(g)
+    add_out(g)
+    add_quiet(g)
+    v = subparser(verbs, "validate", "check a trace folder and describe it (JSON)",
+                  "rocketlb trace validate data/traces/seed002-outage", validate)
+    v.add_argument("trace", type=Path, help="trace folder")
+    v.add_argument("--rows", action="store_true",
+                   help="also read every send (time order within each producer); default: "
+                        "the sends are checked from the Parquet footers")
+    add_quiet(v)
+
+
+def layout(args: argparse.Namespace) -> int:
+    from rocketlb_core.errors import UsageError
+    from rocketlb_core.trace.write import relayout
+
+    if (args.dst is None) == (args.out is None):
+        raise UsageError("give the new trace folder once: as DST or as --out")
+    dst = args.dst if args.dst is not None else args.out
+    relayout(args.src, dst, args.producers_per_file, force=args.force)
+    print_json({"trace": str(dst)})
+    return 0
+
+
+def generate(args: argparse.Namespace) -> int:
+    from rocketlb_core.trace.generate import generate as generate_trace
+
+    generate_trace(args.out, args.sends, args.producers, args.rate, args.files, args.seed,
+                   force=args.force)
+    print_json({"trace": str(args.out), "sends": args.sends})
+    return 0
+
+
+def validate(args: argparse.Namespace) -> int:
+    from rocketlb_core.trace.read import describe, load_trace
+
+    print_json(describe(load_trace(args.trace, sends=args.rows)))
+    return 0

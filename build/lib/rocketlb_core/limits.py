@@ -1,0 +1,45 @@
+"""The bounds every input is held to, in one place (documented in ``data/README.md`` and
+``data/scenarios/README.md``).
+
+Beyond them an input is refused with a clear error naming the file, the row and the field,
+before any work starts: no input can make a command run for hours, hang on a device file, or
+grow memory without limit. Each bound is far above what a real RocketMQ cluster produces (a topic
+name is at most 127 characters upstream; a day of traffic spans 86,400,000 ms).
+"""
+
+from __future__ import annotations
+
+DAY_MS = 86_400_000
+
+# ---------------------------------------------------------------- traces
+MAX_TIME_MS = 31 * DAY_MS          # every time in a trace: 0 <= t <= 31 days from its start
+MAX_NAME_CHARS = 255               # names: topic, broker, producer, client, group, member, room...
+MAX_TEXT_CHARS = 65_536            # free text in trace.json (description, provenance)
+MAX_META_BYTES = 1 << 20           # trace.json
+MAX_CSV_BYTES = 16 << 20           # brokers.csv, route.csv
+MAX_CSV_ROWS = 100_000             # rows of brokers.csv and of route.csv
+MAX_QUEUES = 1_024                 # read_queue_nums, write_queue_nums per topic and broker
+MAX_CONDITION_ROWS = 1_000_000     # conditions.parquet
+MAX_MEMBERSHIP_ROWS = 1_000_000    # membership.parquet
+MAX_LATENCY_MS = 3_600_000.0       # median_ms and p99_ms of a latency row (finite, > 0)
+MAX_LATENCY_PAIRS = 256            # distinct (median_ms, p99_ms) pairs: the replay builds a
+                                   # 2^16-entry table for each (512 KiB), shipped to every task
+MAX_CONSUME_RATE = 10_000_000.0    # a group's consume_rate_per_s in trace.json
+
+# ---------------------------------------------------------------- scenarios
+MAX_SCENARIO_BYTES = 4 << 20
+MAX_DURATION_MS = 31 * DAY_MS      # duration_ms, drain_ms, at_ms, start_ms, stop_ms
+MAX_SIM_MESSAGES = 50_000_000      # sum of producers' rate x sending time: the simulator keeps
+                                   # every message in memory (about 60 k messages a wall second)
+MAX_SIM_TICKS = 100_000_000        # (duration_ms / tick_ms) x producers
+MAX_BROKERS = 256
+MAX_TOPICS = 64
+MAX_PRODUCERS = 1_024
+MAX_GROUPS = 64
+MAX_MEMBERS = 1_024                # per group
+MAX_EVENTS = 100_000
+MAX_NAME_SERVERS = 16
+MAX_RATE_PER_S = 1_000_000.0       # a producer's rate, a group's consume rate
+
+# ---------------------------------------------------------------- conformance files
+MAX_VECTOR_BYTES = 512 << 20       # a conformance file, after gunzip

@@ -1,0 +1,62 @@
+"""Seed 002's ``MQFaultStrategyTest`` experiment, on any line (book chapter 3).
+
+The article builds a ``TopicPublishInfo`` with broker1 and broker2 (4 queues each), turns
+``sendLatencyFaultEnable`` on, and runs ten rounds; in each round a send goes out and, if it
+fails, is retried once with ``lastBrokerName`` set to the broker just used. Every report uses
+a fixed "latency" per broker: 30000 ms for broker1, 50000 ms for broker2 (both far above the
+table's last bound, 15000 ms). Output 1 is the all-success run (one send per round), output 2
+the all-failure run (two attempts per round). The article read 4.7.1; run it on 4.9.8 and 5.3.3
+to see what changed.
+
+>>> [r.brokers for r in seed002_experiment("4.7.1", fail=True)][:3]
+[('broker1', 'broker1'), ('broker2', 'broker1'), ('broker1', 'broker1')]
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from rocketlb_core.model import MessageQueue, QueueData
+from rocketlb_core.producer.index import ThreadLocalIndex
+from rocketlb_core.producer.line import ProducerLine
+from rocketlb_core.producer.publish_info import TopicPublishInfo
+from rocketlb_core.producer.strategy import MQFaultStrategy
+
+LATENCY = {"broker1": 30000, "broker2": 50000}
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round of the experiment: the broker of each attempt, and the fault table after it."""
+
+    number: int
+    brokers: tuple[str, ...]
+    available_after: dict[str, bool]
+
+
+def seed002_experiment(line: str, fail: bool, rounds: int = 10, now_ms: int = 0,
+                       index_start: int = -1) -> list[Round]:
+    """Run the article's loop. A negative ``index_start`` makes the first pick position 0
+    (broker1), as in the article's printed run; upstream starts the counter at random."""
+    pl = ProducerLine.parse(line)
+    queues = [MessageQueue("topic-a", b, i) for b in ("broker1", "broker2") for i in range(4)]
+    if index_start < 0:   # the first pick at position 0: 4.7.1 clamps the step after 2^31-1
+        index_start = 2**31 - 1 if pl.rules.counter_clamps else -1
+    tp = TopicPublishInfo(queues, [QueueData(b, 4, 4) for b in ("broker1", "broker2")],
+                          ThreadLocalIndex(pl, stored=index_start, rng=random.Random(0)))
+    strategy = MQFaultStrategy(pl, send_latency_fault_enable=True)
+    out = []
+    for n in range(rounds):
+        last: str | None = None
+        used = []
+        for attempt in range(2 if fail else 1):
+            reset = pl.rules.counter_resets_on_retry and attempt > 0
+            mq = strategy.select(tp, last, now_ms, reset_index=reset)
+            last = mq.broker_name
+            used.append(last)
+            strategy.update_fault_item(last, LATENCY.get(last, 0), isolation=fail,
+                                       now_ms=now_ms)
+        out.append(Round(n, tuple(used), {b: strategy.is_available(b, now_ms)
+                                          for b in ("broker1", "broker2")}))
+    return out

@@ -1,0 +1,157 @@
+"""The RocketMQ lines the package reproduces, and what differs between them, as data.
+
+Spec sections 2.4, 2.4a and 11. Each line is one frozen ``LineRules`` row in ``RULES``; code
+asks the row a named question (``line.rules.counter_clamps``), never "is this 5.x?". Adding a
+line is one row here plus its conformance vectors. Four lines are modelled, each checked
+against vectors produced by running that tag's Java classes:
+
+* ``4.7.1``: the code the classic articles read (every tag up to 4.7.1): clamping counter,
+  ``lastBrokerName`` consulted (the wrong way round) in the fault scan, shuffle in
+  ``pickOneAtLeast``, cached queues rewritten in the least-bad branch;
+* ``4.9.7``: the 4.9 line before the fix of upstream issue 7779 (cached queue rewritten; read-only
+  brokers counted by ``getQueueIdByBroker``);
+* ``4.9.8``: the last 4.x release, the 4.x reference;
+* ``5.3.3``: today's line: available/reachable filters, 10 s isolation, optional detector.
+
+>>> ProducerLine.V4_7_1.rules.counter_clamps, ProducerLine.V5_3_3.rules.selection
+(True, '5.x')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+from rocketlb_core.producer.tables import (
+    ISOLATION_LATENCY_4,
+    ISOLATION_LATENCY_5,
+    LATENCY_MAX_4,
+    LATENCY_MAX_5,
+    NOT_AVAILABLE_4,
+    NOT_AVAILABLE_5,
+    RETRYABLE_CODES_4,
+    RETRYABLE_CODES_5,
+)
+
+
+@dataclass(frozen=True)
+class LineRules:
+    """Everything that differs between lines, one named answer each (spec section in brackets).
+
+    Producer counter (``ThreadLocalIndex``, 2.1):
+        ``counter_clamps``: ``getAndIncrement`` with ``Math.abs`` and a clamp to 0 (before 4.8);
+        ``counter_draws_raw``: the first value is ``Random.nextInt()`` as drawn (5.x), not its
+        absolute value; ``counter_resets_on_retry``: ``reset()`` exists, and a sync retry with
+        the fault strategy on calls it (5.x).
+    Selection (``MQFaultStrategy``, ``TopicPublishInfo``, 2.2 to 2.5):
+        ``selection``: the 4.x scan-then-least-bad path, or the 5.x filters;
+        ``retry_walks_locally``: the fault-off retry takes one counter step, then walks (4.7.1);
+        ``fault_scan_wants_last_broker``: the fault scan accepts only the last broker's queues
+        (4.7.1's inverted check); ``shuffles_fault_items``: ``pickOneAtLeast`` shuffles before
+        sorting (4.7.1); ``rewrites_cached_queue``: the least-bad branch overwrites the cached
+        queue object (issues 7779, 3548); ``write_count_needs_writable``:
+        ``getQueueIdByBroker`` counts writable route entries only (4.9.8, issue 7713).
+    Fault tables and reports (2.3, 2.6):
+        ``latency_max``, ``not_available_duration``, ``isolation_latency_ms``: the tables and
+        the latency an isolating report uses; ``reports_reachable``: a report carries
+        ``reachable`` (5.x); ``client_error_isolates``: an ``MQClientException`` isolates (4.x);
+        ``broker_error_reachable``: an ``MQBrokerException`` leaves the broker reachable (4.x).
+    Send loop (2.6, 2.7):
+        ``retryable_codes``: response codes a sync send retries on; ``caps_request_timeout``:
+        ``sendMsgMaxTimeoutPerRequest`` caps an attempt that has a retry after it (5.x);
+        ``async_retry_checks_budget``: an async retry stops when the time is spent (5.x).
+    Cluster and consumers (1.2, 3.4, 4.3):
+        ``broker_scan_ms``: the name server's scan for expired brokers; ``client_id_nanotime``:
+        the default instance name is ``<pid>#<nanotime>`` (``<pid>`` before 4.9.0);
+        ``rebalance_min_interval_ms``: ``rebalanceImmediately`` waits this long after the last
+        rebalance (5.x: 1 s); ``offset_lookup_raises``: a failed offset lookup raises
+        (``computePullFromWhereWithException``) instead of returning -1.
+    """
+
+    counter_clamps: bool
+    counter_draws_raw: bool
+    counter_resets_on_retry: bool
+    selection: Literal["4.x", "5.x"]
+    retry_walks_locally: bool
+    fault_scan_wants_last_broker: bool
+    shuffles_fault_items: bool
+    rewrites_cached_queue: bool
+    write_count_needs_writable: bool
+    latency_max: tuple[int, ...]
+    not_available_duration: tuple[int, ...]
+    isolation_latency_ms: int
+    reports_reachable: bool
+    client_error_isolates: bool
+    broker_error_reachable: bool
+    retryable_codes: frozenset[int]
+    caps_request_timeout: bool
+    async_retry_checks_budget: bool
+    broker_scan_ms: int
+    client_id_nanotime: bool
+    rebalance_min_interval_ms: int
+    offset_lookup_raises: bool
+
+
+_4_9_8 = LineRules(
+    counter_clamps=False, counter_draws_raw=False, counter_resets_on_retry=False,
+    selection="4.x", retry_walks_locally=False, fault_scan_wants_last_broker=False,
+    shuffles_fault_items=False, rewrites_cached_queue=False, write_count_needs_writable=True,
+    latency_max=LATENCY_MAX_4, not_available_duration=NOT_AVAILABLE_4,
+    isolation_latency_ms=ISOLATION_LATENCY_4, reports_reachable=False,
+    client_error_isolates=True, broker_error_reachable=True, retryable_codes=RETRYABLE_CODES_4,
+    caps_request_timeout=False, async_retry_checks_budget=False, broker_scan_ms=10_000,
+    client_id_nanotime=True, rebalance_min_interval_ms=0, offset_lookup_raises=False)
+_4_9_7 = LineRules(**{**_4_9_8.__dict__, "rewrites_cached_queue": True,
+                      "write_count_needs_writable": False})
+_4_7_1 = LineRules(**{**_4_9_7.__dict__, "counter_clamps": True, "retry_walks_locally": True,
+                      "fault_scan_wants_last_broker": True, "shuffles_fault_items": True,
+                      "client_id_nanotime": False})
+_5_3_3 = LineRules(
+    counter_clamps=False, counter_draws_raw=True, counter_resets_on_retry=True,
+    selection="5.x", retry_walks_locally=False, fault_scan_wants_last_broker=False,
+    shuffles_fault_items=False, rewrites_cached_queue=False, write_count_needs_writable=False,
+    latency_max=LATENCY_MAX_5, not_available_duration=NOT_AVAILABLE_5,
+    isolation_latency_ms=ISOLATION_LATENCY_5, reports_reachable=True,
+    client_error_isolates=False, broker_error_reachable=False, retryable_codes=RETRYABLE_CODES_5,
+    caps_request_timeout=True, async_retry_checks_budget=True, broker_scan_ms=5_000,
+    client_id_nanotime=True, rebalance_min_interval_ms=1_000, offset_lookup_raises=True)
+
+
+class ProducerLine(StrEnum):
+    """A RocketMQ release line (its rules: ``RULES[line]``, or ``line.rules``)."""
+
+    V4_7_1 = "4.7.1"
+    V4_9_7 = "4.9.7"
+    V4_9_8 = "4.9.8"
+    V5_3_3 = "5.3.3"
+
+    @property
+    def rules(self) -> LineRules:
+        return RULES[self]
+
+    @classmethod
+    def parse(cls, value: str | ProducerLine) -> ProducerLine:
+        """Accept ``"4.9.8"``, ``"rocketmq-all-4.9.8"``, ``"5.x"``, ``"<=4.7.1"``, ...
+
+        >>> ProducerLine.parse("rocketmq-all-5.3.3"), ProducerLine.parse("<=4.7.1")
+        (<ProducerLine.V5_3_3: '5.3.3'>, <ProducerLine.V4_7_1: '4.7.1'>)
+        """
+        if isinstance(value, ProducerLine):
+            return value
+        text = value.strip().removeprefix("rocketmq-all-").removeprefix("<=")
+        text = {"4.9.x": "4.9.8", "5.x": "5.3.3", "4.9": "4.9.8", "5": "5.3.3"}.get(text, text)
+        try:
+            return cls(text)
+        except ValueError:
+            known = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown producer line {value!r} (known: {known})") from None
+
+
+RULES: dict[ProducerLine, LineRules] = {
+    ProducerLine.V4_7_1: _4_7_1,
+    ProducerLine.V4_9_7: _4_9_7,
+    ProducerLine.V4_9_8: _4_9_8,
+    ProducerLine.V5_3_3: _5_3_3,
+}
+"""One row per line: the only place that says how lines differ."""

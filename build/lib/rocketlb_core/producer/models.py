@@ -1,0 +1,28 @@
+"""Small broker models for the send loop (``rocketlb_core.producer.send``): the world, not the
+algorithm. Used by the book and the tests; the simulator and the replay have their own.
+
+>>> from rocketlb_core.model import MessageQueue
+>>> model = down("broker-a")
+>>> model(MessageQueue("T", "broker-a", 0), 0, 3000).outcome.value
+'REMOTING_ERROR'
+"""
+
+from __future__ import annotations
+
+from rocketlb_core.conditions import FAIL_FAST_MS
+from rocketlb_core.model import MessageQueue
+from rocketlb_core.producer.send import AttemptResult, BrokerModel, Outcome
+
+
+def down(*brokers: str, latency_ms: int = 2, mode: str = "clean") -> BrokerModel:
+    """``brokers`` are down: a clean crash refuses at once (the slowest refusal of
+    ``rocketlb_core.conditions.FAIL_FAST_MS``), a silent one times out; the others answer
+    SEND_OK in ``latency_ms``."""
+    dead = set(brokers)
+
+    def model(mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
+        if mq.broker_name in dead:
+            return AttemptResult(Outcome.REMOTING_ERROR,
+                                 FAIL_FAST_MS[-1] if mode == "clean" else budget_ms)
+        return AttemptResult(Outcome.SEND_OK, latency_ms)
+    return model

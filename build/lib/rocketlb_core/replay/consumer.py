@@ -1,0 +1,139 @@
+"""Consumer replay: a recorded membership timeline through every allocation strategy.
+
+For each strategy, the group's assignment after every membership change (consistent views:
+every member has rebalanced; sticky strategies receive the previous assignment), how many queues
+moved, and per queue the time with no live owner and with two or more. A crashed member keeps
+its share in the group's view until the brokers expire its channel (``CHANNEL_EXPIRY_MS``, spec
+5.3: 120 s without a heartbeat); during that time its queues have no live owner. Duplicated
+client ids give the duplicate-id trap: the same share twice, another share to nobody.
+
+This is a model of the settled states; the simulator (``rocketlb_core.sim``) is the tool for the
+transient windows between individual consumers' rebalances.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
+from rocketlb_core.consumer.base import Assignment, assign_all, rebalance_view
+from rocketlb_core.consumer.metrics import moved
+from rocketlb_core.consumer.registry import make
+from rocketlb_core.model import MessageQueue, subscribe_queues
+from rocketlb_core.replay.lag import OwnershipSpan, lag_timeline
+from rocketlb_core.trace.read import Trace
+
+ASSIGNMENT_COLUMNS = ("strategy", "change", "time_ms", "member", "client_id", "broker",
+                      "queue_id")
+
+
+@dataclass(frozen=True)
+class Change:
+    time_ms: int
+    view: tuple[tuple[str, str], ...]        # (member, client id) in the brokers' view
+    alive: frozenset[str]                    # members that are really consuming
+
+
+def timeline(trace: Trace, group: str) -> list[Change]:
+    """The group's view and live members after each change (crash expiries included)."""
+    m = trace.membership
+    if m is None:
+        raise ValueError(f"{trace.folder}: the trace has no membership.parquet")
+    events: list[tuple[int, int, str, str, str]] = []      # (time, order, kind, member, cid)
+    for i, t in enumerate(m["time_ms"]):
+        if m["group"][i] != group:
+            continue
+        events.append((t, i, m["event"][i], m["member"][i], m["client_id"][i]))
+        if m["event"][i] == "crash":
+            events.append((t + CHANNEL_EXPIRY_MS, i, "expire", m["member"][i], m["client_id"][i]))
+    if not events:
+        raise ValueError(f"{trace.folder}: no membership rows for group {group!r}")
+    events.sort()
+    view: dict[str, str] = {}
+    alive: set[str] = set()
+    out: list[Change] = []
+    for t, _, kind, member, cid in events:
+        if kind == "join":
+            view[member] = cid
+            alive.add(member)
+        elif kind == "leave":
+            view.pop(member, None)
+            alive.discard(member)
+        elif kind == "crash":
+            alive.discard(member)
+        elif kind == "expire" and member not in alive:
+            view.pop(member, None)
+        change = Change(t, tuple(sorted(view.items())), frozenset(alive))
+        if out and out[-1].time_ms == t:
+            out[-1] = change
+        elif not out or (out[-1].view, out[-1].alive) != (change.view, change.alive):
+            out.append(change)
+    return out
+
+
+def replay_strategy(name: str, changes: Sequence[Change], queues: Sequence[MessageQueue],
+                    end_ms: int, group: str
+                    ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
+    """One strategy over the timeline: its summary, its assignment rows and who owned what."""
+    strategy = make(name)
+    previous: Assignment | None = None
+    rows: list[tuple[Any, ...]] = []
+    moves: list[int] = []
+    idle_max = 0
+    spans: list[OwnershipSpan] = []
+    unowned: Counter[str] = Counter()
+    double: Counter[str] = Counter()
+    for i, ch in enumerate(changes):
+        cids = [cid for _, cid in ch.view]
+        assignment: Assignment = {}
+        if cids:
+            mq_all, cid_all = rebalance_view(queues, cids)
+            assignment = assign_all(strategy, group, mq_all, cid_all, previous)
+        if previous is not None:
+            moves.append(moved(previous, assignment))
+        idle_max = max(idle_max, sum(1 for c in set(cids) if not assignment.get(c)))
+        span = (changes[i + 1].time_ms if i + 1 < len(changes) else end_ms) - ch.time_ms
+        owners: Counter[MessageQueue] = Counter()
+        live: dict[str, list[str]] = {}
+        for member, cid in ch.view:
+            for q in assignment.get(cid, ()):
+                rows.append((name, i, ch.time_ms, member, cid, q.broker_name, q.queue_id))
+                if member in ch.alive:
+                    owners[q] += 1
+                    live.setdefault(q.short(), []).append(member)
+        spans.append(OwnershipSpan(ch.time_ms, {q: tuple(sorted(m)) for q, m in live.items()}))
+        for q in queues:
+            if owners[q] == 0:
+                unowned[q.short()] += max(0, span)
+            elif owners[q] > 1:
+                double[q.short()] += max(0, span)
+        previous = assignment
+    summary = {"changes": len(changes), "queues_moved": sum(moves), "moved_per_change": moves,
+               "idle_consumers_max": idle_max, "unowned_ms_total": sum(unowned.values()),
+               "double_owned_ms_total": sum(double.values()),
+               "unowned_ms_by_queue": dict(sorted(unowned.items())),
+               "double_owned_ms_by_queue": dict(sorted(double.items()))}
+    return summary, rows, spans
+
+
+def replay_group(trace: Trace, group: str, strategies: Sequence[str],
+                 arrivals: dict[str, Counter[int]] | None = None
+                 ) -> Iterator[tuple[str, dict[str, Any], list[tuple[Any, ...]],
+                                     list[tuple[Any, ...]]]]:
+    """Per strategy: summary (lag included when ``arrivals`` are given), assignment rows and
+    lag rows ``(strategy, time_s, queue, lag)``."""
+    changes = timeline(trace, group)
+    queues = sorted(subscribe_queues(trace.topic, trace.layout.routes[trace.topic]))
+    end = int(trace.meta.get("end_ms", changes[-1].time_ms))
+    rate = float(trace.meta.get("groups", {}).get(group, {}).get("consume_rate_per_s", 2000.0))
+    for name in strategies:
+        summary, rows, spans = replay_strategy(name, changes, queues, end, group)
+        lag_rows: list[tuple[Any, ...]] = []
+        if arrivals is not None:
+            lag, samples = lag_timeline(spans, [q.short() for q in queues], arrivals, rate, end)
+            summary.update(lag)
+            lag_rows = [(name, *s) for s in samples]
+        yield name, summary, rows, lag_rows

@@ -1,0 +1,131 @@
+"""The recorded condition timeline of a trace, as the producer replay reads it: per broker, its
+latency (median, p99), when it is down (clean or silent) and which clients it is cut off from;
+when it is in the route; and ``TimelineBroker``, the broker model the send loop calls. Constants
+shared with the simulator come from ``rocketlb_core.conditions``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from rocketlb_core.conditions import BROKER_EXPIRY_MS
+from rocketlb_core.model import TopicRoute
+from rocketlb_core.producer import AttemptResult, Outcome
+from rocketlb_core.replay.draws import LatencyTable, draw_bits, fail_fast_ms
+
+FOREVER = 2**62
+"""A time after every trace's end."""
+
+
+@dataclass(frozen=True, eq=False)
+class Conditions:
+    """The broker timeline, indexed for lookups by time, with every latency table it needs
+    (built here, once, so every engine and task uses the same integers)."""
+
+    latency: dict[str, list[tuple[int, int]]]               # broker -> (from, table id)
+    down: dict[str, list[tuple[int, int, str]]]            # broker -> (from, until, mode)
+    partitions: dict[tuple[str, str], list[tuple[int, int]]]
+    tables: tuple[LatencyTable, ...]                       # id 0: the default (2 ms, 10 ms)
+    changes: np.ndarray[Any, Any]                          # every time anything changes
+    stacked: np.ndarray[Any, Any] = field(repr=False)      # tables, flat: id << 16 | bucket
+
+    @classmethod
+    def from_columns(cls, c: dict[str, list[Any]]) -> Conditions:
+        latency: dict[str, list[tuple[int, int]]] = {}
+        down: dict[str, list[tuple[int, int, str]]] = {}
+        parts: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        open_down: dict[str, tuple[int, str]] = {}
+        open_part: dict[tuple[str, str], int] = {}
+        ids: dict[tuple[float, float], int] = {(2.0, 10.0): 0}
+        for i, t in enumerate(c["time_ms"]):
+            b, kind = c["broker"][i], c["kind"][i]
+            if kind == "latency":
+                median = float(c["median_ms"][i])
+                key = (median, float(c["p99_ms"][i] or median))
+                latency.setdefault(b, []).append((t, ids.setdefault(key, len(ids))))
+            elif kind == "down" and b not in open_down:
+                open_down[b] = (t, c["mode"][i] or "clean")
+            elif kind == "up" and b in open_down:
+                start, mode = open_down.pop(b)
+                down.setdefault(b, []).append((start, t, mode))
+            elif kind == "partition":
+                open_part.setdefault((c["client"][i], b), t)
+            elif kind == "heal" and (c["client"][i], b) in open_part:
+                parts.setdefault((c["client"][i], b), []).append(
+                    (open_part.pop((c["client"][i], b)), t))
+        for b, (start, mode) in open_down.items():
+            down.setdefault(b, []).append((start, FOREVER, mode))
+        for key2, start in open_part.items():
+            parts.setdefault(key2, []).append((start, FOREVER))
+        times = {t for rows in latency.values() for t, _ in rows}
+        for spans in down.values():
+            for start, until, mode in spans:
+                times |= {start, until}
+                if mode != "clean":
+                    times.add(start + BROKER_EXPIRY_MS)
+        times |= {t for spans in parts.values() for span in spans for t in span}
+        tables = tuple(LatencyTable.build(m, p) for (m, p), _ in
+                       sorted(ids.items(), key=lambda kv: kv[1]))
+        stacked = np.concatenate([t.values for t in tables])
+        return cls(latency, down, parts, tables,
+                   np.array(sorted(t for t in times if t < FOREVER), dtype=np.int64), stacked)
+
+    def down_at(self, broker: str, t: int) -> str | None:
+        for start, until, mode in self.down.get(broker, ()):
+            if start <= t < until:
+                return mode
+        return None
+
+    def in_route_at(self, broker: str, t: int) -> bool:
+        """Whether the name servers still list the broker at ``t`` (spec 7)."""
+        for start, until, mode in self.down.get(broker, ()):
+            gone = start if mode == "clean" else start + BROKER_EXPIRY_MS
+            if gone <= t < until:
+                return False
+        return True
+
+    def partitioned(self, client: str, broker: str, t: int) -> bool:
+        return any(s <= t < u for s, u in self.partitions.get((client, broker), ()))
+
+    def table_id_at(self, broker: str, t: int) -> int:
+        rows = self.latency.get(broker)
+        if not rows:
+            return 0
+        i = bisect.bisect_right(rows, (t, len(self.tables))) - 1
+        return rows[max(i, 0)][1]
+
+    def latency_at(self, broker: str, t: int) -> LatencyTable:
+        return self.tables[self.table_id_at(broker, t)]
+
+
+@dataclass
+class TimelineBroker:
+    """The brokers as the timeline has them, answering one producer's attempts with
+    counter-based draws (``rocketlb_core.replay.draws``)."""
+
+    producer: str
+    conditions: Conditions
+    key: int
+    seq: int = 0
+    attempt: int = 0
+
+    def __call__(self, mq: Any, start_ms: int, budget_ms: int) -> AttemptResult:
+        self.attempt += 1
+        bits = draw_bits(self.key, self.seq, self.attempt)
+        mode = self.conditions.down_at(mq.broker_name, start_ms)
+        cut = self.conditions.partitioned(self.producer, mq.broker_name, start_ms)
+        if mode == "clean" and not cut:
+            return AttemptResult(Outcome.REMOTING_ERROR, fail_fast_ms(bits))
+        if mode is not None or cut:
+            return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)
+        return AttemptResult(Outcome.SEND_OK,
+                             self.conditions.latency_at(mq.broker_name, start_ms).latency(bits))
+
+
+def route_at(full: TopicRoute, conditions: Conditions, t: int) -> TopicRoute:
+    keep = tuple(qd for qd in full.queue_datas if conditions.in_route_at(qd.broker_name, t))
+    return replace(full, queue_datas=keep)

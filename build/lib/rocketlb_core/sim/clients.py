@@ -1,0 +1,357 @@
+"""Producers and consumers of the simulated cluster (spec 2.6, 2.7, 4, 5).
+
+Both are thin drivers around the package: a producer sends through
+``rocketlb_core.producer.send`` (the real selection, fault table and retry loop); a consumer
+allocates with the registered strategy (``allocate``, from its own view) and keeps its table with
+``rocketlb_core.consumer.rebalance.update_process_queue_table``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rocketlb_core.conditions import (
+    FAIL_FAST_MS,
+    HEARTBEAT_MS,
+    PERSIST_OFFSET_MS,
+    REBALANCE_WAIT_MS,
+    ROUTE_POLL_MS,
+)
+from rocketlb_core.consumer.base import rebalance_view
+from rocketlb_core.consumer.rebalance import (
+    OffsetLookupError,
+    ProcessQueue,
+    compute_pull_from_where,
+    update_process_queue_table,
+)
+from rocketlb_core.model import MessageQueue, subscribe_queues
+from rocketlb_core.producer import (
+    AttemptResult,
+    MQFaultStrategy,
+    Outcome,
+    TopicPublishInfo,
+    send,
+)
+from rocketlb_core.producer.tables import SYSTEM_ERROR
+from rocketlb_core.sim.events import (
+    Heartbeat,
+    LifeTimer,
+    Notify,
+    PersistOffsets,
+    Priority,
+    Pull,
+    Rebalance,
+    RoutePoll,
+    SendTick,
+)
+from rocketlb_core.sim.kernel import Environment, Event
+
+if TYPE_CHECKING:
+    from rocketlb_core.consumer.base import AllocateStrategy
+    from rocketlb_core.model import TopicRoute
+    from rocketlb_core.sim.scenario import GroupSpec, MemberSpec, ProducerSpec
+    from rocketlb_core.sim.services import Services
+
+PULL_TICK_MS = 500
+
+
+class Producer:
+    """A producer instance with one sending thread and a target rate."""
+
+    def __init__(self, spec: ProducerSpec, world: Services, env: Environment) -> None:
+        self.spec = spec
+        self.world = world
+        self.name = spec.name
+        self.rng = env.rng(spec.name)
+        self.strategy = MQFaultStrategy(world.line,
+                                        send_latency_fault_enable=spec.fault_tolerance,
+                                        rng=env.rng(spec.name + "/fault"))
+        self.route: TopicRoute | None = None
+        self.tp: TopicPublishInfo | None = None
+        self.interval = 1000.0 / spec.rate_per_s
+        self.sent = 0                   # messages due so far
+        self.busy_until = 0
+
+    def start(self, env: Environment) -> None:
+        start = self.spec.start_ms
+        env.schedule_at(start + 10, RoutePoll(self.name))
+        env.schedule_at(start + self.world.tick_ms, SendTick(self.name))
+
+    def handle(self, env: Environment, event: Event) -> None:
+        match event:
+            case RoutePoll():
+                self.poll_route(env)
+                env.schedule(ROUTE_POLL_MS, RoutePoll(self.name))
+            case SendTick():
+                self.tick(env)
+                if env.now < self.stop_ms or self.backlog() > 0:
+                    env.schedule(self.world.tick_ms, SendTick(self.name))
+
+    def due_at(self, k: int) -> int:
+        """When message ``k`` (0-based) of this producer is due."""
+        return self.spec.start_ms + int(k * self.interval)
+
+    def due_by(self, time_ms: int) -> int:
+        """How many messages are due before ``time_ms`` (counted with ``due_at`` itself)."""
+        limit = min(time_ms, self.stop_ms)
+        k = max(0, int((limit - self.spec.start_ms) / self.interval))
+        while k > 0 and self.due_at(k - 1) >= limit:
+            k -= 1
+        while self.due_at(k) < limit:
+            k += 1
+        return k
+
+    def backlog(self) -> int:
+        """Messages due by the stop time that the sending thread has not sent yet."""
+        return max(0, self.due_by(self.stop_ms) - self.sent)
+
+    @property
+    def stop_ms(self) -> int:
+        stop = self.spec.stop_ms
+        return self.world.duration_ms if stop is None else stop
+
+    def poll_route(self, env: Environment) -> None:
+        route = self.world.query_route(self.name, self.spec.topic, self.rng)
+        if route is None or route == self.route:
+            return                                  # keep the cached route and counter
+        self.route = route
+        self.tp = TopicPublishInfo.from_route(self.spec.topic, route, self.world.line,
+                                              rng=self.rng)
+        env.log("producer_route", self.name, queues=[q.short() for q in self.tp.queues])
+
+    def broker_model(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
+        net, broker = self.world.network, self.world.brokers[mq.broker_name]
+        if not net.reachable(self.name, mq.broker_name):
+            if net.failure_is_fast(self.name, mq.broker_name):
+                return AttemptResult(Outcome.REMOTING_ERROR,
+                                     FAIL_FAST_MS[self.rng.randrange(len(FAIL_FAST_MS))])
+            return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)       # times out
+        qd = broker.topics.get(mq.topic)
+        if qd is None or not qd.writable or mq.queue_id >= qd.write_queue_nums:
+            return AttemptResult(Outcome.BROKER_ERROR, 1, SYSTEM_ERROR)
+        return AttemptResult(Outcome.SEND_OK, broker.latency_ms(self.rng.gauss(0.0, 1.0)))
+
+    def tick(self, env: Environment) -> None:
+        """Send every message due before now (one sending thread: a slow send delays the next;
+        each send starts at ``max(due, end of the previous send)`` in virtual time)."""
+        end = self.stop_ms
+        ledger = self.world.ledger
+        if self.tp is None:
+            self.poll_route(env)                 # tryToFindTopicPublishInfo asks at once
+        while True:
+            due = self.due_at(self.sent)
+            if due >= end or due >= env.now or self.busy_until >= env.now:
+                break                            # nothing due yet, or the thread is still busy
+            self.sent += 1
+            rec = ledger.sent(self.name, due)
+            if self.tp is None or not self.tp.ok():
+                rec.status, rec.error = "FAILED", "No route info of this topic"
+                continue
+            result = send(self.strategy, self.tp, self.broker_model, max(due, self.busy_until))
+            self.busy_until = result.end_ms
+            rec.attempts, rec.send_ms = len(result.attempts), result.end_ms - due
+            rec.status = result.status
+            if result.stored and result.queue is not None:
+                broker = self.world.brokers[result.queue.broker_name]
+                rec.queue = result.queue
+                rec.offset = broker.append(result.queue.topic, result.queue.queue_id, rec.msg_id)
+                rec.stored_ms = result.end_ms
+            else:
+                rec.error = result.error
+
+
+class Consumer:
+    """A push consumer (one ``MQClientInstance``): heartbeats, route polls, the rebalance
+    service, pulling and consuming, offset commits."""
+
+    def __init__(self, member: MemberSpec, group: GroupSpec, world: Services, env: Environment,
+                 client_id: str, strategy: AllocateStrategy) -> None:
+        self.m, self.g, self.world = member, group, world
+        self.name = member.name                       # also the channel id at the brokers
+        self.client_id = client_id
+        self.strategy = strategy
+        self.rng = env.rng(member.name)
+        self.alive = False
+        self.incarnation = 0
+        self.route: TopicRoute | None = None
+        self.table: dict[MessageQueue, ProcessQueue] = {}
+        self.offsets: dict[MessageQueue, int] = {}      # next offset to consume, per queue
+        self.rebalance_token = 0
+        self.last_rebalance = -10**9
+        self.cursor = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, env: Environment) -> None:
+        self.alive = True
+        self.incarnation += 1
+        self.table, self.offsets = {}, {}
+        env.log("consumer_start", self.name, client_id=self.client_id)
+        self.poll_route(env)
+        self.heartbeat(env)
+        life = self.incarnation
+        for timer, delay in ((RoutePoll, ROUTE_POLL_MS), (Heartbeat, HEARTBEAT_MS),
+                             (Pull, PULL_TICK_MS), (PersistOffsets, 10_000)):
+            env.schedule(delay, timer(self.name, life))
+        self.wakeup(env)                               # rebalanceImmediately on start
+
+    def crash(self, env: Environment) -> None:
+        self.alive = False
+        env.log("consumer_crash", self.name)
+        self.world.ownership_changed(env)
+
+    def shutdown(self, env: Environment) -> None:
+        self.persist(env)
+        self.alive = False
+        for broker in self.known_brokers():
+            if self.world.network.reachable(self.name, broker):
+                self.world.broker_entity(broker).unregister(env, self.g.name, self.name)
+        env.log("consumer_shutdown", self.name)
+        self.world.ownership_changed(env)
+
+    def handle(self, env: Environment, event: Event) -> None:
+        if not self.alive:
+            return
+        if isinstance(event, Notify):
+            env.log("notified", self.name, group=event.group)
+            self.wakeup(env)
+            return
+        if isinstance(event, Rebalance):
+            if event.token == self.rebalance_token:
+                self.rebalance(env)
+            return
+        if not isinstance(event, LifeTimer) or event.incarnation != self.incarnation:
+            return                                     # a timer of an earlier life
+        life = self.incarnation
+        match event:
+            case RoutePoll():
+                self.poll_route(env)
+                env.schedule(ROUTE_POLL_MS, RoutePoll(self.name, life))
+            case Heartbeat():
+                self.heartbeat(env)
+                env.schedule(HEARTBEAT_MS, Heartbeat(self.name, life))
+            case Pull():
+                self.pull(env)
+                env.schedule(PULL_TICK_MS, Pull(self.name, life))
+            case PersistOffsets():
+                self.persist(env)
+                env.schedule(PERSIST_OFFSET_MS, PersistOffsets(self.name, life))
+
+    # ------------------------------------------------------------------ timers
+    def known_brokers(self) -> list[str]:
+        if self.route is None:
+            return []
+        return sorted(qd.broker_name for qd in self.route.queue_datas)
+
+    def poll_route(self, env: Environment) -> None:
+        route = self.world.query_route(self.name, self.g.topic, self.rng)
+        if route is not None:
+            self.route = route
+
+    def heartbeat(self, env: Environment) -> None:
+        for broker in self.known_brokers():
+            if self.world.network.reachable(self.name, broker):
+                self.world.broker_entity(broker).heartbeat(env, self.g.name, self.name,
+                                                             self.client_id)
+
+    def wakeup(self, env: Environment) -> None:
+        """``rebalanceImmediately``: run now (5.x: no sooner than 1 s after the last run)."""
+        at = env.now
+        wait = self.world.line.rules.rebalance_min_interval_ms
+        at = max(at, self.last_rebalance + wait)
+        self.rebalance_token += 1
+        env.schedule_at(at, Rebalance(self.name, self.rebalance_token),
+                        priority=Priority.REBALANCE)
+
+    def rebalance(self, env: Environment) -> None:
+        self.last_rebalance = env.now
+        self.rebalance_topic(env)
+        self.rebalance_token += 1
+        env.schedule(REBALANCE_WAIT_MS, Rebalance(self.name, self.rebalance_token),
+                     priority=Priority.REBALANCE)
+
+    def rebalance_topic(self, env: Environment) -> None:
+        topic, route = self.g.topic, self.route
+        if route is None:
+            return
+        mq_set = subscribe_queues(topic, route)
+        if self.g.model == "BROADCASTING":
+            target = set(mq_set)
+            view_size = 0
+        else:
+            brokers = [qd.broker_name for qd in route.queue_datas]
+            broker = brokers[self.rng.randrange(len(brokers))]   # a random broker of the route
+            if not self.world.network.reachable(self.name, broker):
+                env.log("rebalance_skipped", self.name, reason=f"{broker} unreachable")
+                return
+            cid_all = self.world.brokers[broker].consumer_ids(self.g.name)
+            if not cid_all or not mq_set:
+                return
+            mq_all, cids = rebalance_view(mq_set, cid_all)
+            target = set(self.strategy.allocate(self.g.name, self.client_id, mq_all, cids) or [])
+            view_size = len(cids)
+        step = update_process_queue_table(
+            self.table, topic, target, env.now, pull_from_where=self.start_offset,
+            remove_unnecessary=self.drop_queue)
+        self.table = step.table
+        for mq, offset in step.created:
+            self.offsets[mq] = offset
+        if step.changed:
+            env.log("rebalance", self.name, view=view_size,
+                    added=[q.short() for q, _ in step.created],
+                    dropped=[q.short() for q in step.dropped],
+                    owned=len(self.table))
+            self.world.ownership_changed(env)
+
+    def start_offset(self, mq: MessageQueue) -> int:
+        """``computePullFromWhere``: the broker's committed offset, else the group's policy."""
+        broker = self.world.brokers[mq.broker_name]
+        if not self.world.network.reachable(self.name, mq.broker_name):
+            read = -2
+        else:
+            read = broker.query_offset(self.g.name, mq.topic, mq.queue_id)
+            if self.g.model == "BROADCASTING":
+                read = -1                   # broadcasting keeps offsets locally: none yet
+        try:
+            return compute_pull_from_where(
+                self.g.consume_from, read, mq.topic,
+                max_offset=broker.max_offset(mq.topic, mq.queue_id), search_offset=0,
+                line=self.world.line)
+        except OffsetLookupError:
+            return -1
+
+    def drop_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
+        """``removeUnnecessaryMessageQueue`` (concurrent): persist the offset, forget it."""
+        self.commit(mq)
+        self.offsets.pop(mq, None)
+        return True
+
+    def commit(self, mq: MessageQueue) -> None:
+        if mq in self.offsets and self.g.model == "CLUSTERING" and \
+                self.world.network.reachable(self.name, mq.broker_name):
+            self.world.brokers[mq.broker_name].offsets[(self.g.name, mq.topic, mq.queue_id)] = \
+                self.offsets[mq]
+
+    def persist(self, env: Environment) -> None:
+        for mq in self.table:
+            self.commit(mq)
+
+    def pull(self, env: Environment) -> None:
+        """Pull and consume, within the consumer's capacity, from every owned queue."""
+        budget = int(self.g.consume_rate_per_s * PULL_TICK_MS / 1000)
+        queues = sorted(q for q, pq in self.table.items() if not pq.dropped)
+        if not queues:
+            return
+        self.cursor = (self.cursor + 1) % len(queues)
+        ledger, net = self.world.ledger, self.world.network
+        for mq in queues[self.cursor:] + queues[:self.cursor]:
+            self.table[mq] = ProcessQueue(last_pull_ms=env.now)
+            if budget <= 0 or not net.reachable(self.name, mq.broker_name):
+                continue
+            log = self.world.brokers[mq.broker_name].store.get((mq.topic, mq.queue_id), [])
+            start = self.offsets.get(mq, 0)
+            take = log[start:start + budget]
+            for msg_id in take:
+                ledger.delivered(msg_id, self.name, env.now)
+            self.offsets[mq] = start + len(take)
+            budget -= len(take)
+

@@ -1,0 +1,168 @@
+"""Name servers, brokers and the network between them and the clients (spec 5, 7, 8).
+
+Brokers keep topics, stored messages (per queue, by offset), the consumer table keyed by channel
+(one per client process: two processes with one client id appear twice), committed offsets, and
+send ``NOTIFY_CONSUMER_IDS_CHANGED`` when a channel joins or leaves cleanly. A scan every 10 s
+drops channels silent for 120 s, without notifying. Name servers take registrations every 30 s and
+drop a broker silent for 120 s (or at once when its connection resets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rocketlb_core.conditions import (
+    BROKER_EXPIRY_MS,
+    CHANNEL_EXPIRY_MS,
+    CHANNEL_SCAN_MS,
+    REGISTER_PERIOD_MS,
+    latency_ms,
+)
+from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+from rocketlb_core.sim.events import BrokerRegister, BrokerScan, ChannelScan, Notify
+from rocketlb_core.sim.kernel import Environment, Event
+
+if TYPE_CHECKING:
+    from rocketlb_core.sim.services import Services
+
+
+
+class Network:
+    """Who can reach whom: broker liveness, crash mode and client-broker partitions."""
+
+    def __init__(self) -> None:
+        self.down: dict[str, str] = {}                     # broker -> "clean" | "silent"
+        self.partitions: set[tuple[str, str]] = set()      # (client, broker)
+
+    def reachable(self, client: str, broker: str) -> bool:
+        return broker not in self.down and (client, broker) not in self.partitions
+
+    def failure_is_fast(self, client: str, broker: str) -> bool:
+        """A reset connection fails at once; a vanished host or a partition times out."""
+        return self.down.get(broker) == "clean" and (client, broker) not in self.partitions
+
+
+@dataclass
+class Channel:
+    client_id: str
+    last_update_ms: int
+
+
+@dataclass
+class Broker:
+    name: str
+    room: str
+    address: str
+    median_ms: float
+    p99_ms: float
+    topics: dict[str, QueueData] = field(default_factory=dict)
+    store: dict[tuple[str, int], list[int]] = field(default_factory=dict)   # -> message ids
+    consumers: dict[str, dict[str, Channel]] = field(default_factory=dict)  # group -> channels
+    offsets: dict[tuple[str, str, int], int] = field(default_factory=dict)  # (group, topic, q)
+    alive: bool = True
+
+    def latency_ms(self, rng_value: float) -> int:
+        """A send latency drawn from a log-normal with the broker's median and p99."""
+        return latency_ms(self.median_ms, self.p99_ms, rng_value)
+
+    def append(self, topic: str, queue_id: int, msg_id: int) -> int:
+        log = self.store.setdefault((topic, queue_id), [])
+        log.append(msg_id)
+        return len(log) - 1
+
+    def max_offset(self, topic: str, queue_id: int) -> int:
+        return len(self.store.get((topic, queue_id), ()))
+
+    def query_offset(self, group: str, topic: str, queue_id: int) -> int:
+        """``QUERY_CONSUMER_OFFSET``: the committed offset, or -1 ("not found"). For a group
+        with no commit on a queue that was never truncated and whose first message is still in
+        memory, the broker answers 0 instead (spec 4.3): the simulated store keeps every
+        message in memory, so a young topic's history is consumed by a brand-new group."""
+        committed = self.offsets.get((group, topic, queue_id))
+        if committed is not None:
+            return committed
+        return 0
+
+    def consumer_ids(self, group: str) -> list[str]:
+        """``getConsumerIdListByGroup``: one id per channel, in registration order."""
+        return [ch.client_id for ch in self.consumers.get(group, {}).values()]
+
+
+class BrokerEntity:
+    """The broker's timers and its side of heartbeats, unregistration and notification."""
+
+    def __init__(self, broker: Broker, world: Services) -> None:
+        self.b = broker
+        self.world = world
+
+    def start(self, env: Environment) -> None:
+        self.b.alive = True
+        self.b.consumers.clear()                 # the consumer table lives in memory
+        self.world.register_broker(env, self.b)
+        env.schedule(REGISTER_PERIOD_MS, BrokerRegister(self.b.name))
+        env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
+
+    def handle(self, env: Environment, event: Event) -> None:
+        if not self.b.alive:
+            return
+        if isinstance(event, BrokerRegister):
+            self.world.register_broker(env, self.b)
+            env.schedule(REGISTER_PERIOD_MS, BrokerRegister(self.b.name))
+        elif isinstance(event, ChannelScan):
+            for group, channels in self.b.consumers.items():
+                for ch_name in [n for n, ch in channels.items()
+                                if env.now - ch.last_update_ms > CHANNEL_EXPIRY_MS]:
+                    del channels[ch_name]
+                    env.log("channel_expired", self.b.name, group=group, channel=ch_name)
+            env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
+
+    def heartbeat(self, env: Environment, group: str, channel: str, client_id: str) -> None:
+        channels = self.b.consumers.setdefault(group, {})
+        known = channels.get(channel)
+        channels[channel] = Channel(client_id, env.now)
+        if known is None:
+            env.log("consumer_registered", self.b.name, group=group, channel=channel,
+                    client_id=client_id)
+            self.notify(env, group)
+
+    def unregister(self, env: Environment, group: str, channel: str) -> None:
+        if self.b.consumers.get(group, {}).pop(channel, None) is not None:
+            env.log("consumer_unregistered", self.b.name, group=group, channel=channel)
+            self.notify(env, group)
+
+    def notify(self, env: Environment, group: str) -> None:
+        for channel in self.b.consumers.get(group, {}):
+            if self.world.network.reachable(channel, self.b.name):
+                env.schedule(1, Notify(channel, group))
+
+
+@dataclass
+class NameServer:
+    name: str
+    alive: bool = True
+    brokers: dict[str, tuple[int, Broker]] = field(default_factory=dict)  # -> (last reg, broker)
+
+
+class NameServerEntity:
+    def __init__(self, ns: NameServer, world: Services, scan_ms: int) -> None:
+        self.ns = ns
+        self.world = world
+        self.scan_ms = scan_ms
+
+    def handle(self, env: Environment, event: Event) -> None:
+        if isinstance(event, BrokerScan):
+            if self.ns.alive:
+                for name in [n for n, (t, _) in self.ns.brokers.items()
+                             if env.now - t > BROKER_EXPIRY_MS]:
+                    del self.ns.brokers[name]
+                    env.log("broker_expired", self.ns.name, broker=name)
+            env.schedule(self.scan_ms, BrokerScan(self.ns.name))
+
+    def route(self, topic: str) -> TopicRoute | None:
+        entries = [(b, b.topics[topic]) for _, b in self.ns.brokers.values() if topic in b.topics]
+        if not entries:
+            return None
+        return TopicRoute(tuple(qd for _, qd in entries),
+                          tuple(BrokerData(b.name, {0: b.address}) for b, _ in entries))
+

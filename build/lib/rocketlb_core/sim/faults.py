@@ -1,0 +1,119 @@
+"""Every event a scenario can script, one registry entry each: its name, its arguments, what it
+does to the world, and the row it leaves in a recorded trace's ``conditions.parquet`` (``None``:
+it leaves none). ``rocketlb_core.sim.scenario`` checks scenario files against ``FAULTS``; the
+world applies them (``World.apply``); ``rocketlb_core.trace.record`` records them.
+
+Adding a fault is one function and one ``Fault`` line here (plus a scenario that uses it, with
+its golden file: ``python -m rocketlb_core.sim.golden``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocketlb_core.sim.kernel import Environment
+    from rocketlb_core.sim.world import World
+
+Args = Mapping[str, Any]
+ConditionRow = tuple[str, str, str | None, str | None, float | None, float | None]
+"""``(broker, kind, client, mode, median_ms, p99_ms)`` of a trace's ``conditions.parquet``."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One kind of scripted event."""
+
+    name: str
+    args: tuple[str, ...]
+    apply: Callable[[World, Environment, Args], None]
+    optional: tuple[str, ...] = ()
+    condition: Callable[[Args], ConditionRow] | None = None
+    doc: str = ""
+
+
+def _broker_crash(w: World, env: Environment, a: Args) -> None:
+    b = w.brokers[a["broker"]]
+    b.alive = False
+    w.network.down[b.name] = a.get("mode", "clean")
+    if a.get("mode", "clean") == "clean":          # connections reset: known at once
+        for ns in w.name_servers:
+            ns.brokers.pop(b.name, None)
+    w.ownership_changed(env)
+
+
+def _broker_restart(w: World, env: Environment, a: Args) -> None:
+    w.network.down.pop(a["broker"], None)
+    w.broker_entities[a["broker"]].start(env)
+    w.ownership_changed(env)
+
+
+def _broker_latency(w: World, env: Environment, a: Args) -> None:
+    b = w.brokers[a["broker"]]
+    b.median_ms, b.p99_ms = float(a["median_ms"]), float(a["p99_ms"])
+
+
+def _partition(w: World, env: Environment, a: Args) -> None:
+    w.network.partitions.add((a["client"], a["broker"]))
+
+
+def _heal(w: World, env: Environment, a: Args) -> None:
+    w.network.partitions.discard((a["client"], a["broker"]))
+
+
+def _consumer_crash(w: World, env: Environment, a: Args) -> None:
+    w.member(a["consumer"]).crash(env)
+
+
+def _consumer_shutdown(w: World, env: Environment, a: Args) -> None:
+    w.member(a["consumer"]).shutdown(env)
+
+
+def _consumer_start(w: World, env: Environment, a: Args) -> None:
+    w.member(a["consumer"]).start(env)
+
+
+def _nameserver(up: bool) -> Callable[[World, Environment, Args], None]:
+    def apply(w: World, env: Environment, a: Args) -> None:
+        server = next(n for n in w.name_servers if n.name == a["nameserver"])
+        server.alive = up
+        if not up:
+            server.brokers.clear()              # a restarted name server starts empty
+    return apply
+
+
+def _rolling_restart(w: World, env: Environment, a: Args) -> None:
+    step = int(a["interval_ms"])
+    for i, c in enumerate(w.consumers[a["group"]]):
+        w.script(env, i * step, "consumer_shutdown", {"consumer": c.name})
+        w.script(env, i * step + step // 2, "consumer_start", {"consumer": c.name})
+
+
+FAULTS: dict[str, Fault] = {f.name: f for f in (
+    Fault("broker_crash", ("broker",), _broker_crash, optional=("mode",),
+          condition=lambda a: (a["broker"], "down", None, a.get("mode", "clean"), None, None),
+          doc="mode clean: connections reset, name servers forget it at once; silent: it "
+              "stops answering and expires from the name servers after 120 s"),
+    Fault("broker_restart", ("broker",), _broker_restart,
+          condition=lambda a: (a["broker"], "up", None, None, None, None)),
+    Fault("broker_latency", ("broker", "median_ms", "p99_ms"), _broker_latency,
+          condition=lambda a: (a["broker"], "latency", None, None, float(a["median_ms"]),
+                               float(a["p99_ms"])),
+          doc="send latency becomes log-normal with this median and p99"),
+    Fault("partition", ("client", "broker"), _partition,
+          condition=lambda a: (a["broker"], "partition", a["client"], None, None, None),
+          doc="the client and the broker cannot reach each other"),
+    Fault("heal", ("client", "broker"), _heal,
+          condition=lambda a: (a["broker"], "heal", a["client"], None, None, None)),
+    Fault("consumer_crash", ("consumer",), _consumer_crash,
+          doc="no unregister: the brokers notice when the channel expires (120 s)"),
+    Fault("consumer_shutdown", ("consumer",), _consumer_shutdown,
+          doc="clean: offsets persisted, unregistered (brokers notify the group at once)"),
+    Fault("consumer_start", ("consumer",), _consumer_start),
+    Fault("nameserver_down", ("nameserver",), _nameserver(False)),
+    Fault("nameserver_up", ("nameserver",), _nameserver(True)),
+    Fault("rolling_restart", ("group", "interval_ms"), _rolling_restart,
+          doc="each member in turn: clean shutdown, then start again half an interval later"),
+)}

@@ -1,0 +1,57 @@
+"""What a simulated entity may ask of the world it lives in: the small interface the world
+passes to every client and server when it builds them (SimPy's environment, for a cluster).
+Entities hold no reference to ``World`` itself, so what they can reach is exactly this list.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rocketlb_core.model import TopicRoute
+    from rocketlb_core.producer.line import ProducerLine
+    from rocketlb_core.sim.cluster import Broker, BrokerEntity, Network
+    from rocketlb_core.sim.kernel import Environment
+    from rocketlb_core.sim.ledger import Ledger
+
+
+class Services(Protocol):
+    """The world as an entity sees it."""
+
+    @property
+    def line(self) -> ProducerLine:
+        """The RocketMQ line every client and server runs (its rules: ``line.rules``)."""
+
+    @property
+    def tick_ms(self) -> int:
+        """How often producers send what has come due."""
+
+    @property
+    def duration_ms(self) -> int:
+        """When the scenario stops sending."""
+
+    @property
+    def network(self) -> Network:
+        """Who can reach whom (down brokers, partitions)."""
+
+    @property
+    def brokers(self) -> Mapping[str, Broker]:
+        """Each broker's state: its queues, stored messages, consumer table, offsets."""
+
+    @property
+    def ledger(self) -> Ledger:
+        """Every message's fate, for the summary."""
+
+    def broker_entity(self, name: str) -> BrokerEntity:
+        """The broker ``name`` as a server (heartbeats, unregister)."""
+
+    def query_route(self, client: str, topic: str, rng: random.Random) -> TopicRoute | None:
+        """A topic's route from a name server that is up (``None``: none answers)."""
+
+    def register_broker(self, env: Environment, broker: Broker) -> None:
+        """A broker registers with every name server that is up."""
+
+    def ownership_changed(self, env: Environment) -> None:
+        """Queue ownership may have changed: the world re-reads it (for the summary)."""

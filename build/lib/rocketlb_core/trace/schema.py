@@ -1,0 +1,205 @@
+"""The trace format (``data/README.md``): names, columns, the folder's files, ``TraceError``,
+the checks every reader shares, and ``trace.json``. Pure Python: the browser can check a trace's
+metadata and names with it.
+
+A trace is a folder:
+
+* ``trace.json``: format, version, name, description, provenance, topic, time span;
+* ``brokers.csv`` and ``route.csv``: the cluster layout (``rocketlb_core.trace.cluster``);
+* ``sends.parquet``: what the producers' applications asked to send, in the replay layout
+  (``rocketlb_core.trace.layout``: one producer per row group, by time within a producer);
+* ``conditions.parquet``: what the brokers were like over time (latency, down, partitions);
+* ``membership.parquet``: a consumer group's joins, leaves and crashes (optional).
+
+Readers: ``rocketlb_core.trace.read`` (Parquet, validated), ``rocketlb_core.spark.traces``
+(Spark). Writer: ``rocketlb_core.trace.write``, the one every producer of traces uses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.errors import InputError
+from rocketlb_core.limits import (
+    MAX_CONSUME_RATE,
+    MAX_META_BYTES,
+    MAX_NAME_CHARS,
+    MAX_TEXT_CHARS,
+    MAX_TIME_MS,
+)
+from rocketlb_core.producer.line import ProducerLine
+
+FORMAT = "rocketlb-trace"
+VERSION = 1
+SENDS = {"time_ms": "int64", "producer": "string", "topic": "string", "key": "string",
+         "size": "int32"}
+CONDITIONS = {"time_ms": "int64", "broker": "string", "client": "string", "kind": "string",
+              "mode": "string", "median_ms": "double", "p99_ms": "double"}
+MEMBERSHIP = {"time_ms": "int64", "group": "string", "member": "string", "client_id": "string",
+              "event": "string", "room": "string"}
+CONDITION_KINDS = {"latency", "down", "up", "partition", "heal"}
+MEMBER_EVENTS = {"join", "leave", "crash"}
+NULLABLE = {"key", "client", "mode", "median_ms", "p99_ms"}
+BROKER_FIELDS = ("cluster", "broker_name", "broker_id", "address", "room")
+ROUTE_FIELDS = ("topic", "broker_name", "read_queue_nums", "write_queue_nums", "perm")
+FILES = ("trace.json", "brokers.csv", "route.csv", "sends.parquet", "conditions.parquet",
+         "membership.parquet")
+
+
+class TraceError(InputError):
+    """A trace file is malformed. ``row`` is the 1-based line number in the file (1 = header)."""
+
+    def __init__(self, path: Path | str, row: int | None, field: str | None, message: str):
+        self.path, self.row, self.field = str(path), row, field
+        message = " ".join(message.split())            # one line, whatever a library said
+        if len(message) > 500:
+            message = message[:497] + "..."
+        where = self.path
+        if row is not None:
+            where += f", row {row}"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {message}")
+
+
+META_FIELDS = {"format", "version", "name", "description", "topic", "start_ms", "end_ms", "line",
+               "seed", "provenance", "fault_tolerance", "groups"}
+GROUP_FIELDS = {"strategy", "model", "consume_rate_per_s"}
+
+
+def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.stat_result:
+    """Check that ``path``, a file of the trace folder ``folder``, is a regular file that stays
+    inside the folder (a symbolic link may point within it, never out of it) and, given
+    ``max_bytes``, is no larger; returns its ``stat``. Devices, pipes and folders are refused,
+    so reading a trace can never hang or read without end."""
+    if path.is_symlink():
+        target, home = path.resolve(), folder.resolve()
+        if home not in target.parents:
+            raise TraceError(path, None, None, f"a symbolic link that leaves the trace folder "
+                             f"(to {target}); copy the file into the folder instead")
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise TraceError(path, None, None, "file not found") from None
+    except OSError as exc:
+        raise TraceError(path, None, None, f"cannot read it ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise TraceError(path, None, None, "a folder where a file was expected")
+    if not stat.S_ISREG(st.st_mode):
+        raise TraceError(path, None, None, "not a regular file (a device or a pipe)")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise TraceError(path, None, None, f"{st.st_size} bytes: larger than the "
+                         f"{max_bytes}-byte limit for this file (data/README.md)")
+    return st
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (names may not)."""
+    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+
+
+def is_name(value: object) -> bool:
+    """A name as ``check_name`` accepts it."""
+    return isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS and not has_control(value)
+
+
+def check_name(path: Path | str, row: int | None, field: str, value: Any) -> str:
+    """A name (topic, broker, producer, client, group, member, room...): non-empty text of at
+    most ``MAX_NAME_CHARS`` characters without control characters."""
+    if not isinstance(value, str) or not value:
+        raise TraceError(path, row, field, f"expected a non-empty name, got {value!r}")
+    if len(value) > MAX_NAME_CHARS:
+        raise TraceError(path, row, field, f"a name of {len(value)} characters (at most "
+                         f"{MAX_NAME_CHARS})")
+    if has_control(value):
+        raise TraceError(path, row, field, f"control characters in the name {value[:40]!r}")
+    return value
+
+
+def check_meta(path: Path) -> dict[str, Any]:
+    """Read and check ``trace.json``; returns its object."""
+    regular_file(path, path.parent, MAX_META_BYTES)
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=no_constant)
+    except UnicodeDecodeError as exc:
+        raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise TraceError(path, exc.lineno, None, f"invalid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(path, None, None, f"invalid JSON ({first_line(exc)})") from None
+    if not isinstance(meta, dict):
+        raise TraceError(path, None, None, "expected a JSON object")
+    if meta.get("format") != FORMAT:
+        raise TraceError(path, None, "format", f"expected {FORMAT!r}")
+    if meta.get("version") != VERSION or isinstance(meta.get("version"), bool):
+        raise TraceError(path, None, "version", f"expected {VERSION}")
+    unknown = sorted(set(meta) - META_FIELDS)
+    if unknown:
+        raise TraceError(path, None, unknown[0][:80], "unknown field (known: "
+                         f"{', '.join(sorted(META_FIELDS))})")
+    check_name(path, None, "topic", meta.get("topic"))
+    for key in ("name", "description", "provenance", "line"):
+        if key in meta and not (isinstance(meta[key], str) and len(meta[key]) <= MAX_TEXT_CHARS):
+            raise TraceError(path, None, key, f"expected text of at most {MAX_TEXT_CHARS} "
+                             "characters")
+    if "line" in meta:
+        try:
+            ProducerLine.parse(meta["line"])
+        except ValueError as exc:
+            raise TraceError(path, None, "line", str(exc)) from None
+    for key in ("start_ms", "end_ms", "seed"):
+        v = meta.get(key, 0)
+        top = MAX_TIME_MS if key != "seed" else (1 << 63) - 1
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+            raise TraceError(path, None, key, f"expected an integer from 0 to {top}, got {v!r}")
+    if meta.get("start_ms", 0) > meta.get("end_ms", MAX_TIME_MS):
+        raise TraceError(path, None, "end_ms", "end_ms is before start_ms")
+    ft = meta.get("fault_tolerance", {})
+    if not isinstance(ft, dict):
+        raise TraceError(path, None, "fault_tolerance", "expected an object: producer -> bool")
+    for name, on in ft.items():
+        check_name(path, None, "fault_tolerance", name)
+        if not isinstance(on, bool):
+            raise TraceError(path, None, f"fault_tolerance.{name}", "expected true or false")
+    groups = meta.get("groups", {})
+    if not isinstance(groups, dict):
+        raise TraceError(path, None, "groups", "expected an object: group -> settings")
+    for name, g in groups.items():
+        check_name(path, None, "groups", name)
+        where = f"groups.{name}"
+        if not isinstance(g, dict):
+            raise TraceError(path, None, where, "expected an object")
+        bad = sorted(set(g) - GROUP_FIELDS)
+        if bad:
+            raise TraceError(path, None, f"{where}.{bad[0][:80]}", "unknown field (known: "
+                             f"{', '.join(sorted(GROUP_FIELDS))})")
+        if "strategy" in g and not isinstance(g["strategy"], str):
+            raise TraceError(path, None, f"{where}.strategy", "expected a strategy's name")
+        if g.get("model", "CLUSTERING") not in ("CLUSTERING", "BROADCASTING"):
+            raise TraceError(path, None, f"{where}.model", "expected CLUSTERING or BROADCASTING")
+        rate = g.get("consume_rate_per_s", 2000.0)
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not (
+                0 < rate <= MAX_CONSUME_RATE):
+            raise TraceError(path, None, f"{where}.consume_rate_per_s",
+                             f"expected a number > 0 and <= {MAX_CONSUME_RATE:.0f}, got {rate!r}")
+    return meta
+
+
+def meta_json(meta: dict[str, Any]) -> str:
+    """The text of ``trace.json`` for ``meta`` (format and version added)."""
+    return json.dumps({"format": FORMAT, "version": VERSION, **meta}, indent=1,
+                      sort_keys=True) + "\n"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of what a library said, at most 200 characters."""
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

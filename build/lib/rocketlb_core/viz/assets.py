@@ -1,0 +1,96 @@
+"""Build-time JavaScript for the web book, taken from installed packages and ``node_modules``.
+
+Run ``python -m rocketlb_core.viz.assets OUTDIR`` (``scripts/book.sh`` does) to fill OUTDIR
+(``_vendor/``, served as ``_static/``) with:
+
+* ``vega-bundle.js``: Vega, Vega-Lite and vega-embed from ``vl_convert`` (PyPI), wrapped in a
+  function so its top-level ``const`` names do not collide with the theme's globals;
+* ``require.js`` (npm ``requirejs``) and ``embed-amd.js`` plus its icon fonts, under
+  ``@jupyter-widgets/html-manager/dist/`` (npm ``@jupyter-widgets/html-manager``): what renders
+  ipywidgets state without a kernel;
+* ``anywidget.js``: anywidget's AMD module from its own wheel, so html-manager need not fetch it;
+* ``widgets-config.js`` (written here): points require.js at that local anywidget and tells
+  html-manager to load its fonts from the book's static folder instead of a CDN.
+
+Nothing here is committed: the folder is rebuilt from the pinned packages on every build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+WIDGETS_CONFIG = """// rocketlb: widget assets come from this book's own static folder (no CDN).
+(function () {
+  var root = document.documentElement.dataset.content_root || "./";
+  var base = new URL(root + "_static/", document.baseURI).href;
+  window.__jupyter_widgets_assets_path__ = base;
+  if (window.require && window.require.config) {
+    // html-manager finds its icon fonts next to its own AMD module id
+    // (@jupyter-widgets/html-manager/dist/embed-amd), resolved against baseUrl.
+    window.require.config({ baseUrl: base, paths: { anywidget: base + "anywidget" } });
+  }
+})();
+"""
+
+FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")
+FONT_DIR = "@jupyter-widgets/html-manager/dist"
+# html-manager's CSS is evaluated before it applies ``__jupyter_widgets_assets_path__``, so its
+# font URLs use webpack's automatic public path: the folder of the script running at that moment.
+# That is normally embed-amd.js's folder, but on a loaded machine the browser test has seen
+# ``_static/@jupyter-widgets/`` requested instead (404s). The fonts sit in every folder it may use.
+FONT_DIRS = (FONT_DIR, "@jupyter-widgets", ".")
+
+
+def build(out_dir: Path, node_modules: Path) -> list[Path]:
+    """Write every asset into ``out_dir``; returns the files written."""
+    import anywidget
+
+    from rocketlb_core.viz.render import vega_bundle_js
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+
+    def put(name: str, text: str) -> None:
+        path = out_dir / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+
+    put("vega-bundle.js", vega_bundle_js())
+    put("widgets-config.js", WIDGETS_CONFIG)
+
+    html_manager = node_modules / "@jupyter-widgets" / "html-manager" / "dist"
+    sources = {
+        "require.js": node_modules / "requirejs" / "require.js",
+        "embed-amd.js": html_manager / "embed-amd.js",
+        "anywidget.js": Path(anywidget.__file__).parent / "nbextension" / "index.js",
+    }
+    for name, src in sources.items():
+        if not src.exists():
+            raise FileNotFoundError(f"{src} is missing: run scripts/setup.sh (npm ci) first")
+        shutil.copyfile(src, out_dir / name)
+        written.append(out_dir / name)
+    for folder in FONT_DIRS:
+        fonts = out_dir / folder
+        fonts.mkdir(parents=True, exist_ok=True)
+        for font in sorted(html_manager.iterdir()):
+            if font.suffix in FONT_SUFFIXES:
+                shutil.copyfile(font, fonts / font.name)
+                written.append(fonts / font.name)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--node-modules", type=Path, default=Path("node_modules"))
+    args = parser.parse_args(argv)
+    files = build(args.out_dir, args.node_modules)
+    print(f"wrote {len(files)} files to {args.out_dir}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,133 @@
+"""Chart builders for the book (Altair). Data in, chart out; no I/O, no Spark.
+
+Render them with ``rocketlb_core.viz.enable_charts()`` active so they draw offline.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
+
+
+def queue_layout_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Grouped bars of ``rocketlb_core.viz.tables.queue_layout_frame``, with a radio button (no
+    kernel needed) per topic."""
+    import altair as alt
+
+    topics = sorted(frame["topic"].unique())
+    pick = alt.param(name="topic", value=topics[0],
+                     bind=alt.binding_radio(options=topics, name="topic: "))
+    return (
+        alt.Chart(frame, title="Queues per broker, as producers and consumers see them")
+        .mark_bar()
+        .encode(
+            x=alt.X("broker:N", title=None, axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("side:N"),
+            y=alt.Y("queues:Q", title="queues", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color("side:N", title=None, legend=alt.Legend(orient="bottom")),
+            tooltip=["topic:N", "broker:N", "side:N", "queues:Q"],
+        )
+        .add_params(pick)
+        .transform_filter(alt.datum.topic == pick)
+        .properties(width=360, height=220)
+    )
+
+
+def broker_share_chart(frame: pd.DataFrame, setting_name: str = "sendLatencyFaultEnable",
+                       title: str = "Where messages went, per 10 s") -> alt.Chart:
+    """Stacked bars of messages per broker over time, with a radio button (no kernel needed)
+    choosing which setting's replay is shown. ``frame`` from
+    ``rocketlb_core.viz.tables.broker_share_over_time``."""
+    import altair as alt
+
+    settings = list(dict.fromkeys(frame["setting"]))
+    pick = alt.param(name="setting", value=settings[0],
+                     bind=alt.binding_radio(options=settings, name=f"{setting_name}: "))
+    return (
+        alt.Chart(frame, title=title).mark_bar()
+        .encode(x=alt.X("t_s:O", title="time (s)", axis=alt.Axis(labelAngle=0, labelOverlap=True)),
+                y=alt.Y("messages:Q", title="messages", stack="zero"),
+                color=alt.Color("broker:N", title=None, legend=alt.Legend(orient="bottom"),
+                                scale=alt.Scale(scheme="tableau10")),
+                tooltip=["setting:N", "t_s:O", "broker:N", "messages:Q"])
+        .add_params(pick).transform_filter(alt.datum.setting == pick)
+        .properties(width=560, height=220)
+    )
+
+
+def latency_table_chart(frame: pd.DataFrame) -> alt.Chart:
+    """Step lines: reported latency -> how long the broker is avoided, per line."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title="How long a broker is avoided after a report")
+        .mark_line(interpolate="step-after", point=True)
+        .encode(x=alt.X("latency_ms:Q", title="reported latency (ms)",
+                        scale=alt.Scale(type="symlog")),
+                y=alt.Y("not_available_s:Q", title="not available for (s)"),
+                color=alt.Color("line:N", title="RocketMQ"),
+                tooltip=["line:N", "latency_ms:Q", "not_available_s:Q"])
+        .properties(width=480, height=220)
+    )
+
+
+
+
+def bar_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None,
+              title: str = "") -> alt.Chart:
+    """A plain bar chart (for the book's small counts)."""
+    import altair as alt
+
+    enc: dict[str, Any] = {"x": alt.X(f"{x}:N", title=None, sort=None,
+                                      axis=alt.Axis(labelAngle=-45)),
+                           "y": alt.Y(f"{y}:Q"), "tooltip": list(frame.columns)}
+    if color:
+        enc["color"] = alt.Color(f"{color}:N", title=None)
+    return alt.Chart(frame, title=title).mark_bar().encode(**enc).properties(width=480,
+                                                                               height=200)
+
+
+def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") -> alt.Chart:
+    """A Gantt of queue ownership (``rocketlb_core.viz.tables.ownership_frame``)."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title=title).mark_bar()
+        .encode(x=alt.X("start_s:Q", title="time (s)"), x2="end_s:Q",
+                y=alt.Y("queue:N", title=None),
+                color=alt.Color("state:N", title=None, legend=alt.Legend(orient="bottom"),
+                                scale=alt.Scale(domain=["one owner", "unowned", "owned twice"],
+                                                range=["#59a14f", "#e15759", "#f28e2b"])),
+                tooltip=["queue:N", "owners:N", "state:N", "start_s:Q", "end_s:Q"])
+        .properties(width=560, height=alt.Step(16))
+    )
+
+
+def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "") -> alt.Chart:
+    """Step lines of ``y`` over ``x`` per ``color`` (counts that change at events)."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title=title).mark_line(interpolate="step-after", point=True)
+        .encode(x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q", axis=alt.Axis(tickMinStep=1)),
+                color=alt.Color(f"{color}:N", title=None), tooltip=list(frame.columns))
+        .properties(width=520, height=180)
+    )
+
+
+def lag_chart(frame: pd.DataFrame, title: str = "Messages waiting per queue") -> alt.Chart:
+    """Lag curves per queue (``rocketlb_core.viz.tables.lag_frame``); hover highlights one."""
+    import altair as alt
+
+    hover = alt.selection_point(fields=["queue"], on="pointerover", nearest=True)
+    return (
+        alt.Chart(frame, title=title).mark_line(interpolate="step-after")
+        .encode(x=alt.X("time_s:Q", title="time (s)"), y=alt.Y("lag:Q", title="messages"),
+                color=alt.Color("queue:N", title=None),
+                opacity=alt.condition(hover, alt.value(1.0), alt.value(0.35)),
+                tooltip=["queue:N", "time_s:Q", "lag:Q"])
+        .add_params(hover).properties(width=560, height=200)
+    )
