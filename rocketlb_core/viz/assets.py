@@ -10,7 +10,12 @@ Run ``python -m rocketlb_core.viz.assets OUTDIR`` (``scripts/book.sh`` does) to 
   ipywidgets state without a kernel;
 * ``anywidget.js``: anywidget's AMD module from its own wheel, so html-manager need not fetch it;
 * ``widgets-config.js`` (written here): points require.js at that local anywidget and tells
-  html-manager to load its fonts from the book's static folder instead of a CDN.
+  html-manager to load its fonts from the book's static folder instead of a CDN;
+* ``pyodide/`` (npm ``pyodide``, the core runtime only: ``pyodide.mjs``, ``pyodide.asm.mjs``,
+  ``pyodide.asm.wasm``, ``python_stdlib.zip``, ``pyodide-lock.json``) and ``rocketlb-core.zip``
+  (written here: the package's core, ``rocketlb_core.layers.core_files``, byte-identical for the
+  same sources), fetched by ``rocketlb-live.js`` only when a live figure needs the model;
+* ``rocketlb-live.js`` (``viz/js``): the one loader of the live model (``window.rocketlbLive``).
 
 Nothing here is committed: the folder is rebuilt from the pinned packages on every build.
 """
@@ -34,6 +39,28 @@ WIDGETS_CONFIG = """// rocketlb: widget assets come from this book's own static 
   }
 })();
 """
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                 "pyodide-lock.json")
+"""Pyodide's core runtime: all the live model needs (no packages: the core is pure Python)."""
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def core_zip(path: Path) -> Path:
+    """Write ``rocketlb-core.zip``: the core's sources under ``rocketlb_core/``, sorted, with a
+    fixed timestamp, so the same sources give the same bytes."""
+    import zipfile
+
+    from rocketlb_core.layers import PACKAGE, core_files
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for f in core_files():
+            info = zipfile.ZipInfo(f.relative_to(PACKAGE.parent).as_posix(), ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, f.read_bytes())
+    return path
+
 
 FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")
 FONT_DIR = "@jupyter-widgets/html-manager/dist"
@@ -62,7 +89,10 @@ def build(out_dir: Path, node_modules: Path) -> list[Path]:
     put("widgets-config.js", WIDGETS_CONFIG)
 
     html_manager = node_modules / "@jupyter-widgets" / "html-manager" / "dist"
+    pyodide = node_modules / "pyodide"
     sources = {
+        **{f"pyodide/{name}": pyodide / name for name in PYODIDE_FILES},
+        "rocketlb-live.js": Path(__file__).parent / "js" / "rocketlb-live.js",
         "require.js": node_modules / "requirejs" / "require.js",
         "embed-amd.js": html_manager / "embed-amd.js",
         "anywidget.js": Path(anywidget.__file__).parent / "nbextension" / "index.js",
@@ -70,8 +100,10 @@ def build(out_dir: Path, node_modules: Path) -> list[Path]:
     for name, src in sources.items():
         if not src.exists():
             raise FileNotFoundError(f"{src} is missing: run scripts/setup.sh (npm ci) first")
+        (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, out_dir / name)
         written.append(out_dir / name)
+    written.append(core_zip(out_dir / "rocketlb-core.zip"))
     for folder in FONT_DIRS:
         fonts = out_dir / folder
         fonts.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,185 @@
+"""The real package in the reader's browser: Pyodide from the npm registry and the package's
+core, both served from the book's own static folder (``rocketlb_core.viz.assets``), loaded by
+``rocketlb-live.js`` in headless Chromium with every non-loopback request blocked. The same
+Python source runs in Pyodide and in CPython, and the answers must be equal."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from rocketlb_core import data_path
+from rocketlb_core.viz.assets import build
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+PAGE = """<!doctype html><html data-content_root="./"><head><meta charset="utf-8">
+<script src="_static/rocketlb-live.js"></script></head><body><p id="state">idle</p>
+<script>rocketlbLive.onState(function (s) { document.getElementById("state").textContent = s; });
+</script></body></html>"""
+
+# Every registered strategy on 20 seeded random group shapes (1-32 consumers, 1-4 brokers,
+# 1-16 queues per broker, some duplicate ids), plus every line's selection and send loop.
+ALLOCATIONS = """
+import json, random
+from rocketlb_core.consumer.base import assign_all, rebalance_view
+from rocketlb_core.consumer.registry import REGISTRY, example
+from rocketlb_core.model import MessageQueue
+rng = random.Random(20261123)
+out = []
+for shape in range(20):
+    brokers, per, consumers = rng.randint(1, 4), rng.randint(1, 16), rng.randint(1, 32)
+    queues = [MessageQueue("T", f"room{b % 2}@broker-{b}", i)
+              for b in range(brokers) for i in range(per)]
+    ids = [f"room{rng.randint(0, 1)}@10.0.0.{rng.randint(1, 40)}@c" for _ in range(consumers)]
+    mq_all, cid_all = rebalance_view(queues, ids)
+    for name in REGISTRY:
+        a = assign_all(example(name), "g", mq_all, cid_all)
+        out.append([shape, name, {c: [q.short() for q in qs] for c, qs in sorted(a.items())}])
+json.dumps(out, sort_keys=True)
+"""
+
+SENDS = """
+import json, random
+from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, BrokerData
+from rocketlb_core.producer import MQFaultStrategy, ProducerLine, TopicPublishInfo, send
+from rocketlb_core.producer.models import down
+out = []
+route = TopicRoute((QueueData("broker-a", 4, 4), QueueData("broker-b", 4, 4),
+                    QueueData("broker-c", 2, 2)),
+                   tuple(BrokerData(b, {0: f"10.0.0.{i}:10911"}) for i, b in
+                         enumerate(("broker-a", "broker-b", "broker-c"))))
+for line in ProducerLine:
+    for fault in (False, True):
+        strategy = MQFaultStrategy(line, send_latency_fault_enable=fault)
+        tp = TopicPublishInfo.from_route("T", route, line, index_start=7, rng=random.Random(7))
+        broker = down("broker-b", mode="silent")
+        now = 0
+        for k in range(60):
+            r = send(strategy, tp, broker, now)
+            out.append([line.value, fault, k, r.status, [a.queue.short() for a in r.attempts],
+                        r.end_ms])
+            now = r.end_ms + 50
+json.dumps(out)
+"""
+
+
+def _scenario_code() -> str:
+    toml = data_path("scenarios", "crash-without-unregister.toml").read_text()
+    return f"""
+import json, pathlib
+from rocketlb_core.sim.scenario import load
+from rocketlb_core.sim.world import run_scenario
+path = pathlib.Path("/tmp/scenario.toml")
+path.write_text({toml!r})
+summary = run_scenario(load(path), 0).summary
+summary.pop("scenario_path", None)
+json.dumps(summary, sort_keys=True)
+"""
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("live")
+    build(folder / "_static", root / "node_modules")
+    (folder / "index.html").write_text(PAGE)
+    handler = functools.partial(_Handler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/index.html"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def page(site: str) -> Iterator[tuple[object, list[str], list[str]]]:
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    external: list[str] = []
+    fetched: list[str] = []
+
+    def route(r) -> None:  # type: ignore[no-untyped-def]
+        url = r.request.url
+        if url.startswith(("data:", "blob:")) or urlparse(url).hostname == "127.0.0.1":
+            fetched.append(url)
+            r.continue_()
+        else:
+            external.append(url)
+            r.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or
+                                    "/usr/bin/chromium", args=CHROMIUM_ARGS)
+        pg = browser.new_page()
+        pg.route("**/*", route)
+        pg.goto(site)
+        pg.wait_for_load_state("networkidle")
+        yield pg, external, fetched
+        browser.close()
+
+
+def _in_browser(page: object, code: str) -> str:
+    value = page.evaluate("code => rocketlbLive.run(code)", code)  # type: ignore[attr-defined]
+    assert isinstance(value, str)
+    return value
+
+
+def _in_cpython(code: str) -> str:
+    scope: dict[str, object] = {}
+    lines = code.strip().splitlines()
+    exec("\n".join(lines[:-1]), scope)                     # the same source, in CPython
+    return str(eval(lines[-1], scope))
+
+
+def test_nothing_is_downloaded_until_the_model_is_asked_for(page) -> None:
+    pg, external, fetched = page
+    assert not pg.evaluate("rocketlbLive.loaded()")
+    assert pg.text_content("#state") == "idle"
+    assert not [u for u in fetched if "pyodide" in u or "rocketlb-core.zip" in u]
+    assert external == []
+
+
+def test_every_strategy_allocates_in_the_browser_as_in_cpython(page) -> None:
+    pg, external, fetched = page
+    got = _in_browser(pg, ALLOCATIONS)
+    assert pg.text_content("#state") == "model ready"
+    assert json.loads(got) == json.loads(_in_cpython(ALLOCATIONS))
+    assert len(json.loads(got)) >= 20 * 8
+    assert any(u.endswith("pyodide.asm.wasm") for u in fetched)
+    assert external == []
+
+
+def test_every_line_sends_in_the_browser_as_in_cpython(page) -> None:
+    pg, external, _ = page
+    got = json.loads(_in_browser(pg, SENDS))
+    assert got == json.loads(_in_cpython(SENDS))
+    assert {row[0] for row in got} == {"4.7.1", "4.9.7", "4.9.8", "5.3.3"}
+    assert any(len(row[4]) > 1 for row in got)           # the silent broker forces retries
+    assert external == []
+
+
+def test_a_scenario_runs_in_the_browser_as_in_cpython(page) -> None:
+    pg, external, _ = page
+    code = _scenario_code()
+    got = json.loads(_in_browser(pg, code))
+    assert got == json.loads(_in_cpython(code))
+    assert got["messages_sent"] > 0
+    assert external == []
