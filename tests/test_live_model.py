@@ -30,7 +30,8 @@ PAGE = """<!doctype html><html data-content_root="./"><head><meta charset="utf-8
 </script></body></html>"""
 
 # Every registered strategy on 20 seeded random group shapes (1-32 consumers, 1-4 brokers,
-# 1-16 queues per broker, some duplicate ids), plus every line's selection and send loop.
+# 1-16 queues per broker, some duplicate ids), plus every line's selection and send loop
+# against a broker down cleanly (refused: retries) and silently (timeouts).
 ALLOCATIONS = """
 import json, random
 from rocketlb_core.consumer.base import assign_all, rebalance_view
@@ -62,15 +63,17 @@ route = TopicRoute((QueueData("broker-a", 4, 4), QueueData("broker-b", 4, 4),
                          enumerate(("broker-a", "broker-b", "broker-c"))))
 for line in ProducerLine:
     for fault in (False, True):
-        strategy = MQFaultStrategy(line, send_latency_fault_enable=fault)
-        tp = TopicPublishInfo.from_route("T", route, line, index_start=7, rng=random.Random(7))
-        broker = down("broker-b", mode="silent")
-        now = 0
-        for k in range(60):
-            r = send(strategy, tp, broker, now)
-            out.append([line.value, fault, k, r.status, [a.queue.short() for a in r.attempts],
-                        r.end_ms])
-            now = r.end_ms + 50
+        for mode in ("clean", "silent"):
+            strategy = MQFaultStrategy(line, send_latency_fault_enable=fault)
+            tp = TopicPublishInfo.from_route("T", route, line, index_start=7,
+                                             rng=random.Random(7))
+            broker = down("broker-b", mode=mode)
+            now = 0
+            for k in range(60):
+                r = send(strategy, tp, broker, now)
+                out.append([line.value, fault, mode, k, r.status,
+                            [a.queue.short() for a in r.attempts], r.end_ms])
+                now = r.end_ms + 50
 json.dumps(out)
 """
 
@@ -172,7 +175,8 @@ def test_every_line_sends_in_the_browser_as_in_cpython(page) -> None:
     got = json.loads(_in_browser(pg, SENDS))
     assert got == json.loads(_in_cpython(SENDS))
     assert {row[0] for row in got} == {"4.7.1", "4.9.7", "4.9.8", "5.3.3"}
-    assert any(len(row[4]) > 1 for row in got)           # the silent broker forces retries
+    assert any(len(row[5]) > 1 for row in got)           # a refused connection: a retry
+    assert any(row[4] == "FAILED" for row in got)        # a silent broker: the budget is spent
     assert external == []
 
 

@@ -87,3 +87,28 @@ def test_empty_and_missing_files(tmp_path: Path) -> None:
     (folder / "brokers.csv").unlink()
     with pytest.raises(TraceError, match=r"brokers\.csv: file not found"):
         load_cluster(folder)
+
+
+def test_a_string_column_that_is_not_utf8_is_bad_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A corrupt page can decode to bytes that are not UTF-8 in a string column (the fuzzer's
+    bit flip in ``conditions.parquet``): a ``TraceError`` naming the file, not a crash."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import pytest
+
+    from rocketlb_core import data_path
+    from rocketlb_core.trace.read import load_trace
+
+    trace = tmp_path / "t"
+    shutil.copytree(data_path("traces", "seed002-outage"), trace)
+    table = pq.read_table(trace / "conditions.parquet")
+    good = table.column("broker").combine_chunks()
+    raw = b"\xf4" + b"x" * (good.buffers()[2].size - 1)      # same length, invalid first byte
+    bad = pa.Array.from_buffers(pa.string(), len(good),
+                                [good.buffers()[0], good.buffers()[1], pa.py_buffer(raw)])
+    pq.write_table(table.set_column(table.schema.get_field_index("broker"), "broker", bad),
+                   trace / "conditions.parquet")
+    with pytest.raises(TraceError, match=r"conditions\.parquet: .*utf-8"):
+        load_trace(trace)

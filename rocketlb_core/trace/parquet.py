@@ -10,10 +10,12 @@ from rocketlb_core.trace.schema import TraceError, first_line, regular_file
 
 
 def arrow_errors() -> tuple[type[BaseException], ...]:
-    """What pyarrow raises for a file it cannot read (corrupt, truncated, not Parquet)."""
+    """What pyarrow raises for a file it cannot read (corrupt, truncated, not Parquet), and
+    for a string column whose bytes are not UTF-8 (``to_pylist`` raises ``UnicodeDecodeError``:
+    a corrupt page can decode to such bytes; found by ``tests/test_fuzz.py``)."""
     import pyarrow as pa
 
-    return (pa.ArrowException, OSError, EOFError)
+    return (pa.ArrowException, OSError, EOFError, UnicodeDecodeError)
 
 
 def check_schema(path: Path, columns: dict[str, str], folder: Path | None = None) -> Any:
