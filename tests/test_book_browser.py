@@ -11,12 +11,8 @@ The book is built here, with execution off, so the pages show exactly the output
 
 from __future__ import annotations
 
-import functools
-import http.server
-import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -24,13 +20,9 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-pytestmark = pytest.mark.browser
+from tests.loopback import CHROMIUM, CHROMIUM_ARGS, serve
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-# Flags that work offline on this kind of machine (no background network, no sandbox as root).
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+pytestmark = pytest.mark.browser
 
 # Messages we understand and accept. Each is third-party and harmless:
 ALLOWED_ERRORS = (
@@ -60,19 +52,10 @@ def built_book(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Path:
     return out / "_build" / "html"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def base_url(built_book: Path) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(built_book))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/"
-    server.shutdown()
+    with serve(built_book) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

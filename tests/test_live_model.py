@@ -5,10 +5,7 @@ Python source runs in Pyodide and in CPython, and the answers must be equal."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -17,12 +14,9 @@ import pytest
 
 from rocketlb_core import data_path
 from rocketlb_core.viz.assets import build
+from tests.loopback import CHROMIUM, CHROMIUM_ARGS, serve
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 
 PAGE = """<!doctype html><html data-content_root="./"><head><meta charset="utf-8">
 <script src="_static/rocketlb-live.js"></script></head><body><p id="state">idle</p>
@@ -92,28 +86,17 @@ json.dumps(summary, sort_keys=True)
 """
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("live")
     build(folder / "_static", root / "node_modules")
     (folder / "index.html").write_text(PAGE)
-    handler = functools.partial(_Handler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/index.html"
-    server.shutdown()
+    with serve(folder) as url:
+        yield url + "index.html"
 
 
 @pytest.fixture(scope="module")
 def page(site: str) -> Iterator[tuple[object, list[str], list[str]]]:
-    import shutil
-
     from playwright.sync_api import sync_playwright
 
     external: list[str] = []
@@ -129,8 +112,7 @@ def page(site: str) -> Iterator[tuple[object, list[str], list[str]]]:
             r.abort()
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or
-                                    "/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         pg = browser.new_page()
         pg.route("**/*", route)
         pg.goto(site)
