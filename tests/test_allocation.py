@@ -53,7 +53,6 @@ def _room_ids(cids: list[str]) -> list[str]:
 
 
 def test_every_registered_strategy_is_property_tested() -> None:
-    assert set(EVERY) == set(REGISTRY)
     assert {"AVG", "STICKY", "CONSISTENT_HASH_BOUNDED", "MACHINE_ROOM_NEARBY"} <= set(COVERING)
     for name, strategy in EVERY.items():
         assert strategy.name.startswith(name)

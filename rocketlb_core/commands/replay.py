@@ -23,6 +23,7 @@ from rocketlb_core.cli import (
     add_quiet,
     add_seed,
     check_seed,
+    epilog,
     print_json,
     subparser,
 )
@@ -38,8 +39,6 @@ EXAMPLES = {
 
 
 def register(sub: Any) -> None:
-    from rocketlb_core.cli import epilog
-
     rp = sub.add_parser("replay", help="replay a recorded trace (what-if)", description=__doc__,
                         epilog=epilog(EXAMPLES["producer"]),
                         formatter_class=argparse.RawDescriptionHelpFormatter)

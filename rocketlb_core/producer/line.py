@@ -19,7 +19,7 @@ against vectors produced by running that tag's Java classes:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -102,11 +102,10 @@ _4_9_8 = LineRules(
     client_error_isolates=True, broker_error_reachable=True, retryable_codes=RETRYABLE_CODES_4,
     caps_request_timeout=False, async_retry_checks_budget=False, broker_scan_ms=10_000,
     client_id_nanotime=True, rebalance_min_interval_ms=0, offset_lookup_raises=False)
-_4_9_7 = LineRules(**{**_4_9_8.__dict__, "rewrites_cached_queue": True,
-                      "write_count_needs_writable": False})
-_4_7_1 = LineRules(**{**_4_9_7.__dict__, "counter_clamps": True, "retry_walks_locally": True,
-                      "fault_scan_wants_last_broker": True, "shuffles_fault_items": True,
-                      "client_id_nanotime": False})
+_4_9_7 = replace(_4_9_8, rewrites_cached_queue=True, write_count_needs_writable=False)
+_4_7_1 = replace(_4_9_7, counter_clamps=True, retry_walks_locally=True,
+                 fault_scan_wants_last_broker=True, shuffles_fault_items=True,
+                 client_id_nanotime=False)
 _5_3_3 = LineRules(
     counter_clamps=False, counter_draws_raw=True, counter_resets_on_retry=True,
     selection="5.x", retry_walks_locally=False, fault_scan_wants_last_broker=False,

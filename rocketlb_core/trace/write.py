@@ -28,11 +28,10 @@ from rocketlb_core.trace.schema import (
 
 BrokerRow = tuple[str, str, int, str, str]
 """A ``brokers.csv`` row: cluster, broker_name, broker_id, address, room."""
-LAYOUT_COMMAND = "replay layout"
-"""The command ``relayout`` names in its output marker (unchanged, so earlier outputs match)."""
-
 RouteRow = tuple[str, str, int, int, int]
 """A ``route.csv`` row: topic, broker_name, read_queue_nums, write_queue_nums, perm."""
+LAYOUT_COMMAND = "replay layout"
+"""The command ``relayout`` names in its output marker (unchanged, so earlier outputs match)."""
 
 
 def csv_text(fields: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -32,7 +32,7 @@ def board_queues(per_broker: int = 4) -> list[MessageQueue]:
 def board_strategies(zones: dict[str, str], ids: dict[str, str]) -> dict[str, Any]:
     """Every stateless strategy the registry sweeps, rooms from the board's zones."""
     rooms = MapResolver(BROKER_ROOMS, {ids[c]: z for c, z in zones.items() if z != "out"})
-    return dict(sweep(stateless=True, rooms_last=True, labels=False, resolver=rooms))
+    return sweep(stateless=True, rooms_last=True, labels=False, resolver=rooms)
 
 
 def board_view(zones: dict[str, str], ids: dict[str, str],
