@@ -1,17 +1,31 @@
-"""Executing the book's chapters deterministically (``scripts/regenerate-outputs.sh`` calls this).
+"""Executing the book's chapters deterministically (``scripts/regenerate-outputs.sh`` calls this),
+and marking which of their cells a reader can run in the web page.
 
 ``python -m rocketlb_core.notebooks execute NOTEBOOK...`` runs each notebook top to bottom in a
 fresh kernel of the running interpreter and stores its outputs and widget state in place. It drops
 what changes from run to run without meaning anything (cell timing, execution metadata), writes
 atomically, and leaves the file untouched if any cell fails. nbval later compares these outputs.
+
+``execute`` also tags every code cell (``tag_cells``): ``rocketlb-browser`` when the cell needs
+only the core and the standard library, and names defined by earlier such cells (the web page
+then offers "run in the browser": ``rocketlb-live.js`` runs it in Pyodide with
+``rocketlb_core.interactive.cells``); ``rocketlb-kernel-spark`` when it uses Spark;
+``rocketlb-kernel`` otherwise (pandas, Altair, widgets, the data files). Jupyter Book turns a
+tag into the class ``tag_<tag>`` of the cell's block. ``tests/test_runnable_cells.py`` checks the
+tags are current and that every browser cell prints in Pyodide what it printed in the kernel.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import builtins
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+from rocketlb_core.layers import is_core
 
 CELL_TIMEOUT_S = 600
 
@@ -27,6 +41,7 @@ def execute(path: Path) -> None:
         store_widget_state=True, resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
+    tag_cells(nb)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
     if not _has_widget_state(nb):
@@ -34,6 +49,64 @@ def execute(path: Path) -> None:
     tmp = path.with_suffix(".ipynb.tmp")
     nbformat.write(nb, tmp)
     os.replace(tmp, path)
+
+
+TAGS = ("rocketlb-browser", "rocketlb-kernel-spark", "rocketlb-kernel")
+_STDLIB = frozenset(sys.stdlib_module_names)
+
+
+def _module_ok(module: str) -> bool:
+    return module.split(".")[0] in _STDLIB or is_core(module)
+
+
+def cell_needs(source: str, known: set[str]) -> tuple[str, set[str]]:
+    """The tag of one cell given the names earlier browser cells define, and the names it
+    defines. A cell that does not parse as plain Python (magics) needs a kernel."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return TAGS[2], set()
+    modules: list[str] = []
+    stored: set[str] = set()
+    loaded: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules += [a.name for a in node.names]
+            stored |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules.append(node.module or "")
+            stored |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Name):
+            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        elif isinstance(node, ast.arg):
+            stored.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            stored.add(node.name)
+    if any("spark" in m for m in modules) or "spark_session" in stored | loaded:
+        return TAGS[1], stored
+    free = loaded - stored - set(dir(builtins))
+    if all(_module_ok(m) for m in modules) and free <= known:
+        return TAGS[0], stored
+    return TAGS[2], stored
+
+
+def tag_cells(nb: Any) -> bool:
+    """Tag every code cell of ``nb`` (see the module docstring); whether anything changed."""
+    known: set[str] = set()
+    changed = False
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tag, defines = cell_needs(cell.source, known)
+        if tag == TAGS[0]:
+            known |= defines
+        tags = [t for t in cell.metadata.get("tags", []) if t not in TAGS] + [tag]
+        if cell.metadata.get("tags") != tags:
+            cell.metadata["tags"] = tags
+            changed = True
+    return changed
 
 
 def _has_widget_state(nb: object) -> bool:
@@ -47,7 +120,20 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("execute", help="execute notebooks in place, deterministically")
     run.add_argument("notebooks", nargs="+", type=Path)
+    tag = sub.add_parser("tag", help="only (re)tag the code cells, in place")
+    tag.add_argument("notebooks", nargs="+", type=Path)
     args = parser.parse_args(argv)
+    if args.cmd == "tag":
+        import nbformat
+
+        for path in args.notebooks:
+            nb = nbformat.read(path, as_version=4)
+            if tag_cells(nb):
+                tmp = path.with_suffix(".ipynb.tmp")
+                nbformat.write(nb, tmp)
+                os.replace(tmp, path)
+                print(f"tagged {path}", file=sys.stderr)
+        return 0
     for path in args.notebooks:
         print(f"executing {path}", file=sys.stderr)
         execute(path)

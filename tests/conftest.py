@@ -33,3 +33,7 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
         terminalreporter.write_sep("-", "fuzzing: cases tried")
         for family, count in sorted(fuzz.TRIED.items()):
             terminalreporter.write_line(f"{family}: {count}")
+
+
+# The built web book and a headless Chromium, shared by every browser test (tests/book.py).
+from tests.book import base_url, browser, built_book  # noqa: E402, F401

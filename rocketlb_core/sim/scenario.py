@@ -188,7 +188,6 @@ class _Reader:
 def load(path: Path | str) -> Scenario:
     """Read and validate a scenario file."""
     path = Path(path)
-    r = _Reader(str(path))
     try:
         st = path.stat()
         if not stat.S_ISREG(st.st_mode):
@@ -196,13 +195,25 @@ def load(path: Path | str) -> Scenario:
         if st.st_size > MAX_SCENARIO_BYTES:
             raise ScenarioError(f"{path}: {st.st_size} bytes, more than the "
                                 f"{MAX_SCENARIO_BYTES}-byte limit for a scenario")
-        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ScenarioError(f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise ScenarioError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read it ({exc.strerror})") from None
+    return loads(text, str(path))
+
+
+def loads(text: str, path: str) -> Scenario:
+    """Validate a scenario given as TOML text; ``path`` names it in errors (the browser's live
+    figures have the text but no file)."""
+    r = _Reader(path)
+    if len(text.encode("utf-8")) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"{path}: more than the {MAX_SCENARIO_BYTES}-byte limit for a "
+                            f"scenario")
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: not valid TOML ({exc})") from None
     except RecursionError:

@@ -15,7 +15,9 @@ Run ``python -m rocketlb_core.viz.assets OUTDIR`` (``scripts/book.sh`` does) to 
   ``pyodide.asm.wasm``, ``python_stdlib.zip``, ``pyodide-lock.json``) and ``rocketlb-core.zip``
   (written here: the package's core, ``rocketlb_core.layers.core_files``, byte-identical for the
   same sources), fetched by ``rocketlb-live.js`` only when a live figure needs the model;
-* ``rocketlb-live.js`` (``viz/js``): the one loader of the live model (``window.rocketlbLive``).
+* ``rocketlb-live.js`` (``viz/js``): the one loader of the live model (``window.rocketlbLive``),
+  which also puts "run in the browser" on the chapters' core-only cells; ``rocketlb-live.css``
+  styles those controls.
 
 Nothing here is committed: the folder is rebuilt from the pinned packages on every build.
 """
@@ -93,6 +95,7 @@ def build(out_dir: Path, node_modules: Path) -> list[Path]:
     sources = {
         **{f"pyodide/{name}": pyodide / name for name in PYODIDE_FILES},
         "rocketlb-live.js": Path(__file__).parent / "js" / "rocketlb-live.js",
+        "rocketlb-live.css": Path(__file__).parent / "js" / "rocketlb-live.css",
         "require.js": node_modules / "requirejs" / "require.js",
         "embed-amd.js": html_manager / "embed-amd.js",
         "anywidget.js": Path(anywidget.__file__).parent / "nbextension" / "index.js",
@@ -112,6 +115,30 @@ def build(out_dir: Path, node_modules: Path) -> list[Path]:
                 shutil.copyfile(font, fonts / font.name)
                 written.append(fonts / font.name)
     return written
+
+
+def build_static_book(root: Path, out: Path) -> Path:
+    """Build the web book from ``root`` into ``out`` with execution off (the pages show exactly
+    the chapters' stored outputs, which nbval verifies): what the browser tests and
+    ``bench/live_model.py`` open. Returns the HTML folder; raises with the build's log tail."""
+    import subprocess
+
+    import yaml
+
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    config["execute"]["execute_notebooks"] = "off"
+    out.mkdir(parents=True, exist_ok=True)
+    # sort_keys=False: the order of nb_ipywidgets_js is the order the scripts load in.
+    (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    build(root / "_vendor", root / "node_modules")
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "jupyter-book"), "build", str(root), "--config",
+         str(out / "_config.yml"), "--path-output", str(out), "-W", "-n", "--keep-going"],
+        cwd=root, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError("jupyter-book build failed:\n" + proc.stdout[-4000:]
+                           + proc.stderr[-4000:])
+    return out / "_build" / "html"
 
 
 def main(argv: list[str] | None = None) -> int:

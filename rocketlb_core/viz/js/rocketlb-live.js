@@ -8,8 +8,11 @@
   var base = new URL(root + "_static/", document.baseURI).href;
   var ready = null;
   var listeners = [];
+  var handler = null;
+  var last = "idle";
 
   function say(state) {
+    last = state;
     listeners.forEach(function (f) { try { f(state); } catch (e) { /* a listener's own */ } });
   }
 
@@ -42,8 +45,131 @@
       const value = py.runPython(code);
       return (value && value.toJs) ? value.toJs({ dict_converter: Object.fromEntries }) : value;
     },
+    // Ask a live figure's question (rocketlb_core.interactive.handle_json): the figure's kind,
+    // its session name and the request as JSON text; resolves to the answer as JSON text.
+    call: async function (kind, session, request) {
+      const py = await load();
+      if (!handler) {
+        handler = py.pyimport("rocketlb_core.interactive").handle_json;
+      }
+      return handler(kind, session, request);
+    },
     // Be told when the model starts loading, is ready, or failed ("loading the model" ...).
     onState: function (f) { listeners.push(f); },
-    loaded: function () { return ready !== null; }
+    // The latest state ("idle" before anything asked for the model).
+    state: function () { return last; },
+    loaded: function () { return ready !== null; },
+    // Run a code cell's source in this page's namespace (rocketlb_core.interactive.cells.run):
+    // resolves to {stdout, result, error}.
+    runCell: async function (code) {
+      const py = await load();
+      if (!runner) { runner = py.pyimport("rocketlb_core.interactive.cells").run; }
+      const out = runner(location.pathname, code);
+      const value = out.toJs({ dict_converter: Object.fromEntries });
+      out.destroy();
+      return value;
+    }
   };
+
+  // "Run in the browser" on the cells tagged rocketlb-browser (rocketlb_core.notebooks), and a
+  // plain note on the cells that need a kernel. Running a cell first runs the page's earlier
+  // browser cells that have not run yet, in order, as a kernel would have.
+  var KERNEL_NOTE = {
+    "tag_rocketlb-kernel-spark": "This cell needs Spark, so a Python kernel: open the chapter in " +
+      "JupyterLab (see How to read this book).",
+    "tag_rocketlb-kernel": "This cell needs a Python kernel (pandas, charts or the data files): " +
+      "open the chapter in JupyterLab to run it."
+  };
+  var runner = null;
+
+  function source(cell) {
+    var edit = cell.querySelector("textarea.rlb-cell-edit");
+    if (edit) { return edit.value; }
+    var pre = cell.querySelector(".cell_input pre");
+    return pre ? pre.textContent : "";
+  }
+
+  function output(cell) {
+    var box = cell.querySelector(".rlb-cell-output");
+    if (!box) {
+      box = document.createElement("pre");
+      box.className = "rlb-cell-output";
+      box.setAttribute("data-rlb", "cell-output");
+      cell.querySelector(".rlb-cell-bar").after(box);
+    }
+    return box;
+  }
+
+  async function runOne(cell) {
+    var box = output(cell);
+    box.textContent = "running…";
+    var r = await window.rocketlbLive.runCell(source(cell));
+    var text = (r.stdout || "") + (r.result !== null && r.result !== undefined ? r.result + "\n" : "");
+    if (r.error) { text += r.error + "\n"; }
+    box.textContent = text || "(no output)";
+    box.classList.toggle("rlb-cell-error", Boolean(r.error));
+    cell.setAttribute("data-rlb-ran", r.error ? "error" : "ok");
+    return r;
+  }
+
+  async function runUpTo(cell) {
+    var cells = Array.prototype.slice.call(document.querySelectorAll("div.cell.tag_rocketlb-browser"));
+    for (var i = 0; i < cells.length; i++) {
+      if (cells[i] === cell) { break; }
+      if (!cells[i].hasAttribute("data-rlb-ran")) { await runOne(cells[i]); }
+    }
+    return runOne(cell);
+  }
+
+  function decorate() {
+    document.querySelectorAll("div.cell.tag_rocketlb-browser").forEach(function (cell) {
+      if (cell.querySelector(".rlb-cell-bar")) { return; }
+      var bar = document.createElement("div");
+      bar.className = "rlb-cell-bar";
+      var run = document.createElement("button");
+      run.textContent = "▶ run in the browser";
+      run.setAttribute("data-rlb", "run-cell");
+      run.addEventListener("click", function () {
+        run.disabled = true;
+        runUpTo(cell).finally(function () { run.disabled = false; });
+      });
+      var edit = document.createElement("button");
+      edit.textContent = "edit";
+      edit.setAttribute("data-rlb", "edit-cell");
+      edit.addEventListener("click", function () {
+        if (cell.querySelector("textarea.rlb-cell-edit")) { return; }
+        var area = document.createElement("textarea");
+        area.className = "rlb-cell-edit";
+        area.spellcheck = false;
+        area.value = source(cell);
+        area.rows = Math.min(30, area.value.split("\n").length + 1);
+        bar.before(area);
+      });
+      var state = document.createElement("span");
+      state.className = "rlb-cell-state";
+      bar.appendChild(run);
+      bar.appendChild(edit);
+      bar.appendChild(state);
+      window.rocketlbLive.onState(function (s) { state.textContent = s === "model ready" ? "" : s; });
+      var input = cell.querySelector(".cell_input");
+      (input || cell.firstChild).after(bar);
+    });
+    Object.keys(KERNEL_NOTE).forEach(function (cls) {
+      document.querySelectorAll("div.cell." + cls).forEach(function (cell) {
+        if (cell.querySelector(".rlb-cell-note")) { return; }
+        var note = document.createElement("div");
+        note.className = "rlb-cell-note";
+        note.setAttribute("data-rlb", "kernel-note");
+        note.textContent = KERNEL_NOTE[cls];
+        var input = cell.querySelector(".cell_input");
+        (input || cell.firstChild).after(note);
+      });
+    });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", decorate);
+  } else {
+    decorate();
+  }
 })();

@@ -1,0 +1,64 @@
+"""The book's live figures, computed by the package: one implementation for both places a
+figure runs.
+
+* In the static web book, the figure's JavaScript calls ``handle_json`` in the page's Pyodide
+  (``rocketlb-live.js`` loads the core on the first interaction).
+* In JupyterLab, the same JavaScript sends the same request to the kernel, whose widget
+  (``rocketlb_core.viz.widgets``) calls ``handle``.
+
+Either way the answer comes from this module and the modules it dispatches to; the JavaScript
+only draws. Figures:
+
+``playground``  the producer's selection and send loop (``interactive.playground``)
+``board``       every allocation strategy on a group you drag (``interactive.board``)
+``explorer``    a scenario run and a time scrubber (``interactive.explorer``)
+``exercise``    a self-checking answer (``interactive.exercises``)
+
+A figure keeps state between interactions (a producer's counter and fault table, the board's
+previous split, a scenario run) in a session named by the page; sessions live in this process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any
+
+from rocketlb_core.errors import InputError
+from rocketlb_core.interactive import board, exercises, explorer, playground
+
+KINDS = ("playground", "board", "explorer", "exercise")
+MAX_SESSIONS = 64
+"""Sessions kept per process (the least recently used go first)."""
+
+_SESSIONS: OrderedDict[tuple[str, str], Any] = OrderedDict()
+
+
+def handle(kind: str, session: str, request: Any) -> dict[str, Any]:
+    """Answer one interaction of a live figure. Bad requests answer ``{"error": message}``
+    (the figure shows it) instead of raising."""
+    try:
+        if kind not in KINDS:
+            raise InputError(f"unknown live figure {kind!r} (known: {', '.join(KINDS)})")
+        if kind == "exercise":
+            return exercises.check(request)
+        step = {"playground": playground.step, "board": board.step,
+                "explorer": explorer.step}[kind]
+        key = (kind, str(session))
+        state, view = step(_SESSIONS.get(key), request)  # type: ignore[operator]
+        _SESSIONS[key] = state
+        _SESSIONS.move_to_end(key)
+        while len(_SESSIONS) > MAX_SESSIONS:
+            _SESSIONS.popitem(last=False)
+        return dict(view)
+    except InputError as exc:
+        return {"error": str(exc)}
+
+
+def handle_json(kind: str, session: str, request: str) -> str:
+    """``handle`` with the request and the answer as JSON text (what Pyodide passes)."""
+    try:
+        parsed = json.loads(request)
+    except ValueError as exc:
+        return json.dumps({"error": f"request: not JSON ({exc})"})
+    return json.dumps(handle(kind, session, parsed), sort_keys=True)

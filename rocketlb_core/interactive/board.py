@@ -1,0 +1,204 @@
+"""The allocation board (book chapter 5): a consumer group of 1 to 32 candidates, each out of
+the group or in one of two machine rooms, over 1 to 4 brokers of 1 to 16 queues, and every
+allocation strategy of the registry computing the split (spec sections 5 and 6).
+
+A request's state::
+
+    {"brokers": 2, "queues": 4, "duplicate": false, "pop_share": 1,
+     "zones": {"c1": "room-1", "c2": "room-2", "c3": "out", ...}}
+
+Brokers are named the way ``AllocateMessageQueueByMachineRoom`` expects (``room-1@broker-a``,
+``room-2@broker-b``, ``room-1@broker-c``, ``room-2@broker-d``: rooms alternate). A member's
+client id is ``10.0.0.<k>@c<k>`` and does not change when it moves between rooms; the room of a
+client comes from the board (a ``MapResolver``), as a deployment's own resolver would tell
+``AllocateMachineRoomNearby``. With ``duplicate`` on, c2 runs on c1's host with the same
+``instanceName`` and reports c1's client id (spec 9.1): both compute the same share.
+
+Rows, in this order:
+
+* AVG, AVG_BY_CIRCLE, CONSISTENT_HASH, CONSISTENT_HASH_BOUNDED(0.25): the registry's sweep;
+* STICKY: the previous state's STICKY split is its input, so a board remembers it;
+* CONFIG: every member configured with the first queue of every broker (upstream returns the
+  configured list to everyone: no balancing at all);
+* MACHINE_ROOM: each member configured with its own room (``consumeridcs``), the usual setup;
+  upstream still divides by the whole group, so rooms go short;
+* MACHINE_ROOM_NEARBY: AVG inside each room, then the rooms without consumers shared by all;
+* POP(AVG, share=k): 5.x ``allocate4Pop``; every member may pop its own AVG share and those of
+  the next k members (k <= 0 or k >= members - 1: everybody pops every queue).
+
+A queue "moved" when its set of owners differs from the previous state's (only queues on the
+board in both states count); "idle" members own nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rocketlb_core.consumer.base import AllocateStrategy, assign_all, rebalance_view
+from rocketlb_core.consumer.nearby import MapResolver
+from rocketlb_core.consumer.pop import allocate4pop
+from rocketlb_core.consumer.registry import make, sweep
+from rocketlb_core.interactive.fields import RequestError, flag, integer, table
+from rocketlb_core.model import MessageQueue
+
+ZONES = ("out", "room-1", "room-2")
+ROOMS = ZONES[1:]
+BROKERS = ("a", "b", "c", "d")
+GROUP = "GID_board"
+TOPIC = "TopicTest"
+MAX_CONSUMERS = 32
+
+
+def broker_name(k: int) -> str:
+    return f"{ROOMS[k % 2]}@broker-{BROKERS[k]}"
+
+
+def client_id(name: str) -> str:
+    return f"10.0.0.{int(name[1:])}@{name}"
+
+
+@dataclass(frozen=True)
+class BoardState:
+    """A checked board state (see the module docstring)."""
+
+    brokers: int
+    queues: int
+    duplicate: bool
+    pop_share: int
+    zones: tuple[tuple[str, str], ...]
+
+    @property
+    def members(self) -> list[str]:
+        return [c for c, z in self.zones if z != "out"]
+
+    def mq_all(self) -> list[MessageQueue]:
+        return [MessageQueue(TOPIC, broker_name(b), i)
+                for b in range(self.brokers) for i in range(self.queues)]
+
+    def ids(self) -> dict[str, str]:
+        """Each member's client id (c2 takes c1's with ``duplicate`` on)."""
+        out = {c: client_id(c) for c in self.members}
+        if self.duplicate and "c2" in out:
+            out["c2"] = client_id("c1")
+        return out
+
+
+def parse_state(raw: Any) -> BoardState:
+    st = table(raw, "state")
+    zones = table(st.get("zones"), "state.zones")
+    if not 1 <= len(zones) <= MAX_CONSUMERS:
+        raise RequestError(f"state.zones: {len(zones)} consumers, expected 1 to {MAX_CONSUMERS}")
+    pairs = []
+    for k in range(1, len(zones) + 1):
+        name = f"c{k}"
+        if name not in zones:
+            raise RequestError(f"state.zones: expected consumers c1 to c{len(zones)}; "
+                               f"{name} is missing")
+        if zones[name] not in ZONES:
+            raise RequestError(f"state.zones.{name}: expected one of {', '.join(ZONES)}, "
+                               f"got {zones[name]!r}"[:200])
+        pairs.append((name, str(zones[name])))
+    return BoardState(integer(st, "brokers", "state", 2, low=1, high=len(BROKERS)),
+                      integer(st, "queues", "state", 4, low=1, high=16),
+                      flag(st, "duplicate", "state", False),
+                      integer(st, "pop_share", "state", 1, low=-1, high=MAX_CONSUMERS),
+                      tuple(pairs))
+
+
+Owners = list[list[str]]
+"""Per queue (in board order), the members that consume it (sorted by number)."""
+
+
+def _owners(assignment: Mapping[str, Sequence[MessageQueue]], by_id: Mapping[str, list[str]],
+            queues: list[MessageQueue]) -> Owners:
+    index = {q: i for i, q in enumerate(queues)}
+    out: list[set[str]] = [set() for _ in queues]
+    for cid, share in assignment.items():
+        for q in share:
+            if q.queue_id == -1:                       # pop: any queue of that broker
+                hits = [i for p, i in index.items() if p.broker_name == q.broker_name]
+            else:
+                hits = [index[q]] if q in index else []
+            for i in hits:
+                out[i].update(by_id.get(cid, ()))
+    return [sorted(s, key=lambda c: int(c[1:])) for s in out]
+
+
+class Board:
+    """The board's memory: the previous state's owners per row and its STICKY split."""
+
+    def __init__(self) -> None:
+        self.previous: dict[str, dict[str, list[str]]] = {}
+        self.sticky: dict[str, list[MessageQueue]] | None = None
+
+    def rows(self, state: BoardState) -> list[tuple[str, Owners]]:
+        """Every strategy's owners for ``state`` (updates the STICKY memory)."""
+        queues = state.mq_all()
+        ids = state.ids()
+        by_id: dict[str, list[str]] = {}
+        for c, cid in ids.items():
+            by_id.setdefault(cid, []).append(c)
+        zone = dict(state.zones)
+        rooms = MapResolver({broker_name(b): ROOMS[b % 2] for b in range(state.brokers)},
+                            {cid: zone[cs[0]] for cid, cs in by_id.items()})
+        mq_all, cid_all = rebalance_view(queues, list(ids.values()))
+        rows: list[tuple[str, Owners]] = []
+
+        def whole(strategy: AllocateStrategy, previous: Any = None) -> Owners:
+            if not cid_all:
+                return [[] for _ in queues]
+            return _owners(assign_all(strategy, GROUP, mq_all, cid_all, previous), by_id, queues)
+
+        stateless = sweep(stateless=True, rooms_last=True, resolver=rooms)
+        nearby = stateless.pop("MACHINE_ROOM_NEARBY-AVG")
+        for name, strategy in stateless.items():
+            rows.append((name, whole(strategy)))
+        sticky = make("STICKY")
+        split = assign_all(sticky, GROUP, mq_all, cid_all, self.sticky) if cid_all else {}
+        self.sticky = {cid: list(qs) for cid, qs in split.items()}
+        rows.append(("STICKY", _owners(split, by_id, queues)))
+        first = [MessageQueue(TOPIC, broker_name(b), 0) for b in range(state.brokers)]
+        rows.append(("CONFIG", whole(make("CONFIG", message_queues=first))))
+        per_member: dict[str, list[MessageQueue]] = {}
+        for cid, cs in by_id.items():
+            room = make("MACHINE_ROOM", consumeridcs=[zone[cs[0]]])
+            per_member[cid] = list(room.allocate(GROUP, cid, mq_all, cid_all) or [])
+        rows.append(("MACHINE_ROOM", _owners(per_member, by_id, queues)))
+        rows.append(("MACHINE_ROOM_NEARBY", whole(nearby)))
+        avg = make("AVG")
+        pops = {cid: allocate4pop(avg, GROUP, cid, mq_all, cid_all, state.pop_share)
+                for cid in by_id} if cid_all else {}
+        rows.append((f"POP(AVG, share={state.pop_share})", _owners(pops, by_id, queues)))
+        return rows
+
+    def view(self, state: BoardState) -> dict[str, Any]:
+        queues = state.mq_all()
+        labels = [f"{q.broker_name[-1].upper()}{q.queue_id}" for q in queues]
+        members = state.members
+        out_rows = []
+        current: dict[str, dict[str, list[str]]] = {}
+        for name, owners in self.rows(state):
+            before = self.previous.get(name.split("(")[0], {})
+            moved = [label in before and before[label] != who
+                     for label, who in zip(labels, owners, strict=True)]
+            current[name.split("(")[0]] = dict(zip(labels, owners, strict=True))
+            busy = {c for who in owners for c in who}
+            out_rows.append({"strategy": name, "owners": owners, "moved": moved,
+                             "n_moved": sum(moved), "n_idle": sum(c not in busy for c in members),
+                             "unowned": sum(not who for who in owners),
+                             "shared": sum(len(who) > 1 for who in owners)})
+        self.previous = current
+        return {"queues": labels, "brokers": [broker_name(b) for b in range(state.brokers)],
+                "members": members, "ids": state.ids(), "rows": out_rows}
+
+
+def step(session: Board | None, request: Mapping[str, Any]) -> tuple[Board, dict[str, Any]]:
+    """One interaction: ``{"state": ..., "op": "view" | "reset"}`` (``reset`` forgets the
+    previous state: nothing is outlined, STICKY starts from nothing)."""
+    req = table(request, "request")
+    state = parse_state(req.get("state"))
+    if session is None or req.get("op") == "reset":
+        session = Board()
+    return session, session.view(state)

@@ -1,0 +1,242 @@
+"""The producer playground (book chapters 2 and 3): one producer, two to four brokers, and the
+package's real selection (``MQFaultStrategy.select``) and send loop (``producer.send.send``) on a
+virtual clock (spec sections 2.1 to 2.6).
+
+A ``Playground`` is built from a configuration::
+
+    {"line": "4.9.8", "fault": true, "counter": 0, "retries": 2, "timeout_ms": 3000,
+     "gap_ms": 100,
+     "brokers": [{"name": "broker-a", "queues": 4, "answer": "ok", "latency_ms": 5}, ...]}
+
+``answer`` is what the broker does with an attempt: ``ok`` (SEND_OK after ``latency_ms``),
+``refuse`` (a connection refused after ``latency_ms``: a clean crash) or ``silent`` (no answer:
+the attempt times out, a paused or partitioned host). ``counter`` is the starting value of the
+``ThreadLocalIndex``; ``gap_ms`` the virtual time between the end of one send and the start of
+the next. Brokers' ``answer`` and ``latency_ms`` may change between sends (the producer keeps its
+state, as a real one does when a broker slows down); any other change starts over.
+
+Set up as seed 002 sets up ``MQFaultStrategyTest`` (``seed002``), the playground picks the
+brokers the article prints: ``tests/test_interactive.py`` compares it with
+``producer.experiments.seed002_experiment``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rocketlb_core.interactive.fields import (
+    RequestError,
+    choice,
+    flag,
+    integer,
+    items,
+    table,
+)
+from rocketlb_core.javamath import INT_MAX
+from rocketlb_core.model import MessageQueue, QueueData
+from rocketlb_core.producer import (
+    AttemptResult,
+    MQFaultStrategy,
+    Outcome,
+    ProducerLine,
+    SendConfig,
+    SendResult,
+    ThreadLocalIndex,
+    TopicPublishInfo,
+    send,
+)
+from rocketlb_core.producer.fault import FaultTable5
+
+LINES = tuple(line.value for line in ProducerLine)
+ANSWERS = ("ok", "refuse", "silent")
+PRESETS_MS = {"healthy": 5, "slow": 700}
+"""The latency presets the playground offers beside its slider ("down" is ``answer``)."""
+TOPIC = "TopicTest"
+LOG_LIMIT = 100
+"""A view carries at most this many of the latest sends (a "send 100" shows all of them)."""
+SERIES_LIMIT = 240
+"""The running chart's points: the picks per broker, thinned to at most this many sends."""
+
+
+
+def seed002(fail: bool, line: str = "4.7.1") -> dict[str, Any]:
+    """The playground set up as seed 002's ``MQFaultStrategyTest``: broker1 and broker2 with
+    four queues each, the fault strategy on, the first pick at position 0 (``counter: -1``, which
+    the playground maps to 2^31-1 on 4.7.1, whose counter clamps, as the experiment does), one
+    retry, no gap between sends.
+
+    ``fail=True`` is the article's "output 2": every attempt is refused. An isolation is computed
+    from 30000 ms whatever latency is reported, so the refusals' own latencies (300 and 500 ms,
+    in the article's order) give the article's picks on every line. ``fail=False`` is "output 1":
+    the brokers answer in the article's 30000 and 50000 ms (the send timeout raised to 120 s so
+    that they can). It gives the article's picks on the 4.x lines; on 5.3.3 it cannot, and that
+    is a finding: 5.x isolates a 30 s answer for only 30 s, less than the next send takes, while
+    the article's test holds the clock still.
+    """
+    answer = "refuse" if fail else "ok"
+    latency = (300, 500) if fail else (30000, 50000)
+    return {"line": line, "fault": True, "counter": -1, "retries": 1,
+            "timeout_ms": 3000 if fail else 120_000, "gap_ms": 0,
+            "brokers": [{"name": f"broker{i + 1}", "queues": 4, "answer": answer,
+                         "latency_ms": latency[i]} for i in range(2)]}
+
+
+@dataclass(frozen=True)
+class BrokerSetting:
+    name: str
+    queues: int
+    answer: str
+    latency_ms: int
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A checked playground configuration."""
+
+    line: ProducerLine
+    fault: bool
+    counter: int
+    retries: int
+    timeout_ms: int
+    gap_ms: int
+    brokers: tuple[BrokerSetting, ...]
+
+    @property
+    def structure(self) -> tuple[Any, ...]:
+        """What cannot change without starting over."""
+        return (self.line, self.fault, self.counter, self.retries, self.timeout_ms,
+                tuple((b.name, b.queues) for b in self.brokers))
+
+
+def parse_setup(raw: Any) -> Setup:
+    cfg = table(raw, "config")
+    brokers = []
+    for i, b in enumerate(items(cfg, "brokers", "config", low=1, high=4)):
+        w = f"config.brokers[{i}]"
+        b = table(b, w)
+        name = b.get("name")
+        if not isinstance(name, str) or not name or len(name) > 40 or "/" in name:
+            raise RequestError(f"{w}.name: expected a broker name, got {name!r}"[:200])
+        brokers.append(BrokerSetting(name, integer(b, "queues", w, 4, low=1, high=16),
+                                     choice(b, "answer", w, ANSWERS, "ok"),
+                                     integer(b, "latency_ms", w, 5, low=0, high=120_000)))
+    if len({b.name for b in brokers}) != len(brokers):
+        raise RequestError("config.brokers: broker names must be distinct")
+    return Setup(ProducerLine.parse(choice(cfg, "line", "config", LINES, "4.9.8")),
+                 flag(cfg, "fault", "config", False),
+                 integer(cfg, "counter", "config", 0, low=-1, high=INT_MAX),
+                 integer(cfg, "retries", "config", 2, low=0, high=16),
+                 integer(cfg, "timeout_ms", "config", 3000, low=1, high=600_000),
+                 integer(cfg, "gap_ms", "config", 100, low=0, high=3_600_000),
+                 tuple(brokers))
+
+
+class Playground:
+    """One producer's state across sends (see the module docstring)."""
+
+    def __init__(self, config: Any) -> None:
+        self.setup = parse_setup(config)
+        s = self.setup
+        queues = [MessageQueue(TOPIC, b.name, i) for b in s.brokers for i in range(b.queues)]
+        start = s.counter
+        if start < 0:                          # "the first pick at position 0"
+            start = INT_MAX if s.line.rules.counter_clamps else -1
+        self.index = ThreadLocalIndex(s.line, stored=start, rng=random.Random(0))
+        self.tp = TopicPublishInfo(queues, [QueueData(b.name, b.queues, b.queues)
+                                            for b in s.brokers], self.index)
+        self.strategy = MQFaultStrategy(s.line, send_latency_fault_enable=s.fault)
+        self.send_config = SendConfig(send_msg_timeout_ms=s.timeout_ms,
+                                      retry_times_when_send_failed=s.retries)
+        self.clock_ms = 0
+        self.sent = 0
+        self.stored = {b.name: 0 for b in s.brokers}
+        self.attempts = {b.name: 0 for b in s.brokers}
+        self.failed = 0
+        self.series: list[list[int]] = [[0] + [0 for _ in s.brokers]]
+
+    def reconfigure(self, config: Any) -> bool:
+        """Take new broker conditions; ``False`` when the change needs a fresh playground."""
+        setup = parse_setup(config)
+        if setup.structure != self.setup.structure:
+            return False
+        self.setup = setup
+        return True
+
+    def _broker(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
+        b = next(b for b in self.setup.brokers if b.name == mq.broker_name)
+        if b.answer == "silent":
+            return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)   # becomes a timeout
+        if b.answer == "refuse":
+            return AttemptResult(Outcome.REMOTING_ERROR, b.latency_ms)
+        return AttemptResult(Outcome.SEND_OK, b.latency_ms)
+
+    def send(self, n: int) -> list[dict[str, Any]]:
+        """Send ``n`` messages one after the other; the log rows of those sends."""
+        out = []
+        names = [b.name for b in self.setup.brokers]
+        for _ in range(n):
+            r = send(self.strategy, self.tp, self._broker, self.clock_ms, self.send_config)
+            self.sent += 1
+            for a in r.attempts:
+                self.attempts[a.queue.broker_name] += 1
+            if r.queue is not None:
+                self.stored[r.queue.broker_name] += 1
+            else:
+                self.failed += 1
+            self.series.append([self.sent] + [self.stored[b] for b in names])
+            out.append(self._row(r))
+            self.clock_ms = r.end_ms + self.setup.gap_ms
+        return out
+
+    def _row(self, r: SendResult) -> dict[str, Any]:
+        return {"n": self.sent, "start_ms": r.start_ms, "end_ms": r.end_ms, "status": r.status,
+                "error": r.error, "counter": self.index.stored,
+                "attempts": [{"queue": a.queue.short(), "broker": a.queue.broker_name,
+                              "start_ms": a.start_ms, "latency_ms": a.latency_ms,
+                              "outcome": a.outcome.value, "isolation": a.isolation}
+                             for a in r.attempts]}
+
+    def faults(self) -> list[dict[str, Any]]:
+        """Each broker's fault item at the current virtual time (none until it is reported)."""
+        table5 = isinstance(self.strategy.table, FaultTable5)
+        out = []
+        for b in self.setup.brokers:
+            item = self.strategy.table.items.get(b.name)
+            if item is None:
+                out.append({"broker": b.name, "item": False, "available": True})
+                continue
+            until = item.start_timestamp
+            out.append({"broker": b.name, "item": True, "latency_ms": item.current_latency,
+                        "not_available_until_ms": until,
+                        "available": self.strategy.is_available(b.name, self.clock_ms),
+                        "wait_ms": max(0, until - self.clock_ms),
+                        "reachable": item.reachable if table5 else None})
+        return out
+
+    def view(self, log: list[dict[str, Any]]) -> dict[str, Any]:
+        step = max(1, -(-len(self.series) // SERIES_LIMIT))
+        series = self.series[::step]
+        if series[-1] is not self.series[-1]:
+            series.append(self.series[-1])
+        return {"clock_ms": self.clock_ms, "sent": self.sent, "failed": self.failed,
+                "counter": self.index.stored, "line": self.setup.line.value,
+                "fault": self.setup.fault, "brokers": [b.name for b in self.setup.brokers],
+                "stored": dict(self.stored), "attempts": dict(self.attempts),
+                "faults": self.faults(), "log": log[-LOG_LIMIT:], "series": series}
+
+
+def step(session: Playground | None,
+         request: Mapping[str, Any]) -> tuple[Playground, dict[str, Any]]:
+    """One interaction: ``{"config": ..., "op": "view" | "reset" | "send", "n": 1..1000}``."""
+    req = table(request, "request")
+    op = choice(req, "op", "request", ("view", "reset", "send"), "view")
+    config = req.get("config")
+    if session is None or op == "reset" or not session.reconfigure(config):
+        session = Playground(config)
+    log: list[dict[str, Any]] = []
+    if op == "send":
+        log = session.send(integer(req, "n", "request", 1, low=1, high=1000))
+    return session, session.view(log)

@@ -1,0 +1,151 @@
+// rocketlb allocation board: drag consumers between "not in the group", room-1 and room-2 (or
+// click a consumer to move it along), change the group's shape, and see every strategy's split.
+// Every split comes from rocketlb_core.interactive.board (see live_common.js).
+const BOARD_ZONES = ["out", "room-1", "room-2"];
+const BOARD_TITLES = { "out": "not in the group", "room-1": "room-1", "room-2": "room-2" };
+
+function render({ model, el }) {
+  const root = rlbEl("div", { "class": "rlb-live rlb-board" });
+  const asker = rlbAsker(model, "board", root);
+  let state = JSON.parse(JSON.stringify(model.get("request").state));
+  let view = model.get("view");
+  const controls = rlbEl("div", { "class": "rlb-controls" });
+  const lanes = rlbEl("div", { "class": "rlb-lanes" });
+  const grid = rlbEl("div", { "class": "rlb-scroll", "data-rlb": "grid-box" });
+
+  function ask(op) {
+    return asker.ask({ state: state, op: op || "view" }, function (v) { view = v; draw(); });
+  }
+
+  function number(label, key, lo, hi) {
+    const box = rlbEl("label", { "class": "rlb-field" }, label + " ");
+    const input = rlbEl("input", { type: "number", min: String(lo), max: String(hi),
+      value: String(key === "consumers" ? Object.keys(state.zones).length : state[key]),
+      "class": "rlb-num", "data-rlb": key });
+    input.addEventListener("change", function () {
+      const typed = parseInt(input.value, 10);
+      const v = Math.max(lo, Math.min(hi, isNaN(typed) ? lo : typed));
+      input.value = String(v);
+      const now = key === "consumers" ? Object.keys(state.zones).length : state[key];
+      if (v === now) { return; }                 // a change event on blur, or no change at all
+      if (key === "consumers") {
+        const zones = {};
+        for (let k = 1; k <= v; k++) {
+          const c = "c" + k;
+          zones[c] = state.zones[c] || (k % 2 ? "room-1" : "room-2");
+        }
+        state.zones = zones;
+      } else {
+        state[key] = v;
+      }
+      ask();
+    });
+    box.appendChild(input);
+    return box;
+  }
+
+  function drawControls() {
+    controls.replaceChildren();
+    controls.appendChild(number("consumers", "consumers", 1, 32));
+    controls.appendChild(number("brokers", "brokers", 1, 4));
+    controls.appendChild(number("queues per broker", "queues", 1, 16));
+    const dup = rlbEl("input", { type: "checkbox", "data-rlb": "duplicate" });
+    dup.checked = Boolean(state.duplicate);
+    dup.addEventListener("change", function () { state.duplicate = dup.checked; ask(); });
+    const dupBox = rlbEl("label", { "class": "rlb-field" }, "c2 reports c1's client id ");
+    dupBox.appendChild(dup);
+    controls.appendChild(dupBox);
+    controls.appendChild(number("pop share", "pop_share", -1, 32));
+    const forget = rlbEl("button", { "data-rlb": "forget" }, "forget the previous split");
+    forget.addEventListener("click", function () { ask("reset"); });
+    controls.appendChild(forget);
+  }
+
+  function move(who, zone) {
+    if (!who || state.zones[who] === zone) { return; }
+    state.zones = Object.assign({}, state.zones);
+    state.zones[who] = zone;
+    ask();
+  }
+
+  function drawLanes() {
+    lanes.replaceChildren();
+    const names = Object.keys(state.zones);
+    BOARD_ZONES.forEach(function (zone) {
+      const lane = rlbEl("div", { "class": "rlb-lane rlb-lane-" + zone, "data-rlb": "zone-" + zone });
+      const rooms = view.brokers.filter(function (b) { return b.split("@")[0] === zone; });
+      lane.appendChild(rlbEl("div", { "class": "rlb-lane-title" },
+        BOARD_TITLES[zone] + (rooms.length ? " (" + rooms.map(function (b) {
+          return b.split("@")[1]; }).join(", ") + ")" : "")));
+      lane.addEventListener("dragover", function (e) { e.preventDefault(); });
+      lane.addEventListener("drop", function (e) {
+        e.preventDefault();
+        move(e.dataTransfer.getData("text/plain"), zone);
+      });
+      names.forEach(function (c, i) {
+        if (state.zones[c] !== zone) { return; }
+        const chip = rlbEl("span", { "class": "rlb-consumer", draggable: "true",
+          "data-rlb": "chip-" + c, title: (view.ids[c] || "") + " (drag, or click to move on)" }, c);
+        chip.style.background = RLB_COLORS[i % RLB_COLORS.length];
+        chip.addEventListener("dragstart", function (e) { e.dataTransfer.setData("text/plain", c); });
+        chip.addEventListener("click", function () {
+          move(c, BOARD_ZONES[(BOARD_ZONES.indexOf(zone) + 1) % BOARD_ZONES.length]);
+        });
+        lane.appendChild(chip);
+      });
+      lanes.appendChild(lane);
+    });
+  }
+
+  function drawGrid() {
+    const names = Object.keys(state.zones);
+    const table = rlbEl("table", { "class": "rlb-grid", "data-rlb": "assignment-grid" });
+    const head = rlbEl("tr");
+    ["strategy"].concat(view.queues).concat(["moved", "idle", "unowned", "shared"]).forEach(
+      function (h) { head.appendChild(rlbEl("th", {}, h)); });
+    table.appendChild(head);
+    view.rows.forEach(function (row) {
+      const tr = rlbEl("tr", { "data-rlb": "row-" + row.strategy });
+      tr.appendChild(rlbEl("td", { "class": "rlb-strategy" }, row.strategy));
+      row.owners.forEach(function (who, q) {
+        const label = who.length > 3 ? who.length + " consumers" : who.length ? who.join("+") : "–";
+        const td = rlbEl("td", { "data-rlb": "cell", "data-owners": who.join("+"),
+          title: who.join(", ") || "nobody" }, label);
+        if (who.length === 1) {
+          td.style.background = RLB_COLORS[names.indexOf(who[0]) % RLB_COLORS.length];
+          td.style.color = "white";
+        } else if (who.length > 1) {
+          td.className = "rlb-shared";
+        } else {
+          td.className = "rlb-unowned";
+        }
+        if (row.moved[q]) { td.className += " rlb-moved"; td.setAttribute("data-moved", "1"); }
+        tr.appendChild(td);
+      });
+      [["moved", row.n_moved], ["idle", row.n_idle], ["unowned", row.unowned],
+       ["shared", row.shared]].forEach(function ([k, v]) {
+        tr.appendChild(rlbEl("td", { "data-rlb": k + "-" + row.strategy, "class": "rlb-count" }, v));
+      });
+      table.appendChild(tr);
+    });
+    grid.replaceChildren(table);
+  }
+
+  function draw() {
+    drawLanes();
+    drawGrid();
+  }
+
+  root.appendChild(controls);
+  root.appendChild(asker.status);
+  root.appendChild(lanes);
+  root.appendChild(rlbEl("div", { "class": "rlb-caption" },
+    "Owner of each queue (A0 = broker-a, queue 0) under each strategy; outlined: moved by your " +
+    "last change; a+b: consumed by both; –: nobody consumes it."));
+  root.appendChild(grid);
+  drawControls();
+  draw();
+  el.appendChild(root);
+}
+
+export default { render };

@@ -1,0 +1,83 @@
+"""The built web book for the browser tests: built once per run (execution off, so the pages
+show exactly the outputs nbval verified), served from loopback, opened in headless Chromium with
+every request that would leave 127.0.0.1 recorded and aborted. ``tests/conftest.py`` exposes the
+fixtures ``built_book``, ``base_url`` and ``browser``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from rocketlb_core.viz.assets import build_static_book
+from tests.loopback import CHROMIUM, CHROMIUM_ARGS, serve
+
+# Messages we understand and accept. Each is third-party and harmless:
+ALLOWED_ERRORS = (
+    # sphinx-thebe's script declares a top-level const that JB1's page template declares too;
+    # thebe is disabled in _config.yml, so nothing uses it.
+    "Identifier 'THEBE_JS_URL' has already been declared",
+    # pydata-sphinx-theme on a first visit, when no light/dark choice is stored yet.
+    "Got invalid theme mode: . Resetting to auto.",
+)
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Path:
+    return build_static_book(root, tmp_path_factory.mktemp("book"))
+
+
+@pytest.fixture(scope="session")
+def base_url(built_book: Path) -> Iterator[str]:
+    with serve(built_book) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class PageWatch:
+    """Opens a page, blocks and records non-loopback requests, and records errors."""
+
+    def __init__(self, browser, url: str) -> None:
+        self.external: list[str] = []
+        self.errors: list[str] = []
+        self.http_errors: list[str] = []
+        self.page = browser.new_page()
+        self.page.route("**/*", self._route)
+        self.page.on("console", lambda m: m.type == "error" and self._error(m.text))
+        self.page.on("pageerror", lambda e: self._error(str(e)))
+        self.page.on("response", lambda r: r.status >= 400 and self.http_errors.append(
+            f"{r.status} {r.url}"))
+        self.page.on("requestfailed", lambda r: urlparse(r.url).hostname == "127.0.0.1"
+                     and self.http_errors.append(f"failed {r.url}"))
+        self.page.goto(url)
+        self.page.wait_for_load_state("networkidle")
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(("data:", "blob:", "about:")) or urlparse(url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            self.external.append(url)
+            route.abort()
+
+    def _error(self, text: str) -> None:
+        if not any(allowed in text for allowed in ALLOWED_ERRORS):
+            self.errors.append(text)
+
+    def check_clean(self) -> None:
+        assert self.external == [], f"requests left 127.0.0.1: {self.external}"
+        assert self.http_errors == [], f"HTTP errors: {self.http_errors}"
+        assert self.errors == [], f"JavaScript errors: {self.errors}"
+
+
