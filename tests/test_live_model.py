@@ -14,7 +14,7 @@ import pytest
 
 from rocketlb_core import data_path
 from rocketlb_core.viz.assets import build
-from tests.loopback import CHROMIUM, CHROMIUM_ARGS, serve
+from tests.loopback import serve
 
 pytestmark = pytest.mark.browser
 
@@ -96,9 +96,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def page(site: str) -> Iterator[tuple[object, list[str], list[str]]]:
-    from playwright.sync_api import sync_playwright
-
+def page(site: str, browser) -> Iterator[tuple[object, list[str], list[str]]]:
     external: list[str] = []
     fetched: list[str] = []
 
@@ -111,14 +109,12 @@ def page(site: str) -> Iterator[tuple[object, list[str], list[str]]]:
             external.append(url)
             r.abort()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        pg = browser.new_page()
-        pg.route("**/*", route)
-        pg.goto(site)
-        pg.wait_for_load_state("networkidle")
-        yield pg, external, fetched
-        browser.close()
+    pg = browser.new_page()
+    pg.route("**/*", route)
+    pg.goto(site)
+    pg.wait_for_load_state("networkidle")
+    yield pg, external, fetched
+    pg.close()
 
 
 def _in_browser(page: object, code: str) -> str:
