@@ -10,9 +10,12 @@ atomically, and leaves the file untouched if any cell fails. nbval later compare
 only the core and the standard library, and names defined by earlier such cells (the web page
 then offers "run in the browser": ``rocketlb-live.js`` runs it in Pyodide with
 ``rocketlb_core.interactive.cells``); ``rocketlb-kernel-spark`` when it uses Spark;
-``rocketlb-kernel`` otherwise (pandas, Altair, widgets, the data files). Jupyter Book turns a
-tag into the class ``tag_<tag>`` of the cell's block. ``tests/test_runnable_cells.py`` checks the
-tags are current and that every browser cell prints in Pyodide what it printed in the kernel.
+``rocketlb-figure`` when it builds live figures (``rocketlb_core.viz.widgets``: they work in
+the page by themselves); ``rocketlb-kernel`` otherwise (pandas, Altair, the data files).
+Jupyter Book turns a tag into the class ``tag_<tag>`` of the cell's block.
+``tests/test_interactive.py`` checks that the stored tags are current;
+``tests/test_live_figures.py`` that every browser cell prints in Pyodide what it printed in the
+kernel.
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ def execute(path: Path) -> None:
     os.replace(tmp, path)
 
 
-TAGS = ("rocketlb-browser", "rocketlb-kernel-spark", "rocketlb-kernel")
+TAGS = ("rocketlb-browser", "rocketlb-kernel-spark", "rocketlb-kernel", "rocketlb-figure")
+FIGURES = "rocketlb_core.viz.widgets"
+"""A cell that builds live figures: they work in the page, so it gets no "needs a kernel" note."""
 _STDLIB = frozenset(sys.stdlib_module_names)
 
 
@@ -86,6 +91,8 @@ def cell_needs(source: str, known: set[str]) -> tuple[str, set[str]]:
             stored.add(node.name)
     if any("spark" in m for m in modules) or "spark_session" in stored | loaded:
         return TAGS[1], stored
+    if FIGURES in modules:
+        return TAGS[3], stored
     free = loaded - stored - set(dir(builtins))
     if all(_module_ok(m) for m in modules) and free <= known:
         return TAGS[0], stored

@@ -207,3 +207,23 @@ def test_cells_run_like_a_kernel_in_one_namespace_per_page() -> None:
     assert run("q", "x")["error"] == "NameError: name 'x' is not defined"
     assert run("p", "None")["result"] is None
     assert "SyntaxError: invalid syntax" in run("p", "for")["error"]
+
+
+def test_the_chapters_cell_tags_are_current(root) -> None:  # type: ignore[no-untyped-def]
+    import nbformat
+
+    from rocketlb_core.notebooks import TAGS, cell_needs, tag_cells
+
+    seen = set()
+    for path in sorted((root / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        assert not tag_cells(nb), f"{path.name}: run python -m rocketlb_core.notebooks tag"
+        seen |= {t for c in nb.cells for t in c.metadata.get("tags", []) if t in TAGS}
+    assert seen == set(TAGS)
+    assert cell_needs("import pandas as pd\npd", set())[0] == "rocketlb-kernel"
+    assert cell_needs("x = y + 1", set())[0] == "rocketlb-kernel"          # y from a kernel cell
+    assert cell_needs("x = y + 1", {"y"})[0] == "rocketlb-browser"
+    assert cell_needs("from rocketlb_core.producer import send", set())[0] == "rocketlb-browser"
+    assert cell_needs("from rocketlb_core import spark_session", set())[0] == (
+        "rocketlb-kernel-spark")
+    assert cell_needs("%time 1", set())[0] == "rocketlb-kernel"

@@ -366,7 +366,12 @@ def test_browser_cells_print_in_the_page_what_they_printed_in_the_kernel(
         run(page_key, code)["stdout"].rstrip("\n"))
     # cells that need a kernel say so; Spark cells say Spark
     notes = page.locator('[data-rlb="kernel-note"]')
-    assert notes.count() == sum(1 for c in nb["cells"] if c["cell_type"] == "code") - len(cells)
+    kernel = [c for c in nb["cells"] if {"rocketlb-kernel", "rocketlb-kernel-spark"}
+              & set(c["metadata"].get("tags", []))]
+    assert notes.count() == len(kernel)
+    figures = page.locator("div.cell.tag_rocketlb-figure")
+    assert figures.count() >= 1
+    assert figures.locator('[data-rlb="kernel-note"]').count() == 0
     watch.check_clean()
     page.close()
 
