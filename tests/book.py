@@ -48,11 +48,11 @@ def browser():
 class PageWatch:
     """Opens a page, blocks and records non-loopback requests, and records errors."""
 
-    def __init__(self, browser, url: str) -> None:
+    def __init__(self, browser, url: str, width: int = 1280) -> None:
         self.external: list[str] = []
         self.errors: list[str] = []
         self.http_errors: list[str] = []
-        self.page = browser.new_page()
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
         self.page.route("**/*", self._route)
         self.page.on("console", lambda m: m.type == "error" and self._error(m.text))
         self.page.on("pageerror", lambda e: self._error(str(e)))

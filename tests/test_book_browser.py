@@ -130,3 +130,45 @@ def test_chapter_3_toggle_fault_tolerance_on_the_outage_chart(base_url: str, bro
         "!== before", arg=[chart.get_attribute("id"), before], timeout=10_000)
     watch.check_clean()
     page.close()
+
+
+# Every element that can be wider than the text: it must fit the column, or sit in a box of its
+# own that scrolls sideways inside the column (the theme does that for code and tables).
+_LAYOUT = """() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main');
+  const col = art.getBoundingClientRect();
+  const bad = [];
+  document.querySelectorAll('article pre, article table, article .cell_output, '
+      + 'article .widget-subarea, article .rlb-live, article .rlb-chart, article img')
+    .forEach(el => {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || (r.right <= col.right + 1 && r.left >= col.left - 1)) { return; }
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+        const o = getComputedStyle(a).overflowX;
+        if ((o === 'auto' || o === 'scroll') && a.getBoundingClientRect().right <= col.right + 1) {
+          return;
+        }
+      }
+      bad.push(el.tagName.toLowerCase() + '.' + String(el.className).slice(0, 40)
+               + ' +' + Math.round(r.right - col.right) + 'px');
+    });
+  // a raw dict, list or tuple repr as a cell's whole output: show a table or text instead
+  const reprs = Array.from(document.querySelectorAll('article .cell_output pre'))
+    .map(p => p.textContent.trim()).filter(t => /^[\\[{(]/.test(t)).map(t => t.slice(0, 50));
+  return {bad, reprs};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_pages_fit_their_column_and_show_no_raw_reprs(built_book: Path, base_url: str, browser,
+                                                      width: int) -> None:
+    """Measured as a reader sees it, on a desktop and on a phone (issue 13's finished pages)."""
+    problems = {}
+    for rel in _pages(built_book):
+        watch = PageWatch(browser, base_url + rel, width=width)
+        found = watch.page.evaluate(_LAYOUT)
+        if found["bad"] or found["reprs"]:
+            problems[rel] = found
+        watch.check_clean()
+        watch.page.close()
+    assert problems == {}

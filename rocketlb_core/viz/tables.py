@@ -225,3 +225,17 @@ def compare_producer_settings(trace_dir: Path, settings: dict[str, ReplayConfig]
                        "latency_ms_p99": s["latency_ms_p99"],
                        **{f"stored on {b}": n for b, n in s["stored_by_broker"].items()}}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def facts(values: Mapping[str, Any]) -> pd.DataFrame:
+    """A few named results as a table instead of a dict's repr: one row per name, one ``value``
+    column; a mapping of mappings gives one column per outer key (``{"off": {...}, "on": {...}}``).
+    Lists become comma-separated text."""
+    import pandas as pd
+
+    def cell(v: Any) -> Any:
+        return ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+
+    if values and all(isinstance(v, Mapping) for v in values.values()):
+        return pd.DataFrame({k: {n: cell(x) for n, x in v.items()} for k, v in values.items()})
+    return pd.DataFrame({"value": {k: cell(v) for k, v in values.items()}})
