@@ -14,20 +14,16 @@ Run: .venv/bin/python bench/live_model.py
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
 import shutil
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from rocketlb_core.viz.assets import PYODIDE_FILES, build_static_book
+from rocketlb_core.viz.loopback import CHROMIUM, CHROMIUM_ARGS, serve
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # Click a control inside a figure and resolve with the ms until its answer is drawn.
 TIMED_CLICK = """([figure, selector]) => new Promise(resolve => {
   const el = document.querySelector(figure);
@@ -43,10 +39,6 @@ TIMED_CLICK = """([figure, selector]) => new Promise(resolve => {
 })"""
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
 
 def p95(xs: list[float]) -> float:
     return sorted(xs)[int(0.95 * (len(xs) - 1))]
@@ -61,13 +53,10 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="rocketlb-live-"))
     html = build_static_book(Path.cwd(), work)
-    handler = functools.partial(_Quiet, directory=str(html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/notebooks/"
     base, first, moves, sends = [], [], [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+    with serve(html) as root, sync_playwright() as p:
+        url = root + "notebooks/"
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(args.loads):
             ctx = browser.new_context()                # a cold cache each time
             page = ctx.new_page()
@@ -97,7 +86,6 @@ def main() -> None:
         for _ in range(args.calls):
             sends.append(page.evaluate(TIMED_CLICK, [".rlb-playground", '[data-rlb="send-1"]']))
         browser.close()
-    server.shutdown()
     runtime = sum((html / "_static" / "pyodide" / f).stat().st_size for f in PYODIDE_FILES)
     core = (html / "_static" / "rocketlb-core.zip").stat().st_size
     shutil.rmtree(work)

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 import pytest
 
 from rocketlb_core.viz.assets import build_static_book
-from tests.loopback import CHROMIUM, CHROMIUM_ARGS, serve
+from rocketlb_core.viz.loopback import CHROMIUM, CHROMIUM_ARGS, serve
 
 # Messages we understand and accept. Each is third-party and harmless:
 ALLOWED_ERRORS = (
@@ -81,3 +81,15 @@ class PageWatch:
         assert self.errors == [], f"JavaScript errors: {self.errors}"
 
 
+
+
+def act(page, figure, action) -> None:  # type: ignore[no-untyped-def]
+    """Do ``action`` (a click, a drag, typing) on a live figure and wait until the figure has
+    drawn the answer: its ``data-rlb-answers`` count changed and no question is out
+    (``viz/js/live_common.js`` sets both once the answer is drawn)."""
+    before = figure.evaluate("el => el.getAttribute('data-rlb-answers')")
+    action()
+    page.wait_for_function(
+        "([el, before]) => el.getAttribute('data-rlb-answers') !== before "
+        "&& el.getAttribute('data-rlb-busy') === '0'",
+        arg=[figure.element_handle(), before], timeout=60_000)

@@ -24,6 +24,7 @@ import pytest
 from rocketlb_core.interactive import handle
 from rocketlb_core.interactive.exercises import check
 from rocketlb_core.viz.widgets import playground
+from tests.book import act
 
 pytestmark = pytest.mark.browser
 
@@ -104,12 +105,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-def _answers(page, figure: str, n: int) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_function(
-        "([f, n]) => document.querySelector(f).getAttribute('data-rlb-answers') === n",
-        arg=[figure, str(n)], timeout=60_000)
-
-
 def test_live_figures_compute_in_the_kernel_in_jupyterlab(lab: str, browser,
                                                           tmp_path: Path) -> None:
     external: list[str] = []
@@ -139,9 +134,8 @@ def test_live_figures_compute_in_the_kernel_in_jupyterlab(lab: str, browser,
 
         cfg = playground().request["config"]
         handle("playground", "lab", {"config": cfg, "op": "view"})
-        for i in range(1, 6):
-            pg.locator('[data-rlb="send-1"]').click()
-            _answers(page, ".rlb-playground", i)
+        for _ in range(5):
+            act(page, pg, pg.locator('[data-rlb="send-1"]').click)
             want = handle("playground", "lab", {"config": cfg, "op": "send", "n": 1})
             shown = pg.locator('[data-rlb="send-row"]').first
             assert shown.locator('[data-rlb="attempts"]').inner_text() == " → ".join(
@@ -154,8 +148,7 @@ def test_live_figures_compute_in_the_kernel_in_jupyterlab(lab: str, browser,
                  "zones": {"c1": "room-1", "c2": "room-1", "c3": "room-2", "c4": "out",
                            "c5": "out"}}
         handle("board", "lab", {"state": state, "op": "view"})
-        board.locator('[data-rlb="chip-c4"]').click()                 # out -> room-1
-        _answers(page, ".rlb-board", 1)
+        act(page, board, board.locator('[data-rlb="chip-c4"]').click)     # out -> room-1
         state["zones"]["c4"] = "room-1"
         want = handle("board", "lab", {"state": state, "op": "view"})
         for row in want["rows"]:
@@ -168,8 +161,7 @@ def test_live_figures_compute_in_the_kernel_in_jupyterlab(lab: str, browser,
 
         ex = page.locator(".rlb-exercise")
         ex.locator('[data-rlb="answer"]').fill("2")
-        ex.locator('[data-rlb="check"]').click()
-        _answers(page, ".rlb-exercise", 1)
+        act(page, ex, ex.locator('[data-rlb="check"]').click)
         truth = check({"exercise": "share_of", "answer": "2", "params": {
             "strategy": "AVG", "brokers": 3, "queues": 6, "consumers": 11, "k": 1}})
         assert ex.locator('[data-rlb="verdict"]').inner_text() == (

@@ -20,26 +20,10 @@ from rocketlb_core.interactive.exercises import check
 from rocketlb_core.interactive.explorer import SCENARIOS
 from rocketlb_core.interactive.playground import seed002
 from rocketlb_core.viz.widgets import playground
-from tests.book import PageWatch
+from tests.book import PageWatch, act
 
 pytestmark = pytest.mark.browser
 LINES = ("4.7.1", "4.9.7", "4.9.8", "5.3.3")
-ANSWER = "el => el.getAttribute('data-rlb-answers')"
-
-
-def _answered(page, root, before: str) -> str:
-    """Wait until the figure ``root`` drew one more answer; returns its new count."""
-    page.wait_for_function(
-        "([el, before]) => el.getAttribute('data-rlb-answers') !== before "
-        "&& el.getAttribute('data-rlb-busy') === '0'",
-        arg=[root.element_handle(), before], timeout=60_000)
-    return root.evaluate(ANSWER)
-
-
-def _act(page, root, action) -> None:  # type: ignore[no-untyped-def]
-    before = root.evaluate(ANSWER)
-    action()
-    _answered(page, root, before)
 
 
 # ------------------------------------------------------------------ the producer playground
@@ -76,35 +60,35 @@ def _configure(page, root, line: str, fault: bool, counter: int, variant: int) -
     base = copy.deepcopy(playground().request["config"])
     if variant == 2:                                          # the article's experiment
         cfg = seed002(True, line)
-        _act(page, root, lambda: root.locator('[data-rlb="preset"]').select_option(
+        act(page, root, lambda: root.locator('[data-rlb="preset"]').select_option(
             "seed 002, output 2 (every attempt fails)"))
         if line != "4.7.1":
-            _act(page, root, lambda: root.locator('[data-rlb="line"]').select_option(line))
+            act(page, root, lambda: root.locator('[data-rlb="line"]').select_option(line))
         return cfg
     cfg = base
-    _act(page, root, lambda: root.locator('[data-rlb="preset"]').select_option(
+    act(page, root, lambda: root.locator('[data-rlb="preset"]').select_option(
         "three healthy brokers"))
     if line != cfg["line"]:
-        _act(page, root, lambda: root.locator('[data-rlb="line"]').select_option(line))
+        act(page, root, lambda: root.locator('[data-rlb="line"]').select_option(line))
         cfg["line"] = line
     if bool(cfg["fault"]) != fault:
-        _act(page, root, lambda: root.locator('[data-rlb="fault"]').click())
+        act(page, root, lambda: root.locator('[data-rlb="fault"]').click())
         cfg["fault"] = fault
     box = root.locator('[data-rlb="counter"]')
     if counter != cfg["counter"]:
-        _act(page, root, lambda: (box.fill(str(counter)), box.dispatch_event("change")))
+        act(page, root, lambda: (box.fill(str(counter)), box.dispatch_event("change")))
         cfg["counter"] = counter
     if variant == 0:                      # broker-b slow, broker-c refuses
-        _act(page, root, lambda: root.locator('[data-rlb="slow-broker-b"]').click())
+        act(page, root, lambda: root.locator('[data-rlb="slow-broker-b"]').click())
         cfg["brokers"][1].update(answer="ok", latency_ms=700)
-        _act(page, root, lambda: root.locator('[data-rlb="down-broker-c"]').click())
+        act(page, root, lambda: root.locator('[data-rlb="down-broker-c"]').click())
         cfg["brokers"][2]["answer"] = "refuse"
     else:                                 # broker-a silent, two queues on broker-c
-        _act(page, root, lambda: root.locator('[data-rlb="answer-broker-a"]').select_option(
+        act(page, root, lambda: root.locator('[data-rlb="answer-broker-a"]').select_option(
             "silent"))
         cfg["brokers"][0]["answer"] = "silent"
         q = root.locator('[data-rlb="queues-broker-c"]')
-        _act(page, root, lambda: (q.fill("2"), q.dispatch_event("change")))
+        act(page, root, lambda: (q.fill("2"), q.dispatch_event("change")))
         cfg["brokers"][2]["queues"] = 2
     return cfg
 
@@ -128,14 +112,14 @@ def test_the_playground_sends_in_the_page_as_in_cpython(base_url: str, browser) 
             sid = f"pg-{line}-{variant}"
             handle("playground", sid, {"config": cfg, "op": "reset"})
             for _ in range(12):
-                _act(page, root, lambda: root.locator('[data-rlb="send-1"]').click())
+                act(page, root, lambda: root.locator('[data-rlb="send-1"]').click())
                 want = handle("playground", sid, {"config": cfg, "op": "send", "n": 1})
                 row = want["log"][0]
                 assert _shown_log(root)[0] == (
                     _attempts_text(row),
                     row["status"] + (f" ({row['error']})" if row["error"] else "")), (line, variant)
                 assert _shown_faults(root) == _fault_cells(want), (line, variant)
-            _act(page, root, lambda: root.locator('[data-rlb="send-100"]').click())
+            act(page, root, lambda: root.locator('[data-rlb="send-100"]').click())
             want = handle("playground", sid, {"config": cfg, "op": "send", "n": 100})
             assert _shown_faults(root) == _fault_cells(want)
             shown = _shown_log(root)
@@ -188,7 +172,7 @@ def test_the_board_allocates_in_the_page_as_in_cpython(base_url: str, browser) -
     strategies_seen: set[str] = set()
 
     def change(action, update) -> dict:  # type: ignore[no-untyped-def]
-        _act(page, root, action)
+        act(page, root, action)
         update()
         return handle("board", sid, {"state": copy.deepcopy(state), "op": "view"})
 
@@ -265,18 +249,17 @@ def test_the_explorer_runs_scenarios_in_the_page_as_in_cpython(base_url: str, br
     root.wait_for(timeout=30_000)
     for name in SCENARIOS if chapter.startswith("04") else SCENARIOS[:2]:
         text = data_path("scenarios", f"{name}.toml").read_text()
-        _act(page, root, lambda n=name: root.locator('[data-rlb="scenario"]').select_option(n))
+        act(page, root, lambda n=name: root.locator('[data-rlb="scenario"]').select_option(n))
         t = 0
-        for step in range(4):
+        for _ in range(4):
             view = handle("explorer", f"{chapter}-{name}", {"scenario": name, "toml": text,
                                                             "seed": 0, "t_ms": t})
             assert _explorer_shown(root) == _explorer_expected(view), (name, t)
             later = [x for x in view["ticks"] if x > t]
             if not later:
                 break
-            _act(page, root, lambda: root.locator('[data-rlb="next"]').click())
+            act(page, root, lambda: root.locator('[data-rlb="next"]').click())
             t = later[0]
-            del step
     watch.check_clean()
     page.close()
 
@@ -308,12 +291,12 @@ def test_exercises_check_themselves_in_the_page(base_url: str, browser, root: Pa
         ex = by_prompt[box.locator(".rlb-prompt").inner_text()]
         truth = check({"exercise": ex["exercise"], "params": ex["params"], "answer": "",
                        "reveal": True})["truth"]
-        _act(page, box, lambda b=box: (b.locator('[data-rlb="answer"]').fill("no such answer"),
+        act(page, box, lambda b=box: (b.locator('[data-rlb="answer"]').fill("no such answer"),
                                        b.locator('[data-rlb="check"]').click()))
         assert box.locator('[data-rlb="verdict"]').inner_text().startswith("Not that")
-        _act(page, box, lambda b=box: b.locator('[data-rlb="reveal"]').click())
+        act(page, box, lambda b=box: b.locator('[data-rlb="reveal"]').click())
         assert box.locator('[data-rlb="verdict"]').inner_text() == f"The package says: {truth}"
-        _act(page, box, lambda b=box, t=truth: (b.locator('[data-rlb="answer"]').fill(t),
+        act(page, box, lambda b=box, t=truth: (b.locator('[data-rlb="answer"]').fill(t),
                                        b.locator('[data-rlb="answer"]').press("Enter")))
         assert box.locator('[data-rlb="verdict"]').inner_text() == f"Right: {truth}"
     watch.check_clean()

@@ -14,7 +14,7 @@ import pytest
 
 from rocketlb_core import data_path
 from rocketlb_core.viz.assets import build
-from tests.loopback import serve
+from rocketlb_core.viz.loopback import serve
 
 pytestmark = pytest.mark.browser
 

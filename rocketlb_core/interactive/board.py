@@ -180,10 +180,11 @@ class Board:
         out_rows = []
         current: dict[str, dict[str, list[str]]] = {}
         for name, owners in self.rows(state):
-            before = self.previous.get(name.split("(")[0], {})
+            key = name.split("(")[0]                 # POP(AVG, share=k) is one row whatever k
+            before = self.previous.get(key, {})
             moved = [label in before and before[label] != who
                      for label, who in zip(labels, owners, strict=True)]
-            current[name.split("(")[0]] = dict(zip(labels, owners, strict=True))
+            current[key] = dict(zip(labels, owners, strict=True))
             busy = {c for who in owners for c in who}
             out_rows.append({"strategy": name, "owners": owners, "moved": moved,
                              "n_moved": sum(moved), "n_idle": sum(c not in busy for c in members),

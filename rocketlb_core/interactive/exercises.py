@@ -16,11 +16,10 @@ from typing import Any
 from rocketlb_core.consumer.base import assign_all, rebalance_view
 from rocketlb_core.consumer.registry import REGISTRY, make
 from rocketlb_core.interactive.fields import RequestError, choice, integer, items, table
+from rocketlb_core.interactive.playground import LINES
 from rocketlb_core.model import MessageQueue, QueueData
 from rocketlb_core.producer import MQFaultStrategy, ProducerLine, ThreadLocalIndex
 from rocketlb_core.producer.publish_info import TopicPublishInfo
-
-LINES = tuple(line.value for line in ProducerLine)
 
 
 def _brokers(p: Mapping[str, Any]) -> list[tuple[str, int]]:

@@ -84,6 +84,21 @@ def seed002(fail: bool, line: str = "4.7.1") -> dict[str, Any]:
                          "latency_ms": latency[i]} for i in range(2)]}
 
 
+def setups() -> dict[str, dict[str, Any]]:
+    """The playground's menu of set-ups, the first being its default: three healthy brokers on
+    4.9.8 with the fault strategy on; the same with broker-b answering in 700 ms; seed 002's two
+    experiments (``seed002``)."""
+    healthy: dict[str, Any] = {
+        "line": "4.9.8", "fault": True, "counter": 0, "retries": 2, "timeout_ms": 3000,
+        "gap_ms": 100, "brokers": [{"name": f"broker-{b}", "queues": 4, "answer": "ok",
+                                    "latency_ms": PRESETS_MS["healthy"]} for b in "abc"]}
+    slow = {**healthy, "brokers": [dict(b) for b in healthy["brokers"]]}
+    slow["brokers"][1]["latency_ms"] = PRESETS_MS["slow"]
+    return {"three healthy brokers": healthy, "broker-b answers in 700 ms": slow,
+            "seed 002, output 2 (every attempt fails)": seed002(fail=True),
+            "seed 002, output 1 (slow successes)": seed002(fail=False)}
+
+
 @dataclass(frozen=True)
 class BrokerSetting:
     name: str

@@ -127,20 +127,12 @@ def playground(config: dict[str, Any] | None = None, preset: str | None = None) 
     """A playground set up with ``config``, or with one of its menu's ``preset`` set-ups (three
     healthy brokers on 4.9.8 with the fault strategy on, the default; a slow broker-b; seed
     002's two experiments)."""
-    from rocketlb_core.interactive.playground import PRESETS_MS, seed002
+    from rocketlb_core.interactive.playground import PRESETS_MS, setups
 
-    default: dict[str, Any] = {
-        "line": "4.9.8", "fault": True, "counter": 0, "retries": 2, "timeout_ms": 3000,
-        "gap_ms": 100, "brokers": [{"name": f"broker-{b}", "queues": 4, "answer": "ok",
-                                    "latency_ms": 5} for b in "abc"]}
-    slow = {**default, "brokers": [dict(b) for b in default["brokers"]]}
-    slow["brokers"][1]["latency_ms"] = PRESETS_MS["slow"]
-    presets = {"three healthy brokers": default, "broker-b answers in 700 ms": slow,
-               "seed 002, output 2 (every attempt fails)": seed002(fail=True),
-               "seed 002, output 1 (slow successes)": seed002(fail=False)}
+    presets = setups()
     if preset is not None and preset not in presets:
         raise ValueError(f"unknown preset {preset!r} (known: {', '.join(presets)})")
-    start = config or presets[preset or "three healthy brokers"]
+    start = config or presets[preset or next(iter(presets))]
     return Playground(request={"config": start, "op": "view"}, presets=presets,
                       latency_presets=dict(PRESETS_MS))
 

@@ -1,4 +1,6 @@
-"""What the browser tests share: Chromium's offline flags and a quiet loopback file server."""
+"""Opening the built book as a reader does, offline: Debian's Chromium with the flags that work
+without a network, and a quiet file server on 127.0.0.1. The browser tests (``tests/book.py``) and
+``bench/live_model.py`` use both."""
 
 from __future__ import annotations
 
