@@ -55,8 +55,9 @@ def execute(path: Path) -> None:
 
 
 TAGS = ("rocketlb-browser", "rocketlb-kernel-spark", "rocketlb-kernel", "rocketlb-figure")
-FIGURES = "rocketlb_core.viz.widgets"
-"""A cell that builds live figures: they work in the page, so it gets no "needs a kernel" note."""
+FIGURES = ("rocketlb_core.viz.widgets", "rocketlb_core.viz.sequence")
+"""A cell that builds live figures or draws a sequence diagram: both work in the page by
+themselves, so it gets no "needs a kernel" note."""
 _STDLIB = frozenset(sys.stdlib_module_names)
 
 
@@ -91,7 +92,7 @@ def cell_needs(source: str, known: set[str]) -> tuple[str, set[str]]:
             stored.add(node.name)
     if any("spark" in m for m in modules) or "spark_session" in stored | loaded:
         return TAGS[1], stored
-    if FIGURES in modules:
+    if any(m in FIGURES for m in modules):
         return TAGS[3], stored
     free = loaded - stored - set(dir(builtins))
     if all(_module_ok(m) for m in modules) and free <= known:

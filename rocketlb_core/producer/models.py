@@ -26,3 +26,22 @@ def down(*brokers: str, latency_ms: int = 2, mode: str = "clean") -> BrokerModel
                                  FAIL_FAST_MS[-1] if mode == "clean" else budget_ms)
         return AttemptResult(Outcome.SEND_OK, latency_ms)
     return model
+
+
+def blip(broker: str, start_ms: int, end_ms: int, latency_ms: int = 2,
+         mode: str = "silent") -> BrokerModel:
+    """``broker`` is down (``mode`` as in ``down``) for attempts that start in
+    ``[start_ms, end_ms)`` and healthy otherwise; every other broker answers in ``latency_ms``.
+    One bad moment, as a GC pause or a network blip gives.
+
+    >>> model = blip("broker-b", 0, 100)
+    >>> [model(MessageQueue("T", "broker-b", 0), t, 3000).outcome.value for t in (50, 150)]
+    ['REMOTING_ERROR', 'SEND_OK']
+    """
+    bad = down(broker, latency_ms=latency_ms, mode=mode)
+
+    def model(mq: MessageQueue, start: int, budget_ms: int) -> AttemptResult:
+        if start_ms <= start < end_ms:
+            return bad(mq, start, budget_ms)
+        return AttemptResult(Outcome.SEND_OK, latency_ms)
+    return model

@@ -77,17 +77,79 @@ def latency_table_chart(frame: pd.DataFrame) -> alt.Chart:
 
 
 def bar_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None,
-              title: str = "") -> alt.Chart:
-    """A plain bar chart (for the book's small counts)."""
+              title: str = "", y_title: str | None = None, grouped: bool = False) -> alt.Chart:
+    """A plain bar chart (for the book's small counts); ``y_title`` names the unit. With
+    ``color`` the bars stack, or stand side by side when ``grouped``."""
     import altair as alt
 
     enc: dict[str, Any] = {"x": alt.X(f"{x}:N", title=None, sort=None,
                                       axis=alt.Axis(labelAngle=-45)),
-                           "y": alt.Y(f"{y}:Q"), "tooltip": list(frame.columns)}
+                           "y": alt.Y(f"{y}:Q", title=y_title or y),
+                           "tooltip": list(frame.columns)}
     if color:
-        enc["color"] = alt.Color(f"{color}:N", title=None)
+        enc["color"] = alt.Color(f"{color}:N", title=None, sort=None,
+                                 legend=alt.Legend(orient="bottom", columns=2))
+        if grouped:
+            enc["xOffset"] = alt.XOffset(f"{color}:N", sort=None)
     return alt.Chart(frame, title=title).mark_bar().encode(**enc).properties(width=480,
                                                                                height=200)
+
+
+def facet_bars_chart(frame: pd.DataFrame, x: str, y: str, facet: str, title: str = "",
+                     color: str | None = None) -> alt.Chart:
+    """Small bar charts side by side, one per value of ``facet`` (each with its own y scale:
+    the measures have different units, named in the facet value)."""
+    import altair as alt
+
+    enc: dict[str, Any] = {
+        "x": alt.X(f"{x}:N", title=None, sort=None, axis=alt.Axis(labelAngle=-40)),
+        "y": alt.Y(f"{y}:Q", title=None),
+        "color": alt.Color(f"{color or x}:N", title=None, sort=None,
+                           legend=alt.Legend(orient="bottom", columns=3)),
+        "tooltip": list(frame.columns),
+    }
+    return (
+        alt.Chart(frame).mark_bar().encode(**enc).properties(width=150, height=160)
+        .facet(column=alt.Column(f"{facet}:N", title=None, sort=None,
+                                 header=alt.Header(labelFontWeight="bold", labelLimit=0)),
+               title=title)
+        .resolve_scale(y="independent")
+    )
+
+
+def line_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "",
+               x_title: str | None = None, y_title: str | None = None) -> alt.Chart:
+    """Lines with points of ``y`` over a quantitative ``x``, one per ``color``."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title=title).mark_line(point=True)
+        .encode(x=alt.X(f"{x}:Q", title=x_title or x, axis=alt.Axis(tickMinStep=1)),
+                y=alt.Y(f"{y}:Q", title=y_title or y, axis=alt.Axis(tickMinStep=1)),
+                color=alt.Color(f"{color}:N", title=None, sort=None,
+                                legend=alt.Legend(orient="bottom", columns=3)),
+                tooltip=list(frame.columns))
+        .properties(width=480, height=220)
+    )
+
+
+def scatter_chart(frame: pd.DataFrame, x: str, y: str, color: str, shape: str,
+                  title: str = "", x_title: str | None = None,
+                  y_title: str | None = None) -> alt.Chart:
+    """Points of ``y`` against ``x``: colour for one field, shape for another."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame, title=title).mark_point(size=90, filled=True, opacity=0.85)
+        .encode(x=alt.X(f"{x}:Q", title=x_title or x),
+                y=alt.Y(f"{y}:Q", title=y_title or y, axis=alt.Axis(tickMinStep=1)),
+                color=alt.Color(f"{color}:N", title=None,
+                                legend=alt.Legend(orient="bottom", columns=3)),
+                shape=alt.Shape(f"{shape}:N", title=None,
+                                legend=alt.Legend(orient="bottom", columns=1)),
+                tooltip=list(frame.columns))
+        .properties(width=480, height=240)
+    )
 
 
 def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") -> alt.Chart:
@@ -106,13 +168,16 @@ def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") ->
     )
 
 
-def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "") -> alt.Chart:
+def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "",
+               x_title: str | None = None) -> alt.Chart:
     """Step lines of ``y`` over ``x`` per ``color`` (counts that change at events)."""
     import altair as alt
 
+    x_title = x_title or ("time (s)" if x == "time_s" else x)
     return (
         alt.Chart(frame, title=title).mark_line(interpolate="step-after", point=True)
-        .encode(x=alt.X(f"{x}:Q"), y=alt.Y(f"{y}:Q", axis=alt.Axis(tickMinStep=1)),
+        .encode(x=alt.X(f"{x}:Q", title=x_title),
+                y=alt.Y(f"{y}:Q", axis=alt.Axis(tickMinStep=1)),
                 color=alt.Color(f"{color}:N", title=None), tooltip=list(frame.columns))
         .properties(width=520, height=180)
     )
@@ -126,7 +191,8 @@ def lag_chart(frame: pd.DataFrame, title: str = "Messages waiting per queue") ->
     return (
         alt.Chart(frame, title=title).mark_line(interpolate="step-after")
         .encode(x=alt.X("time_s:Q", title="time (s)"), y=alt.Y("lag:Q", title="messages"),
-                color=alt.Color("queue:N", title=None),
+                color=alt.Color("queue:N", title=None,
+                                legend=alt.Legend(orient="bottom", columns=4)),
                 opacity=alt.condition(hover, alt.value(1.0), alt.value(0.35)),
                 tooltip=["queue:N", "time_s:Q", "lag:Q"])
         .add_params(hover).properties(width=560, height=200)

@@ -81,7 +81,8 @@ def chart_html(spec: dict[str, Any]) -> str:
         "  function draw() {\n"
         "    var el = document.getElementById(id);\n"
         "    if (!el) { return; }\n"
-        "    window.vegaEmbed(el, spec, opt).catch(function (err) {\n"
+        "    window.vegaEmbed(el, spec, opt).then(function (r) { el.rlbView = r.view; })"
+        ".catch(function (err) {\n"
         '      el.textContent = "chart failed: " + err; console.error(err);\n'
         "    });\n"
         "  }\n"
@@ -97,9 +98,30 @@ def chart_html(spec: dict[str, Any]) -> str:
     )
 
 
+# Every chart of the book: legends and axis titles are never cut short (Vega truncates labels
+# longer than 160 px with an ellipsis by default), and the chart draws on white in both themes.
+BOOK_CONFIG: dict[str, Any] = {
+    "background": "white",
+    "legend": {"labelLimit": 0, "titleLimit": 0},
+    "axis": {"titleLimit": 0},
+    "title": {"limit": 0},
+}
+
+
+def with_book_config(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` with ``BOOK_CONFIG`` under its own config (the chart's own settings win)."""
+    config = dict(spec.get("config", {}))
+    for key, value in BOOK_CONFIG.items():
+        if isinstance(value, dict):
+            config[key] = {**value, **config.get(key, {})}
+        else:
+            config.setdefault(key, value)
+    return {**spec, "config": config}
+
+
 def renderer(spec: dict[str, Any], **_metadata: Any) -> dict[str, str]:
     """Altair renderer entry point: a MIME bundle with the chart's HTML."""
-    return {"text/html": chart_html(spec)}
+    return {"text/html": chart_html(with_book_config(spec))}
 
 
 def enable_charts() -> None:

@@ -239,3 +239,137 @@ def facts(values: Mapping[str, Any]) -> pd.DataFrame:
     if values and all(isinstance(v, Mapping) for v in values.values()):
         return pd.DataFrame({k: {n: cell(x) for n, x in v.items()} for k, v in values.items()})
     return pd.DataFrame({"value": {k: cell(v) for k, v in values.items()}})
+
+
+def send_outcomes_frame(setups: Mapping[str, Any], line: str = "4.9.8", sends: int = 1000,
+                        fault_tolerance: bool = False, brokers: int = 2,
+                        queues: int = 4, seed: int = 0, config: Any = None) -> pd.DataFrame:
+    """Where ``sends`` synchronous sends end up under each broker model of ``setups`` (name ->
+    ``rocketlb_core.producer.models`` model): one row per setup and outcome (``stored on
+    <broker>`` or ``failed``) with the count, the attempts made and the sends' p99 duration.
+    One producer thread sends them one after the other, each starting when the last ended
+    (the virtual clock of ``producer.send``), with ``config`` (a ``SendConfig``; upstream's
+    defaults when None). The counter starts at 0; ``seed`` drives 5.x's counter reset on
+    retries."""
+    import random
+
+    import pandas as pd
+
+    from rocketlb_core.model import QueueData
+    from rocketlb_core.producer import MQFaultStrategy, ThreadLocalIndex, TopicPublishInfo
+    from rocketlb_core.producer.send import SendConfig, send
+
+    config = config or SendConfig()
+    names = [f"broker-{chr(ord('a') + i)}" for i in range(brokers)]
+    rows = []
+    for setup, world in setups.items():
+        mqs = [MessageQueue("TopicTest", b, i) for b in names for i in range(queues)]
+        tp = TopicPublishInfo(mqs, [QueueData(b, queues, queues) for b in names],
+                              ThreadLocalIndex(line, stored=0, rng=random.Random(seed)))
+        strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
+        now = 0
+        counts: Counter[str] = Counter()
+        attempts = 0
+        durations = []
+        for _ in range(sends):
+            r = send(strategy, tp, world, now_ms=now, config=config)
+            counts[f"stored on {r.queue.broker_name}" if r.stored and r.queue else "failed"] += 1
+            attempts += len(r.attempts)
+            durations.append(r.end_ms - r.start_ms)
+            now = r.end_ms + 1
+        durations.sort()
+        p99 = durations[min(len(durations) - 1, (99 * len(durations)) // 100)]
+        for outcome in [*(f"stored on {b}" for b in names), "failed"]:
+            rows.append({"setup": setup, "outcome": outcome, "sends": counts[outcome],
+                         "attempts": attempts, "p99_ms": p99})
+    return pd.DataFrame(rows)
+
+
+def group_size_frame(strategy: AllocateStrategy, mq_all: Sequence[MessageQueue],
+                     max_consumers: int) -> pd.DataFrame:
+    """For 1..``max_consumers`` consumers: the most and fewest queues a consumer gets, and how
+    many get none (long format: ``consumers``, ``measure``, ``value``)."""
+    import pandas as pd
+
+    rows = []
+    for n in range(1, max_consumers + 1):
+        ids = sorted(f"10.0.0.{i}@c{i:02d}" for i in range(1, n + 1))
+        split = assign_all(strategy, "g", list(mq_all), ids)
+        sizes = [len(split.get(cid, [])) for cid in ids]
+        for measure, value in (("most queues on one consumer", max(sizes)),
+                               ("fewest queues on one consumer", min(sizes)),
+                               ("consumers with no queue", sum(1 for s in sizes if s == 0))):
+            rows.append({"consumers": n, "measure": measure, "value": value})
+    return pd.DataFrame(rows)
+
+
+def multi_topic_load_frame(strategies: Mapping[str, AllocateStrategy], topics: int,
+                           queues_per_topic: int, consumers: int,
+                           brokers: Sequence[str] = ("broker-a", "broker-b")) -> pd.DataFrame:
+    """A group subscribed to ``topics`` topics of ``queues_per_topic`` queues each (spread over
+    ``brokers``): the queues each consumer holds in all, per strategy. Every topic is allocated
+    on its own with the same sorted ids (spec 9.2, upstream issue #1945)."""
+    import pandas as pd
+
+    ids = sorted(f"10.0.0.{i}@c{i}" for i in range(1, consumers + 1))
+    per_broker = queues_per_topic // len(brokers)
+    rows = []
+    for name, strategy in strategies.items():
+        load: Counter[str] = Counter({cid: 0 for cid in ids})
+        for t in range(topics):
+            mqs = [MessageQueue(f"Topic{t}", b, i) for b in brokers for i in range(per_broker)]
+            for cid, share in assign_all(strategy, "g", mqs, ids).items():
+                load[cid] += len(share)
+        rows += [{"strategy": name, "consumer": cid.split("@")[1], "queues": load[cid]}
+                 for cid in ids]
+    return pd.DataFrame(rows)
+
+
+def long_measures(values: Mapping[str, Mapping[str, Any]], measures: Mapping[str, str],
+                  scale: Mapping[str, float] | None = None, row_name: str = "setting"
+                  ) -> pd.DataFrame:
+    """``{row: {key: value}}`` as long rows for ``charts.facet_bars_chart``: ``measures`` maps
+    each key to the label shown (with its unit), ``scale`` divides a key's values (ms -> s)."""
+    import pandas as pd
+
+    scale = scale or {}
+    return pd.DataFrame([{row_name: row, "measure": label,
+                          "value": float(vals[key]) / scale.get(key, 1.0)}
+                         for key, label in measures.items() for row, vals in values.items()])
+
+
+def sends_over_time_frame(world: Any, settings: Mapping[str, tuple[str, bool]],
+                          duration_ms: int, every_ms: int, bucket_ms: int,
+                          brokers: Sequence[str] = ("broker-a", "broker-b"),
+                          queues: int = 4, seed: int = 0, config: Any = None) -> pd.DataFrame:
+    """One producer thread sending one message every ``every_ms`` (or as soon as the previous
+    send ends) for ``duration_ms``, under ``world`` (a ``producer.models`` model), for each
+    setting ``name -> (line, sendLatencyFaultEnable)``: messages stored per broker per bucket
+    (columns ``setting``, ``t_s``, ``broker``, ``messages``) for ``charts.broker_share_chart``.
+    The counter starts at 0; ``seed`` drives 5.x's counter reset on retries."""
+    import random
+
+    import pandas as pd
+
+    from rocketlb_core.model import QueueData
+    from rocketlb_core.producer import MQFaultStrategy, ThreadLocalIndex, TopicPublishInfo
+    from rocketlb_core.producer.send import send
+
+    rows = []
+    for name, (line, fault) in settings.items():
+        mqs = [MessageQueue("TopicTest", b, i) for b in brokers for i in range(queues)]
+        tp = TopicPublishInfo(mqs, [QueueData(b, queues, queues) for b in brokers],
+                              ThreadLocalIndex(line, stored=0, rng=random.Random(seed)))
+        strategy = MQFaultStrategy(line, send_latency_fault_enable=fault)
+        counts: Counter[tuple[int, str]] = Counter()
+        t = 0
+        while t < duration_ms:
+            r = send(strategy, tp, world, now_ms=t)
+            if r.stored and r.queue:
+                counts[(r.start_ms // bucket_ms, r.queue.broker_name)] += 1
+            t = max(t + every_ms, r.end_ms + 1)
+        for k in range(-(-duration_ms // bucket_ms)):
+            for b in brokers:
+                rows.append({"setting": name, "t_s": k * bucket_ms // 1000, "broker": b,
+                             "messages": counts[(k, b)]})
+    return pd.DataFrame(rows)
