@@ -16,9 +16,6 @@ from rocketlb_core.viz.loopback import CHROMIUM, CHROMIUM_ARGS, serve
 
 # Messages we understand and accept. Each is third-party and harmless:
 ALLOWED_ERRORS = (
-    # sphinx-thebe's script declares a top-level const that JB1's page template declares too;
-    # thebe is disabled in _config.yml, so nothing uses it.
-    "Identifier 'THEBE_JS_URL' has already been declared",
     # pydata-sphinx-theme on a first visit, when no light/dark choice is stored yet.
     "Got invalid theme mode: . Resetting to auto.",
 )
@@ -48,11 +45,15 @@ def browser():
 class PageWatch:
     """Opens a page, blocks and records non-loopback requests, and records errors."""
 
-    def __init__(self, browser, url: str, width: int = 1280) -> None:
+    def __init__(self, browser, url: str, width: int = 1280, dark: bool = False) -> None:
         self.external: list[str] = []
         self.errors: list[str] = []
         self.http_errors: list[str] = []
-        self.page = browser.new_page(viewport={"width": width, "height": 900})
+        self.page = browser.new_page(viewport={"width": width, "height": 900},
+                                     color_scheme="dark" if dark else "light")
+        if dark:     # the theme's own switch: pydata-sphinx-theme reads localStorage "mode"
+            self.page.add_init_script("localStorage.setItem('mode', 'dark');"
+                                      "localStorage.setItem('theme', 'dark');")
         self.page.route("**/*", self._route)
         self.page.on("console", lambda m: m.type == "error" and self._error(m.text))
         self.page.on("pageerror", lambda e: self._error(str(e)))

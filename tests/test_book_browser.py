@@ -172,3 +172,124 @@ def test_pages_fit_their_column_and_show_no_raw_reprs(built_book: Path, base_url
         watch.check_clean()
         watch.page.close()
     assert problems == {}
+
+
+# Charts: no legend entry, axis title or chart title cut short (Vega ends a cut label with "…"),
+# and nothing drawn outside the canvas. Diagrams: every label inside the SVG's view box.
+_CLIPPED = """() => {
+  const bad = [];
+  document.querySelectorAll('div.rlb-chart').forEach(el => {
+    const view = el.rlbView;
+    if (!view) { bad.push(el.id + ': not drawn'); return; }
+    const canvas = el.querySelector('canvas');
+    const w = canvas.width / (window.devicePixelRatio || 1) + 1;
+    const walk = (item, ox, oy) => {
+      const x = ox + (item.x || 0), y = oy + (item.y || 0);
+      if (item.mark && item.mark.marktype === 'text') {
+        const t = [].concat(item.text === undefined ? [] : item.text).join(' ');
+        if (t.includes('…')) { bad.push(el.id + ': cut text "' + t + '"'); }
+      }
+      if (item.mark && item.mark.role && /legend/.test(item.mark.role) && item.bounds
+          && (item.bounds.x2 + ox > w + 2)) {
+        bad.push(el.id + ': legend outside the canvas');
+      }
+      const group = item.mark && item.mark.marktype === 'group';
+      (item.items || []).forEach(child => walk(child, group ? x : ox, group ? y : oy));
+    };
+    walk(view.scenegraph().root, view.origin()[0], view.origin()[1]);
+  });
+  document.querySelectorAll('svg.rlb-seq-svg').forEach((svg, i) => {
+    const vb = svg.viewBox.baseVal;
+    svg.querySelectorAll('text').forEach(t => {
+      const b = t.getBBox();
+      if (b.x < vb.x - 1 || b.x + b.width > vb.x + vb.width + 1) {
+        bad.push('diagram ' + i + ': label outside "' + t.textContent + '"');
+      }
+    });
+  });
+  return bad;
+}"""
+
+
+def test_no_chart_legend_or_diagram_label_is_cut(built_book: Path, base_url: str,
+                                                 browser) -> None:
+    problems = {}
+    diagrams = 0
+    for rel in _pages(built_book):
+        text = (built_book / rel).read_text()
+        want = text.count('class="rlb-chart"')
+        diagrams += text.count('class="rlb-seq-svg"')
+        watch = PageWatch(browser, base_url + rel)
+        if want:
+            watch.page.wait_for_function(
+                f"Array.from(document.querySelectorAll('div.rlb-chart')).filter(e => e.rlbView)"
+                f".length >= {want}", timeout=30_000)
+        found = watch.page.evaluate(_CLIPPED)
+        if found:
+            problems[rel] = found
+        watch.check_clean()
+        watch.page.close()
+    assert diagrams >= 7
+    assert problems == {}
+
+
+# Dark mode: every piece of text in the article (prose, code, tables, widgets, diagrams) must
+# keep a contrast of at least 3:1 (WCAG's floor for large text and UI parts) with what is behind
+# it. Charts draw on their own white card, so the canvas is left out.
+_CONTRAST = """() => {
+  const rgb = s => {
+    const m = s.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(',').map(Number);
+    return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1};
+  };
+  const lin = v => {
+    v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+  };
+  const lum = c => 0.2126 * lin(c.r) + 0.7152 * lin(c.g) + 0.0722 * lin(c.b);
+  const behind = el => {
+    for (let a = el; a; a = a.parentElement) {
+      const c = rgb(getComputedStyle(a).backgroundColor);
+      if (c && c.a > 0.5) return c;
+    }
+    return rgb(getComputedStyle(document.body).backgroundColor) || {r: 255, g: 255, b: 255, a: 1};
+  };
+  const bad = [];
+  const seen = new Set();
+  document.querySelectorAll('article *').forEach(el => {
+    if (el.closest('.rlb-chart') || el.closest('.MathJax')) return;
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) return;
+    const r = el.getBoundingClientRect();
+    const st = getComputedStyle(el);
+    if (r.width === 0 || st.visibility === 'hidden' || st.display === 'none') return;
+    if (+st.opacity === 0) return;
+    let fg = rgb(el instanceof SVGElement ? st.fill : st.color);
+    if (!fg) return;
+    const bg = behind(el instanceof SVGElement ? el.ownerSVGElement || el : el);
+    const fgc = {r: fg.r * fg.a + bg.r * (1 - fg.a), g: fg.g * fg.a + bg.g * (1 - fg.a),
+                 b: fg.b * fg.a + bg.b * (1 - fg.a)};
+    const L1 = lum(fgc), L2 = lum(bg);
+    const ratio = (Math.max(L1, L2) + 0.05) / (Math.min(L1, L2) + 0.05);
+    if (ratio < 3) {
+      const key = el.tagName + ':' + el.textContent.trim().slice(0, 30);
+      if (!seen.has(key)) { seen.add(key); bad.push(key + ' ' + ratio.toFixed(2)); }
+    }
+  });
+  return bad.slice(0, 15);
+}"""
+
+
+def test_every_page_is_readable_in_dark_mode(built_book: Path, base_url: str, browser) -> None:
+    problems = {}
+    for rel in _pages(built_book):
+        watch = PageWatch(browser, base_url + rel, dark=True)
+        page = watch.page
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark", rel
+        found = page.evaluate(_CONTRAST)
+        if found:
+            problems[rel] = found
+        watch.check_clean()
+        page.close()
+    assert problems == {}

@@ -42,4 +42,41 @@ def test_every_chapter_is_in_the_table_of_contents() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = {ch["file"] for part in toc["parts"] for ch in part["chapters"]}
     assert {f"notebooks/{p.stem}" for p in NOTEBOOKS} <= files
-    assert len(NOTEBOOKS) == 8
+    assert len(NOTEBOOKS) == 9
+
+
+def _figures(cell: nbformat.NotebookNode) -> int:
+    """Charts (the offline renderer's ``rlb-chart``) and sequence diagrams a cell shows."""
+    html = "".join("".join(o.get("data", {}).get("text/html", ""))
+                   for o in cell.get("outputs", []))
+    return html.count('class="rlb-chart"') + html.count('class="rlb-seq"')
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_chapter_teaches_with_pictures_practice_and_key_points(path: Path) -> None:
+    """Issue 13's floor for a chapter: two or more charts or diagrams in its stored outputs, four
+    or more exercises each with a worked solution, and a key-points box after them (only the
+    self-checking widgets may follow it)."""
+    nb = nbformat.read(path, as_version=4)
+    figures = sum(_figures(c) for c in nb.cells if c.cell_type == "code")
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    solutions = text.count("```{admonition} Solution")
+    assert figures >= 2, f"{path.name}: {figures} charts or diagrams"
+    assert solutions >= 4, f"{path.name}: {solutions} exercises with a worked solution"
+    key = text.rfind("```{admonition} Key points")
+    assert key > text.rfind("```{admonition} Solution"), f"{path.name}: no key points at the end"
+    after = text[key:].split("```{admonition} Key points", 1)[1]
+    assert "\n## " not in after, f"{path.name}: a section follows the key points"
+
+
+def test_every_diagram_cell_names_a_shipped_diagram() -> None:
+    from rocketlb_core.viz.sequence import diagram_source
+
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and "diagram(" in cell.source:
+                for node in ast.walk(ast.parse(cell.source)):
+                    if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "diagram"):
+                        name = node.args[0]
+                        assert isinstance(name, ast.Constant)
+                        assert diagram_source(name.value)
