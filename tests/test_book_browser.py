@@ -166,6 +166,11 @@ def test_pages_fit_their_column_and_show_no_raw_reprs(built_book: Path, base_url
     problems = {}
     for rel in _pages(built_book):
         watch = PageWatch(browser, base_url + rel, width=width)
+        want = (built_book / rel).read_text().count('class="rlb-chart"')
+        if want:     # measure what the reader sees: every chart drawn (slow under load)
+            watch.page.wait_for_function(
+                f"Array.from(document.querySelectorAll('div.rlb-chart')).filter(e => e.rlbView)"
+                f".length >= {want}", timeout=60_000)
         found = watch.page.evaluate(_LAYOUT)
         if found["bad"] or found["reprs"]:
             problems[rel] = found
