@@ -1,4 +1,5 @@
-"""Seed 002's ``MQFaultStrategyTest`` experiment, on any line (book chapter 3).
+"""Seed 002's ``MQFaultStrategyTest`` experiment, on any line (book chapter 3), and
+``producer_run``: one producer thread's sends under a broker model (chapters 2, 3 and 9).
 
 The article builds a ``TopicPublishInfo`` with broker1 and broker2 (4 queues each), turns
 ``sendLatencyFaultEnable`` on, and runs ten rounds; in each round a send goes out and, if it
@@ -15,12 +16,14 @@ to see what changed.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocketlb_core.model import MessageQueue, QueueData
 from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.producer.publish_info import TopicPublishInfo
+from rocketlb_core.producer.send import BrokerModel, SendConfig, SendResult, send
 from rocketlb_core.producer.strategy import MQFaultStrategy
 
 LATENCY = {"broker1": 30000, "broker2": 50000}
@@ -59,4 +62,36 @@ def seed002_experiment(line: str, fail: bool, rounds: int = 10, now_ms: int = 0,
                                        now_ms=now_ms)
         out.append(Round(n, tuple(used), {b: strategy.is_available(b, now_ms)
                                           for b in ("broker1", "broker2")}))
+    return out
+
+
+def producer_run(world: BrokerModel, line: str = "4.9.8", fault_tolerance: bool = False, *,
+                 sends: int | None = None, until_ms: int | None = None, every_ms: int = 0,
+                 brokers: Sequence[str] = ("broker-a", "broker-b"), queues: int = 4,
+                 seed: int = 0, config: SendConfig | None = None) -> list[SendResult]:
+    """One producer thread sending synchronously to ``brokers`` (``queues`` each) under
+    ``world`` (a ``producer.models`` model): a send starts ``every_ms`` after the previous one
+    started, or 1 ms after it ended if it took longer; ``sends`` messages, or every send that
+    starts before ``until_ms``. The counter starts at 0; ``seed`` drives 5.x's counter reset on
+    retries; ``config`` defaults to upstream's ``SendConfig``. The book's send-outcome and
+    over-time figures (chapters 2, 3, 9) are built on it.
+
+    >>> from rocketlb_core.producer.models import down
+    >>> run = producer_run(down("broker-a"), sends=4)
+    >>> [(r.queue.short(), len(r.attempts)) for r in run]
+    [('broker-b/0', 2), ('broker-b/1', 1), ('broker-b/2', 1), ('broker-b/3', 1)]
+    """
+    config = config or SendConfig()
+    if (sends is None) == (until_ms is None):
+        raise ValueError("give exactly one of sends= and until_ms=")
+    mqs = [MessageQueue("TopicTest", b, i) for b in brokers for i in range(queues)]
+    tp = TopicPublishInfo(mqs, [QueueData(b, queues, queues) for b in brokers],
+                          ThreadLocalIndex(line, stored=0, rng=random.Random(seed)))
+    strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
+    out: list[SendResult] = []
+    t = 0
+    while (len(out) < sends) if sends is not None else (t < (until_ms or 0)):
+        r = send(strategy, tp, world, now_ms=t, config=config)
+        out.append(r)
+        t = max(t + every_ms, r.end_ms + 1)
     return out

@@ -38,10 +38,8 @@ def blip(broker: str, start_ms: int, end_ms: int, latency_ms: int = 2,
     >>> [model(MessageQueue("T", "broker-b", 0), t, 3000).outcome.value for t in (50, 150)]
     ['REMOTING_ERROR', 'SEND_OK']
     """
-    bad = down(broker, latency_ms=latency_ms, mode=mode)
+    bad, good = down(broker, latency_ms=latency_ms, mode=mode), down(latency_ms=latency_ms)
 
     def model(mq: MessageQueue, start: int, budget_ms: int) -> AttemptResult:
-        if start_ms <= start < end_ms:
-            return bad(mq, start, budget_ms)
-        return AttemptResult(Outcome.SEND_OK, latency_ms)
+        return (bad if start_ms <= start < end_ms else good)(mq, start, budget_ms)
     return model

@@ -12,6 +12,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def _legend(columns: int) -> alt.Legend:
+    """The book's legend: under the chart, in ``columns`` columns, never cut (``render``)."""
+    import altair as alt
+
+    return alt.Legend(orient="bottom", columns=columns)
+
+
 def queue_layout_chart(frame: pd.DataFrame) -> alt.Chart:
     """Grouped bars of ``rocketlb_core.viz.tables.queue_layout_frame``, with a radio button (no
     kernel needed) per topic."""
@@ -88,7 +95,7 @@ def bar_chart(frame: pd.DataFrame, x: str, y: str, color: str | None = None,
                            "tooltip": list(frame.columns)}
     if color:
         enc["color"] = alt.Color(f"{color}:N", title=None, sort=None,
-                                 legend=alt.Legend(orient="bottom", columns=2))
+                                 legend=_legend(2))
         if grouped:
             enc["xOffset"] = alt.XOffset(f"{color}:N", sort=None)
     return alt.Chart(frame, title=title).mark_bar().encode(**enc).properties(width=480,
@@ -105,7 +112,7 @@ def facet_bars_chart(frame: pd.DataFrame, x: str, y: str, facet: str, title: str
         "x": alt.X(f"{x}:N", title=None, sort=None, axis=alt.Axis(labelAngle=-40)),
         "y": alt.Y(f"{y}:Q", title=None),
         "color": alt.Color(f"{color or x}:N", title=None, sort=None,
-                           legend=alt.Legend(orient="bottom", columns=3)),
+                           legend=_legend(3)),
         "tooltip": list(frame.columns),
     }
     return (
@@ -127,7 +134,7 @@ def line_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "",
         .encode(x=alt.X(f"{x}:Q", title=x_title or x, axis=alt.Axis(tickMinStep=1)),
                 y=alt.Y(f"{y}:Q", title=y_title or y, axis=alt.Axis(tickMinStep=1)),
                 color=alt.Color(f"{color}:N", title=None, sort=None,
-                                legend=alt.Legend(orient="bottom", columns=3)),
+                                legend=_legend(3)),
                 tooltip=list(frame.columns))
         .properties(width=480, height=220)
     )
@@ -144,9 +151,9 @@ def scatter_chart(frame: pd.DataFrame, x: str, y: str, color: str, shape: str,
         .encode(x=alt.X(f"{x}:Q", title=x_title or x),
                 y=alt.Y(f"{y}:Q", title=y_title or y, axis=alt.Axis(tickMinStep=1)),
                 color=alt.Color(f"{color}:N", title=None,
-                                legend=alt.Legend(orient="bottom", columns=3)),
+                                legend=_legend(3)),
                 shape=alt.Shape(f"{shape}:N", title=None,
-                                legend=alt.Legend(orient="bottom", columns=1)),
+                                legend=_legend(1)),
                 tooltip=list(frame.columns))
         .properties(width=480, height=240)
     )
@@ -169,11 +176,10 @@ def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") ->
 
 
 def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "",
-               x_title: str | None = None) -> alt.Chart:
+               x_title: str = "time (s)") -> alt.Chart:
     """Step lines of ``y`` over ``x`` per ``color`` (counts that change at events)."""
     import altair as alt
 
-    x_title = x_title or ("time (s)" if x == "time_s" else x)
     return (
         alt.Chart(frame, title=title).mark_line(interpolate="step-after", point=True)
         .encode(x=alt.X(f"{x}:Q", title=x_title),
@@ -192,7 +198,7 @@ def lag_chart(frame: pd.DataFrame, title: str = "Messages waiting per queue") ->
         alt.Chart(frame, title=title).mark_line(interpolate="step-after")
         .encode(x=alt.X("time_s:Q", title="time (s)"), y=alt.Y("lag:Q", title="messages"),
                 color=alt.Color("queue:N", title=None,
-                                legend=alt.Legend(orient="bottom", columns=4)),
+                                legend=_legend(4)),
                 opacity=alt.condition(hover, alt.value(1.0), alt.value(0.35)),
                 tooltip=["queue:N", "time_s:Q", "lag:Q"])
         .add_params(hover).properties(width=560, height=200)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocketlb_core.consumer.base import AllocateStrategy, assign_all
+from rocketlb_core.consumer.metrics import idle_consumers, loads
 from rocketlb_core.model import MessageQueue, TopicRoute, publish_queues, subscribe_queues
 from rocketlb_core.producer.experiments import seed002_experiment
 from rocketlb_core.replay.aggregates import Aggregates, summary_of
@@ -242,44 +243,27 @@ def facts(values: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def send_outcomes_frame(setups: Mapping[str, Any], line: str = "4.9.8", sends: int = 1000,
-                        fault_tolerance: bool = False, brokers: int = 2,
-                        queues: int = 4, seed: int = 0, config: Any = None) -> pd.DataFrame:
-    """Where ``sends`` synchronous sends end up under each broker model of ``setups`` (name ->
-    ``rocketlb_core.producer.models`` model): one row per setup and outcome (``stored on
-    <broker>`` or ``failed``) with the count, the attempts made and the sends' p99 duration.
-    One producer thread sends them one after the other, each starting when the last ended
-    (the virtual clock of ``producer.send``), with ``config`` (a ``SendConfig``; upstream's
-    defaults when None). The counter starts at 0; ``seed`` drives 5.x's counter reset on
-    retries."""
-    import random
-
+                        fault_tolerance: bool = False, config: Any = None) -> pd.DataFrame:
+    """Where ``sends`` back-to-back synchronous sends end up under each broker model of
+    ``setups`` (name -> ``rocketlb_core.producer.models`` model), run by
+    ``producer.experiments.producer_run`` with ``config`` (a ``SendConfig``; upstream's defaults
+    when None): one row per setup and outcome (``stored on <broker>`` or ``failed``) with the
+    count, the attempts made and the sends' p99 duration."""
     import pandas as pd
 
-    from rocketlb_core.model import QueueData
-    from rocketlb_core.producer import MQFaultStrategy, ThreadLocalIndex, TopicPublishInfo
-    from rocketlb_core.producer.send import SendConfig, send
+    from rocketlb_core.producer.experiments import producer_run
 
-    config = config or SendConfig()
-    names = [f"broker-{chr(ord('a') + i)}" for i in range(brokers)]
+    brokers = ("broker-a", "broker-b")
     rows = []
     for setup, world in setups.items():
-        mqs = [MessageQueue("TopicTest", b, i) for b in names for i in range(queues)]
-        tp = TopicPublishInfo(mqs, [QueueData(b, queues, queues) for b in names],
-                              ThreadLocalIndex(line, stored=0, rng=random.Random(seed)))
-        strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
-        now = 0
-        counts: Counter[str] = Counter()
-        attempts = 0
-        durations = []
-        for _ in range(sends):
-            r = send(strategy, tp, world, now_ms=now, config=config)
-            counts[f"stored on {r.queue.broker_name}" if r.stored and r.queue else "failed"] += 1
-            attempts += len(r.attempts)
-            durations.append(r.end_ms - r.start_ms)
-            now = r.end_ms + 1
-        durations.sort()
+        run = producer_run(world, line, fault_tolerance, sends=sends, brokers=brokers,
+                           config=config)
+        counts = Counter(f"stored on {r.queue.broker_name}" if r.stored and r.queue else "failed"
+                         for r in run)
+        attempts = sum(len(r.attempts) for r in run)
+        durations = sorted(r.end_ms - r.start_ms for r in run)
         p99 = durations[min(len(durations) - 1, (99 * len(durations)) // 100)]
-        for outcome in [*(f"stored on {b}" for b in names), "failed"]:
+        for outcome in [*(f"stored on {b}" for b in brokers), "failed"]:
             rows.append({"setup": setup, "outcome": outcome, "sends": counts[outcome],
                          "attempts": attempts, "p99_ms": p99})
     return pd.DataFrame(rows)
@@ -294,11 +278,12 @@ def group_size_frame(strategy: AllocateStrategy, mq_all: Sequence[MessageQueue],
     rows = []
     for n in range(1, max_consumers + 1):
         ids = sorted(f"10.0.0.{i}@c{i:02d}" for i in range(1, n + 1))
-        split = assign_all(strategy, "g", list(mq_all), ids)
-        sizes = [len(split.get(cid, [])) for cid in ids]
+        split: dict[str, list[MessageQueue]] = {cid: [] for cid in ids}
+        split |= assign_all(strategy, "g", list(mq_all), ids)
+        sizes = loads(split).values()
         for measure, value in (("most queues on one consumer", max(sizes)),
                                ("fewest queues on one consumer", min(sizes)),
-                               ("consumers with no queue", sum(1 for s in sizes if s == 0))):
+                               ("consumers with no queue", len(idle_consumers(split)))):
             rows.append({"consumers": n, "measure": measure, "value": value})
     return pd.DataFrame(rows)
 
@@ -340,34 +325,21 @@ def long_measures(values: Mapping[str, Mapping[str, Any]], measures: Mapping[str
 
 def sends_over_time_frame(world: Any, settings: Mapping[str, tuple[str, bool]],
                           duration_ms: int, every_ms: int, bucket_ms: int,
-                          brokers: Sequence[str] = ("broker-a", "broker-b"),
-                          queues: int = 4, seed: int = 0, config: Any = None) -> pd.DataFrame:
-    """One producer thread sending one message every ``every_ms`` (or as soon as the previous
-    send ends) for ``duration_ms``, under ``world`` (a ``producer.models`` model), for each
-    setting ``name -> (line, sendLatencyFaultEnable)``: messages stored per broker per bucket
-    (columns ``setting``, ``t_s``, ``broker``, ``messages``) for ``charts.broker_share_chart``.
-    The counter starts at 0; ``seed`` drives 5.x's counter reset on retries."""
-    import random
-
+                          brokers: Sequence[str] = ("broker-a", "broker-b")) -> pd.DataFrame:
+    """One producer thread sending a message every ``every_ms`` for ``duration_ms`` under
+    ``world`` (``producer.experiments.producer_run``), for each setting ``name -> (line,
+    sendLatencyFaultEnable)``: messages stored per broker per bucket (columns ``setting``,
+    ``t_s``, ``broker``, ``messages``) for ``charts.broker_share_chart``."""
     import pandas as pd
 
-    from rocketlb_core.model import QueueData
-    from rocketlb_core.producer import MQFaultStrategy, ThreadLocalIndex, TopicPublishInfo
-    from rocketlb_core.producer.send import send
+    from rocketlb_core.producer.experiments import producer_run
 
     rows = []
     for name, (line, fault) in settings.items():
-        mqs = [MessageQueue("TopicTest", b, i) for b in brokers for i in range(queues)]
-        tp = TopicPublishInfo(mqs, [QueueData(b, queues, queues) for b in brokers],
-                              ThreadLocalIndex(line, stored=0, rng=random.Random(seed)))
-        strategy = MQFaultStrategy(line, send_latency_fault_enable=fault)
-        counts: Counter[tuple[int, str]] = Counter()
-        t = 0
-        while t < duration_ms:
-            r = send(strategy, tp, world, now_ms=t)
-            if r.stored and r.queue:
-                counts[(r.start_ms // bucket_ms, r.queue.broker_name)] += 1
-            t = max(t + every_ms, r.end_ms + 1)
+        run = producer_run(world, line, fault, until_ms=duration_ms, every_ms=every_ms,
+                           brokers=brokers)
+        counts = Counter((r.start_ms // bucket_ms, r.queue.broker_name)
+                         for r in run if r.stored and r.queue)
         for k in range(-(-duration_ms // bucket_ms)):
             for b in brokers:
                 rows.append({"setting": name, "t_s": k * bucket_ms // 1000, "broker": b,
