@@ -76,6 +76,28 @@ class PageWatch:
         if not any(allowed in text for allowed in ALLOWED_ERRORS):
             self.errors.append(text)
 
+    def wait_drawn(self, html: str, timeout_ms: int = 60_000) -> tuple[int, int]:
+        """Wait until every chart (its Vega view) and every widget of the page, whose HTML is
+        ``html``, is drawn, so a test measures what a reader sees (a loaded machine draws
+        late). Returns (charts, widgets)."""
+        charts = html.count('class="rlb-chart"')
+        widgets = html.count('type="application/vnd.jupyter.widget-view+json"')
+        try:
+            if charts:
+                self.page.wait_for_function(
+                    "n => Array.from(document.querySelectorAll('div.rlb-chart'))"
+                    ".filter(e => e.rlbView).length >= n", arg=charts, timeout=timeout_ms)
+            if widgets:
+                self.page.wait_for_function(
+                    """() => Array.from(document.querySelectorAll(
+                         'script[type="application/vnd.jupyter.widget-view+json"]'))
+                       .every(s => s.parentElement.querySelector('.widget-subarea .lm-Widget'))""",
+                    timeout=timeout_ms)
+        except Exception as exc:
+            raise AssertionError(f"{self.page.url}: charts or widgets did not render; "
+                                 f"JavaScript errors: {self.errors}") from exc
+        return charts, widgets
+
     def check_clean(self) -> None:
         assert self.external == [], f"requests left 127.0.0.1: {self.external}"
         assert self.http_errors == [], f"HTTP errors: {self.http_errors}"

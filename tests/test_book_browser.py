@@ -30,25 +30,9 @@ def test_every_page_renders_offline(built_book: Path, base_url: str, browser) ->
     assert "index.html" in pages
     charts_seen = widgets_seen = 0
     for rel in pages:
-        text = (built_book / rel).read_text()
-        want_charts = text.count('class="rlb-chart"')
-        want_widgets = text.count('type="application/vnd.jupyter.widget-view+json"')
         watch = PageWatch(browser, base_url + rel)
         page = watch.page
-        try:
-            if want_charts:
-                page.wait_for_function(
-                    f"document.querySelectorAll('div.rlb-chart canvas').length >= {want_charts}",
-                    timeout=30_000)
-            if want_widgets:
-                page.wait_for_function(
-                    """() => Array.from(document.querySelectorAll(
-                         'script[type="application/vnd.jupyter.widget-view+json"]'))
-                       .every(s => s.parentElement.querySelector('.widget-subarea .lm-Widget'))""",
-                    timeout=30_000)
-        except Exception as exc:
-            raise AssertionError(f"{rel}: charts or widgets did not render; JavaScript "
-                                 f"errors: {watch.errors}") from exc
+        want_charts, want_widgets = watch.wait_drawn((built_book / rel).read_text())
         assert page.locator("div.rlb-chart canvas").count() == want_charts, rel
         charts_seen += want_charts
         widgets_seen += want_widgets
@@ -166,11 +150,7 @@ def test_pages_fit_their_column_and_show_no_raw_reprs(built_book: Path, base_url
     problems = {}
     for rel in _pages(built_book):
         watch = PageWatch(browser, base_url + rel, width=width)
-        want = (built_book / rel).read_text().count('class="rlb-chart"')
-        if want:     # measure what the reader sees: every chart drawn (slow under load)
-            watch.page.wait_for_function(
-                f"Array.from(document.querySelectorAll('div.rlb-chart')).filter(e => e.rlbView)"
-                f".length >= {want}", timeout=60_000)
+        watch.wait_drawn((built_book / rel).read_text())
         found = watch.page.evaluate(_LAYOUT)
         if found["bad"] or found["reprs"]:
             problems[rel] = found
@@ -222,13 +202,9 @@ def test_no_chart_legend_or_diagram_label_is_cut(built_book: Path, base_url: str
     diagrams = 0
     for rel in _pages(built_book):
         text = (built_book / rel).read_text()
-        want = text.count('class="rlb-chart"')
         diagrams += text.count('class="rlb-seq-svg"')
         watch = PageWatch(browser, base_url + rel)
-        if want:
-            watch.page.wait_for_function(
-                f"Array.from(document.querySelectorAll('div.rlb-chart')).filter(e => e.rlbView)"
-                f".length >= {want}", timeout=30_000)
+        watch.wait_drawn(text)
         found = watch.page.evaluate(_CLIPPED)
         if found:
             problems[rel] = found
@@ -291,6 +267,7 @@ def test_every_page_is_readable_in_dark_mode(built_book: Path, base_url: str, br
     for rel in _pages(built_book):
         watch = PageWatch(browser, base_url + rel, dark=True)
         page = watch.page
+        watch.wait_drawn((built_book / rel).read_text())
         assert page.evaluate("document.documentElement.dataset.theme") == "dark", rel
         found = page.evaluate(_CONTRAST)
         if found:

@@ -87,6 +87,7 @@ function render({ model, el }) {
         const chip = rlbEl("span", { "class": "rlb-consumer", draggable: "true",
           "data-rlb": "chip-" + c, title: (view.ids[c] || "") + " (drag, or click to move on)" }, c);
         chip.style.background = RLB_COLORS[i % RLB_COLORS.length];
+        chip.style.color = RLB_INK[i % RLB_INK.length];
         chip.addEventListener("dragstart", function (e) { e.dataTransfer.setData("text/plain", c); });
         chip.addEventListener("click", function () {
           move(c, BOARD_ZONES[(BOARD_ZONES.indexOf(zone) + 1) % BOARD_ZONES.length]);
@@ -113,7 +114,7 @@ function render({ model, el }) {
           title: who.join(", ") || "nobody" }, label);
         if (who.length === 1) {
           td.style.background = RLB_COLORS[names.indexOf(who[0]) % RLB_COLORS.length];
-          td.style.color = "white";
+          td.style.color = RLB_INK[names.indexOf(who[0]) % RLB_INK.length];
         } else if (who.length > 1) {
           td.className = "rlb-shared";
         } else {

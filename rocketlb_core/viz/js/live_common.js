@@ -99,3 +99,7 @@ function rlbAsker(model, kind, root) {
 
 const RLB_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2",
   "#edc948", "#ff9da7", "#9c755f", "#bab0ac"];
+// The text colour to write on each of RLB_COLORS: whichever of white and near-black contrasts
+// more (WCAG ratio; white only on the blue). The dark-mode browser test holds text to 3:1.
+const RLB_INK = ["#ffffff", "#1b1b1b", "#1b1b1b", "#1b1b1b", "#1b1b1b", "#1b1b1b",
+  "#1b1b1b", "#1b1b1b", "#1b1b1b", "#1b1b1b"];

@@ -248,8 +248,12 @@ function render({ model, el }) {
       line.setAttribute("stroke", RLB_COLORS[i % RLB_COLORS.length]);
       line.setAttribute("stroke-width", "2");
       svg.appendChild(line);
-      text(w - 104, 20 + 16 * i, "■ " + b + ": " + last[i + 1]);
-      svg.lastChild.setAttribute("fill", RLB_COLORS[i % RLB_COLORS.length]);
+      const key = document.createElementNS(ns, "rect");         // the colour key; text stays ink
+      key.setAttribute("x", w - 104); key.setAttribute("y", 11 + 16 * i);
+      key.setAttribute("width", 9); key.setAttribute("height", 9);
+      key.setAttribute("fill", RLB_COLORS[i % RLB_COLORS.length]);
+      svg.appendChild(key);
+      text(w - 91, 20 + 16 * i, b + ": " + last[i + 1]);
     });
     chart.replaceChildren(rlbEl("div", { "class": "rlb-caption" },
       "Messages stored on each broker as the sends go on (virtual time)."), svg);
