@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import altair as alt
     import pandas as pd
 
@@ -159,20 +161,35 @@ def scatter_chart(frame: pd.DataFrame, x: str, y: str, color: str, shape: str,
     )
 
 
-def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") -> alt.Chart:
-    """A Gantt of queue ownership (``rocketlb_core.viz.tables.ownership_frame``)."""
+def interval_chart(frame: pd.DataFrame, y: str, states: Sequence[str], colors: Sequence[str],
+                   title: str = "", tooltip: Sequence[str] = ()) -> alt.Chart:
+    """A Gantt: one row per ``y``, bars from ``start_s`` to ``end_s`` coloured by ``state``."""
     import altair as alt
 
     return (
         alt.Chart(frame, title=title).mark_bar()
-        .encode(x=alt.X("start_s:Q", title="time (s)"), x2="end_s:Q",
-                y=alt.Y("queue:N", title=None),
+        .encode(x=alt.X("start_s:Q", title="time (s)", scale=alt.Scale(nice=False)),
+                x2="end_s:Q", y=alt.Y(f"{y}:N", title=None, sort=None),
                 color=alt.Color("state:N", title=None, legend=alt.Legend(orient="bottom"),
-                                scale=alt.Scale(domain=["one owner", "unowned", "owned twice"],
-                                                range=["#59a14f", "#e15759", "#f28e2b"])),
-                tooltip=["queue:N", "owners:N", "state:N", "start_s:Q", "end_s:Q"])
+                                scale=alt.Scale(domain=list(states), range=list(colors))),
+                tooltip=[f"{y}:N", *tooltip, "state:N", "start_s:Q", "end_s:Q"])
         .properties(width=560, height=alt.Step(16))
     )
+
+
+def ownership_chart(frame: pd.DataFrame, title: str = "Who owned each queue") -> alt.Chart:
+    """A Gantt of queue ownership (``rocketlb_core.viz.tables.ownership_frame``)."""
+    return interval_chart(frame, "queue", ["one owner", "unowned", "owned twice"],
+                          ["#59a14f", "#e15759", "#f28e2b"], title, tooltip=["owners:N"])
+
+
+def visibility_chart(frame: pd.DataFrame, title: str) -> alt.Chart:
+    """Who listed a broker against whether it was up
+    (``rocketlb_core.viz.tables.broker_visibility_frame``): red is a stale "still there"."""
+    from rocketlb_core.viz.tables import VISIBILITY_STATES
+
+    return interval_chart(frame, "party", VISIBILITY_STATES,
+                          ["#59a14f", "#e15759", "#bab0ac", "#f28e2b"], title)
 
 
 def step_chart(frame: pd.DataFrame, x: str, y: str, color: str, title: str = "",

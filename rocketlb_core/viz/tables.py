@@ -6,7 +6,7 @@
 * producer: ``experiment_frame`` (seed 002's experiment on several lines);
 * allocation: ``shares_frame``;
 * simulation journal: ``journal_frame``, ``group_view_timeline``, ``lag_frame``,
-  ``ownership_frame``;
+  ``ownership_frame``, ``broker_visibility_frame``;
 * replay what-ifs: ``compare_producer_settings``, ``broker_share_over_time``.
 
 >>> from rocketlb_core import data_path
@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocketlb_core.consumer.base import AllocateStrategy, assign_all
 from rocketlb_core.consumer.metrics import idle_consumers, loads
+from rocketlb_core.consumer.rebalance import RebalanceStep
 from rocketlb_core.model import MessageQueue, TopicRoute, publish_queues, subscribe_queues
 from rocketlb_core.producer.experiments import seed002_experiment
 from rocketlb_core.replay.aggregates import Aggregates, summary_of
@@ -180,6 +182,115 @@ def ownership_frame(result: RunResult, group: str) -> pd.DataFrame:
         else:
             merged.append(row)
     return pd.DataFrame(merged)
+
+
+def start_offset_frame(max_offset: int, search_offset: int, committed: int,
+                       group: str = "GID", topic: str = "TopicTest",
+                       line: str = "4.9.8") -> pd.DataFrame:
+    """Where a newly assigned queue starts (spec 4.3), for every ``consumeFromWhere`` on the
+    topic and on the group's retry topic, against the three kinds of broker answer: a committed
+    offset, "never committed" (-1) and a failed lookup (-2). The offsets come from
+    ``compute_pull_from_where``; a queue it does not start this round reads "skipped"."""
+    import pandas as pd
+
+    from rocketlb_core.consumer.rebalance import (
+        RETRY_PREFIX,
+        ConsumeFromWhere,
+        OffsetLookupError,
+        compute_pull_from_where,
+    )
+
+    answers = {f"committed {committed}": committed, "never committed (-1)": -1,
+               "lookup failed (-2)": -2}
+    rows = []
+    for cfw in ConsumeFromWhere:
+        for t in (topic, f"{RETRY_PREFIX}{group}"):
+            row: dict[str, Any] = {"consumeFromWhere": cfw.value, "topic": t}
+            for label, answer in answers.items():
+                try:
+                    start = compute_pull_from_where(cfw, answer, t, max_offset=max_offset,
+                                                    search_offset=search_offset, line=line)
+                except OffsetLookupError:
+                    start = -1
+                row[label] = str(start) if start >= 0 else "skipped"
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def rebalance_step_frame(step: RebalanceStep) -> pd.DataFrame:
+    """One ``update_process_queue_table`` step as a table: for each outcome, the queues (and
+    where each created queue starts reading)."""
+    import pandas as pd
+
+    def names(queues: Sequence[MessageQueue]) -> str:
+        return " ".join(q.short() for q in queues) or "-"
+
+    rows = {
+        "dropped (offset persisted)": names(step.dropped),
+        "kept, flagged dropped (busy)": names(step.refused),
+        "created": " ".join(f"{q.short()} from {off}" for q, off in step.created) or "-",
+        "not created this round": " ".join(f"{q.short()} ({why})" for q, why in step.skipped)
+                                  or "-",
+    }
+    return pd.DataFrame({"queues": rows})
+
+
+VISIBILITY_STATES = ("up, listed", "down, still listed", "down, dropped", "up, not yet listed")
+
+
+def broker_visibility_frame(result: RunResult, broker: str) -> pd.DataFrame:
+    """Who believed ``broker`` was there, against whether it was (spec 7, 4.5): per name server
+    and per producer of a topic on it, intervals of one of ``VISIBILITY_STATES``.
+
+    Read from the run's journal: the broker's ``broker_crash`` (``clean``: the name servers drop
+    it at once; ``silent``: at their ``broker_expired``) and ``broker_restart`` (it registers with
+    every name server at once), and each producer's ``producer_route`` (its publish list after a
+    route poll). Name server outages are not drawn: use it on runs without them."""
+    import pandas as pd
+
+    scenario = result.world.scenario
+    end = scenario.duration_ms + scenario.drain_ms
+    up_changes: list[tuple[int, bool]] = []
+    name_servers = [ns.name for ns in result.world.name_servers]
+    listed: dict[str, list[tuple[int, bool]]] = {ns: [(0, True)] for ns in name_servers}
+    for r in result.world.env.journal:
+        f = r.fields
+        if r.kind == "scenario_event" and f.get("broker") == broker:
+            if f.get("event") == "broker_crash":
+                up_changes.append((r.time_ms, False))
+                if f.get("mode") == "clean":
+                    for ns in name_servers:
+                        listed[ns].append((r.time_ms, False))
+            elif f.get("event") == "broker_restart":
+                up_changes.append((r.time_ms, True))
+                for ns in name_servers:
+                    listed[ns].append((r.time_ms, True))
+        elif r.kind == "broker_expired" and f.get("broker") == broker:
+            listed[r.entity].append((r.time_ms, False))
+        elif r.kind == "producer_route":
+            on = any(q.startswith(f"{broker}/") for q in f["queues"])
+            listed.setdefault(r.entity, [(0, False)]).append((r.time_ms, on))
+
+    def state_at(changes: list[tuple[int, bool]], t: int) -> bool:
+        value = changes[0][1]
+        for when, v in changes:
+            if when <= t:
+                value = v
+        return value
+
+    truth = [(0, True), *up_changes]
+    rows: list[dict[str, Any]] = []
+    for party, changes in listed.items():
+        cuts = sorted({0, end, *(t for t, _ in changes), *(t for t, _ in up_changes)})
+        for t, t2 in pairwise(cuts):
+            up, seen = state_at(truth, t), state_at(changes, t)
+            state = VISIBILITY_STATES[(0 if seen else 3) if up else (1 if seen else 2)]
+            if rows and rows[-1]["party"] == party and rows[-1]["state"] == state:
+                rows[-1]["end_s"] = t2 / 1000
+            else:
+                rows.append({"party": party, "start_s": t / 1000, "end_s": t2 / 1000,
+                             "state": state})
+    return pd.DataFrame(rows)
 
 
 def broker_share_over_time(trace_dir: Path, settings: dict[str, ReplayConfig],

@@ -1,0 +1,115 @@
+"""The book's tables: what they claim follows from the simulator run's own journal and the
+spec's timers (silent and clean broker crashes), and from the rebalance functions they call."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocketlb_core import data_path
+from rocketlb_core.consumer.rebalance import ProcessQueue, update_process_queue_table
+from rocketlb_core.model import MessageQueue
+from rocketlb_core.sim.scenario import loads
+from rocketlb_core.sim.world import run_scenario
+from rocketlb_core.viz.charts import visibility_chart
+from rocketlb_core.viz.tables import (
+    VISIBILITY_STATES,
+    broker_visibility_frame,
+    rebalance_step_frame,
+    start_offset_frame,
+)
+
+ROUTE_POLL_S = 30        # spec 4.5: pollNameServerInterval
+EXPIRY_S = 120           # spec 7: a name server drops a broker silent for more than 120 s
+SCAN_S = 10              # spec 7: the name server's scan period
+
+
+def _outage(mode: str):
+    text = data_path("scenarios", "seed002-outage-fault-off.toml").read_text("utf-8")
+    assert 'mode = "silent"' in text
+    return run_scenario(loads(text.replace('mode = "silent"', f'mode = "{mode}"'),
+                              f"outage-{mode}.toml"))
+
+
+def _interval(frame, party: str, state: str) -> tuple[float, float]:
+    rows = frame[(frame.party == party) & (frame.state == state)]
+    assert len(rows) == 1, (party, state, rows)
+    return float(rows.start_s.iloc[0]), float(rows.end_s.iloc[0])
+
+
+def test_a_silent_broker_stays_listed_until_expiry_and_then_until_the_next_route_poll() -> None:
+    frame = broker_visibility_frame(_outage("silent"), "broker-a")
+    assert set(frame.state) <= set(VISIBILITY_STATES)
+    assert set(frame.party) == {"namesrv-0", "namesrv-1", "producer-1"}
+    crash, restart = 60.0, 240.0
+    for ns in ("namesrv-0", "namesrv-1"):
+        start, dropped = _interval(frame, ns, "down, still listed")
+        assert start == crash
+        # silent since its last registration (at most 30 s before the crash), then > 120 s and
+        # the next scan
+        assert crash + EXPIRY_S - ROUTE_POLL_S < dropped <= crash + EXPIRY_S + SCAN_S
+        assert _interval(frame, ns, "down, dropped") == (dropped, restart)
+    start, forgotten = _interval(frame, "producer-1", "down, still listed")
+    assert start == crash
+    assert dropped <= forgotten < dropped + ROUTE_POLL_S
+    # the producer learns of the restart at its next poll, not before
+    after = frame[(frame.party == "producer-1") & (frame.start_s >= restart)]
+    assert list(after.state) == ["up, not yet listed", "up, listed"]
+    listed_again = after.iloc[1]
+    assert listed_again.start_s - restart < ROUTE_POLL_S
+    # every party's intervals tile the whole run, without gaps or overlaps
+    for _, rows in frame.groupby("party"):
+        assert rows.start_s.iloc[0] == 0
+        assert list(rows.start_s.iloc[1:]) == list(rows.end_s.iloc[:-1])
+
+
+def test_a_clean_crash_leaves_the_name_servers_at_once_but_not_the_producer() -> None:
+    frame = broker_visibility_frame(_outage("clean"), "broker-a")
+    for ns in ("namesrv-0", "namesrv-1"):
+        assert "down, still listed" not in set(frame[frame.party == ns].state)
+        assert _interval(frame, ns, "down, dropped")[0] == 60.0
+    start, forgotten = _interval(frame, "producer-1", "down, still listed")
+    assert start == 60.0
+    assert forgotten - start <= ROUTE_POLL_S
+
+
+@pytest.mark.parametrize("mode", ["silent", "clean"])
+def test_the_visibility_chart_draws_every_state_in_its_legend(mode: str) -> None:
+    spec = visibility_chart(broker_visibility_frame(_outage(mode), "broker-a"), "t").to_dict()
+    assert spec["encoding"]["color"]["scale"]["domain"] == list(VISIBILITY_STATES)
+    assert spec["encoding"]["x"]["title"] == "time (s)"
+
+
+def test_start_offsets_follow_the_consume_from_where_switch_on_both_lines() -> None:
+    """Spec 4.3's table: a committed offset wins everywhere, a failed lookup starts nothing,
+    and "never committed" depends on the setting and on whether the topic is a retry topic."""
+    frames = {line: start_offset_frame(max_offset=5000, search_offset=4200, committed=1200,
+                                       group="G", line=line) for line in ("4.9.8", "5.3.3")}
+    assert frames["4.9.8"].equals(frames["5.3.3"])       # 4.9.x returns -1, 5.x throws: both skip
+    f = frames["4.9.8"].set_index(["consumeFromWhere", "topic"])
+    assert set(f["committed 1200"]) == {"1200"}
+    assert set(f["lookup failed (-2)"]) == {"skipped"}
+    never = f["never committed (-1)"]
+    assert never[("CONSUME_FROM_LAST_OFFSET", "TopicTest")] == "5000"
+    assert never[("CONSUME_FROM_LAST_OFFSET", "%RETRY%G")] == "0"
+    assert never[("CONSUME_FROM_FIRST_OFFSET", "TopicTest")] == "0"
+    assert never[("CONSUME_FROM_TIMESTAMP", "TopicTest")] == "4200"
+    assert never[("CONSUME_FROM_TIMESTAMP", "%RETRY%G")] == "5000"
+
+
+def test_a_rebalance_step_table_names_every_outcome_of_an_orderly_step() -> None:
+    q = [MessageQueue("T", "broker-a", i) for i in range(4)]
+    step = update_process_queue_table(
+        {q[0]: ProcessQueue(), q[1]: ProcessQueue()}, "T", {q[1], q[2], q[3]}, now_ms=1_000,
+        need_lock=True, lock=lambda mq: mq.queue_id != 2,
+        remove_unnecessary=lambda mq, pq: mq.queue_id != 0, pull_from_where=lambda mq: 42)
+    table = rebalance_step_frame(step)["queues"]
+    assert table["dropped (offset persisted)"] == "-"
+    assert table["kept, flagged dropped (busy)"] == "broker-a/0"
+    assert table["created"] == "broker-a/3 from 42"
+    assert table["not created this round"] == "broker-a/2 (lock refused)"
+    # a concurrent consumer (no lock, nothing busy) drops queue 0 and creates 2 and 3
+    plain = rebalance_step_frame(update_process_queue_table(
+        {q[0]: ProcessQueue(), q[1]: ProcessQueue()}, "T", {q[1], q[2], q[3]}, now_ms=1_000,
+        pull_from_where=lambda mq: 7))["queues"]
+    assert plain["dropped (offset persisted)"] == "broker-a/0"
+    assert plain["created"] == "broker-a/2 from 7 broker-a/3 from 7"
