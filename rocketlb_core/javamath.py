@@ -102,6 +102,10 @@ def java_string_hash(s: str) -> int:
     return wrap32(h)
 
 
+class JavaIndexOutOfBoundsError(IndexError):
+    """What Java's ``List.get`` throws for an index outside the list."""
+
+
 class JavaNullPointerError(TypeError):
     """Where upstream would throw ``NullPointerException`` (a null argument it dereferences)."""
 

@@ -263,3 +263,24 @@ def test_every_fault_is_documented_and_recorded_consistently() -> None:
             args = {a: "x" for a in (*fault.args, *fault.optional)} | {"median_ms": 1,
                                                                       "p99_ms": 2}
             assert fault.condition(args)[1] in CONDITION_KINDS
+
+
+def test_crash_timing_follows_the_expiry_scan_and_rebalance_timers() -> None:
+    """Spec 5.3 and 4.2: a silent consumer is dropped once silent for more than 120 s (a 10 s
+    scan finds it) and its queues are taken at the survivors' next rebalance (20 s period)."""
+    from rocketlb_core.sim.experiments import crash_timing
+
+    scenario = load(data_path("scenarios", "crash-without-unregister.toml"))
+    offsets = [500, 7_000, 15_000, 22_500, 29_500]
+    rows = crash_timing(scenario, "GID_crash", "consumer-2", offsets)
+    assert [r["after_heartbeat_s"] for r in rows] == [o / 1000 for o in offsets]
+    for r in rows:
+        silent = r["after_heartbeat_s"] + r["dropped_s"]          # since the last heartbeat
+        assert 120 < silent <= 130
+        assert 0 <= r["owned_again_s"] - r["dropped_s"] <= 20.001
+    waits = [r["owned_again_s"] for r in rows]
+    assert waits == sorted(waits, reverse=True)                  # dying later waits less
+    with pytest.raises(ValueError, match="heartbeat period"):
+        crash_timing(scenario, "GID_crash", "consumer-2", [30_000])
+    with pytest.raises(ValueError, match="no consumer"):
+        crash_timing(scenario, "GID_crash", "consumer-9", [1_000])

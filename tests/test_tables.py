@@ -14,6 +14,8 @@ from rocketlb_core.viz.charts import visibility_chart
 from rocketlb_core.viz.tables import (
     VISIBILITY_STATES,
     broker_visibility_frame,
+    hash_remap_frame,
+    mixed_strategies_frame,
     rebalance_step_frame,
     start_offset_frame,
 )
@@ -113,3 +115,30 @@ def test_a_rebalance_step_table_names_every_outcome_of_an_orderly_step() -> None
         pull_from_where=lambda mq: 7))["queues"]
     assert plain["dropped (offset persisted)"] == "broker-a/0"
     assert plain["created"] == "broker-a/2 from 7 broker-a/3 from 7"
+
+
+def test_mixed_strategies_leave_queues_unowned_and_doubled_and_agreement_fixes_it() -> None:
+    from rocketlb_core.consumer.registry import make
+
+    queues = [MessageQueue("T", b, i) for b in ("broker-a", "broker-b") for i in range(4)]
+    ids = ["10.0.0.1@c1", "10.0.0.2@c2", "10.0.0.3@c3"]
+    same = mixed_strategies_frame({cid: make("AVG") for cid in ids}, queues)
+    assert set(same.state) == {"one owner"}
+    assert list(same.queue) == [q.short() for q in sorted(queues)]
+    mixed = mixed_strategies_frame({ids[0]: make("AVG"), ids[1]: make("AVG_BY_CIRCLE"),
+                                    ids[2]: make("AVG")}, queues)
+    taken = sum(len(who.split(", ")) for who in mixed["taken by"] if who != "-")
+    shares = (len(make("AVG").allocate("g", ids[0], queues, ids))
+              + len(make("AVG_BY_CIRCLE").allocate("g", ids[1], queues, ids))
+              + len(make("AVG").allocate("g", ids[2], queues, ids)))
+    assert taken == shares == len(queues)          # as many slots as queues, badly placed
+    assert {"unowned", "owned twice"} <= set(mixed.state)
+    assert (mixed.state == "unowned").sum() == (mixed.state == "owned twice").sum()
+
+
+def test_hash_remap_moves_exactly_the_keys_of_a_leaving_broker_of_two() -> None:
+    frame = hash_remap_frame(keys=4_000).set_index("route change")["keys moved (%)"]
+    # every key is on broker-a or broker-b: the two "leaves" rows share the keys between them
+    assert abs(frame["broker-a leaves (of a, b)"] + frame["broker-b leaves (of a, b)"] - 100) < 0.11
+    assert frame["broker-b leaves (of a, b, c)"] > 100 / 3 + 10   # survivors' keys move too
+    assert all(0 <= v <= 100 for v in frame)

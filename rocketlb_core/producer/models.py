@@ -43,3 +43,22 @@ def blip(broker: str, start_ms: int, end_ms: int, latency_ms: int = 2,
     def model(mq: MessageQueue, start: int, budget_ms: int) -> AttemptResult:
         return (bad if start_ms <= start < end_ms else good)(mq, start, budget_ms)
     return model
+
+
+def busy(*brokers: str, response_code: int = 2, latency_ms: int = 2) -> BrokerModel:
+    """``brokers`` reply with an error response code (default 2, ``SYSTEM_BUSY``: the broker's
+    flow control, "[TIMEOUT_CLEAN_QUEUE]broker busy"); the others answer SEND_OK. Every reply
+    takes ``latency_ms``.
+
+    >>> model = busy("broker-a")
+    >>> r = model(MessageQueue("T", "broker-a", 0), 0, 3000)
+    >>> r.outcome.value, r.response_code
+    ('BROKER_ERROR', 2)
+    """
+    loaded = set(brokers)
+
+    def model(mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
+        if mq.broker_name in loaded:
+            return AttemptResult(Outcome.BROKER_ERROR, latency_ms, response_code)
+        return AttemptResult(Outcome.SEND_OK, latency_ms)
+    return model

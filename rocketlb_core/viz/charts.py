@@ -220,3 +220,25 @@ def lag_chart(frame: pd.DataFrame, title: str = "Messages waiting per queue") ->
                 tooltip=["queue:N", "time_s:Q", "lag:Q"])
         .add_params(hover).properties(width=560, height=200)
     )
+
+
+def time_series_chart(frame: pd.DataFrame, x: str, y: str, color: str, row: str,
+                      title: str = "", x_title: str = "time (s)", y_title: str | None = None,
+                      y_scale: str = "linear") -> alt.Chart:
+    """Step lines of ``y`` over time per ``color``, one panel per value of ``row`` sharing the
+    time axis. A time with no row for a ``color`` counts as 0 (imputed). ``y_scale``
+    ``"symlog"`` shows counts of very different sizes in one panel (name it in ``y_title``)."""
+    import altair as alt
+
+    return (
+        alt.Chart(frame).mark_line(interpolate="step-after", point=True)
+        .encode(x=alt.X(f"{x}:Q", title=x_title),
+                y=alt.Y(f"{y}:Q", title=y_title or y, scale=alt.Scale(type=y_scale),
+                        impute=alt.ImputeParams(value=0)),
+                color=alt.Color(f"{color}:N", title=None, sort=None, legend=_legend(3)),
+                tooltip=list(frame.columns))
+        .properties(width=520, height=150)
+        .facet(row=alt.Row(f"{row}:N", title=None, sort=None,
+                           header=alt.Header(labelFontWeight="bold", labelLimit=0)),
+               title=title)
+    )

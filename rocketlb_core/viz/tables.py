@@ -235,6 +235,65 @@ def rebalance_step_frame(step: RebalanceStep) -> pd.DataFrame:
     return pd.DataFrame({"queues": rows})
 
 
+def crash_timing_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """``rocketlb_core.sim.experiments.crash_timing`` in long form, for a line chart: per crash
+    phase, seconds until the brokers dropped the consumer and until its queues had an owner."""
+    import pandas as pd
+
+    names = {"dropped_s": "brokers drop it", "owned_again_s": "its queues have an owner again"}
+    return pd.DataFrame([{"after_heartbeat_s": r["after_heartbeat_s"], "measure": label,
+                          "seconds_after_crash": r[key]}
+                         for r in rows for key, label in names.items()])
+
+
+def hash_remap_frame(keys: int = 10_000, topic: str = "TopicTest") -> pd.DataFrame:
+    """Ordered messages under ``SelectMessageQueueByHash`` when the publish list changes: for
+    route changes of a topic on two or three brokers of four write queues each, the share of
+    ``keys`` (``order-0`` ... ) whose queue changes, so whose order across the change is lost."""
+    import pandas as pd
+
+    from rocketlb_core.producer.selectors import keys_moved
+
+    def ql(*brokers: tuple[str, int]) -> list[MessageQueue]:
+        return [MessageQueue(topic, b, i) for b, n in brokers for i in range(n)]
+
+    two = ql(("broker-a", 4), ("broker-b", 4))
+    three = ql(("broker-a", 4), ("broker-b", 4), ("broker-c", 4))
+    changes = {
+        "broker-a leaves (of a, b)": (two, ql(("broker-b", 4))),
+        "broker-b leaves (of a, b)": (two, ql(("broker-a", 4))),
+        "broker-b leaves (of a, b, c)": (three, ql(("broker-a", 4), ("broker-c", 4))),
+        "broker-c joins a, b": (two, three),
+        "write queues 4 -> 8 per broker": (two, ql(("broker-a", 8), ("broker-b", 8))),
+        "write queues 4 -> 5 per broker": (two, ql(("broker-a", 5), ("broker-b", 5))),
+    }
+    names = [f"order-{i}" for i in range(keys)]
+    rows = []
+    for label, (before, after) in changes.items():
+        moved, total = keys_moved(names, before, after)
+        rows.append({"route change": label, "keys moved (%)": round(100 * moved / total, 1)})
+    return pd.DataFrame(rows)
+
+
+def mixed_strategies_frame(strategies: Mapping[str, AllocateStrategy],
+                           mq_all: Sequence[MessageQueue], group: str = "g") -> pd.DataFrame:
+    """A group whose members run *different* strategies: each client id in ``strategies``
+    computes its own share with its own strategy from the same view (the sorted queues and
+    ids), as each real consumer does. Per queue: who took it and whether that makes it owned
+    once, by nobody, or twice."""
+    import pandas as pd
+
+    cids = sorted(strategies)
+    queues = sorted(mq_all)
+    shares = {cid: set(strategies[cid].allocate(group, cid, queues, cids)) for cid in cids}
+    rows = []
+    for q in queues:
+        who = [cid for cid in cids if q in shares[cid]]
+        state = "unowned" if not who else "one owner" if len(who) == 1 else "owned twice"
+        rows.append({"queue": q.short(), "taken by": ", ".join(who) or "-", "state": state})
+    return pd.DataFrame(rows)
+
+
 VISIBILITY_STATES = ("up, listed", "down, still listed", "down, dropped", "up, not yet listed")
 
 
