@@ -5,7 +5,7 @@ Render them with ``rocketlb_core.viz.enable_charts()`` active so they draw offli
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -224,7 +224,7 @@ def lag_chart(frame: pd.DataFrame, title: str = "Messages waiting per queue") ->
 
 def time_series_chart(frame: pd.DataFrame, x: str, y: str, color: str, row: str,
                       title: str = "", x_title: str = "time (s)", y_title: str | None = None,
-                      y_scale: str = "linear") -> alt.Chart:
+                      y_scale: Literal["linear", "symlog"] = "linear") -> alt.Chart:
     """Step lines of ``y`` over time per ``color``, one panel per value of ``row`` sharing the
     time axis. A time with no row for a ``color`` counts as 0 (imputed). ``y_scale``
     ``"symlog"`` shows counts of very different sizes in one panel (name it in ``y_title``)."""

@@ -285,7 +285,7 @@ def mixed_strategies_frame(strategies: Mapping[str, AllocateStrategy],
 
     cids = sorted(strategies)
     queues = sorted(mq_all)
-    shares = {cid: set(strategies[cid].allocate(group, cid, queues, cids)) for cid in cids}
+    shares = {cid: set(strategies[cid].allocate(group, cid, queues, cids) or ()) for cid in cids}
     rows = []
     for q in queues:
         who = [cid for cid in cids if q in shares[cid]]
