@@ -1,0 +1,421 @@
+"""A RocketMQ cluster on this machine, from upstream's released jars: one name server and N
+brokers (masters, ``broker-a``, ``broker-b``, ...), each its own JVM with a small heap, small
+mapped files, its own store, configuration and log folders, all under one *home* folder.
+
+``up`` starts them and waits until each accepts connections; ``down`` stops exactly the
+processes ``up`` recorded in ``<home>/cluster.json`` (a process is stopped only if its command
+line still carries this home's marker, so a recycled pid is never touched); ``status`` reports
+them. Ports are checked before anything starts. Addresses are 127.0.0.1: the name server and
+the brokers register and answer there. The 4.x servers bind every interface (their
+``NettyServerConfig`` has no bind address; 5.x binds ``bindAddress``, set to 127.0.0.1, but its
+HA port still binds every interface), so tests start the cluster in a private network namespace
+(``isolated=True``: Linux ``unshare``), where loopback is the only interface there is, and run
+clients there with ``run_inside``.
+
+Ports: the name server listens on ``namesrv_port``; broker ``i`` on ``broker_port + 10 * i``,
+and RocketMQ also opens that port - 2 (its fast channel) and + 1 (HA).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.live.jars import LiveError, class_path, java, line, resolve
+from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+
+STATE = "cluster.json"
+ENV_ISOLATED = "ROCKETLB_LIVE_ISOLATED"   # set by run_isolated: the cluster is in a namespace
+MARKER_PROP = "rocketlb.live.home"
+BROKER_NAMES = tuple(f"broker-{c}" for c in "abcdefgh")
+CLUSTER_NAME = "rocketlb"
+
+_LOGBACK = """<?xml version="1.0" encoding="UTF-8"?>
+<!-- written by rocketlb_core.live: every logger of the {what} into one file, as upstream's
+     distribution names it (logs/rocketmqlogs/{file}) -->
+<configuration>
+  <appender name="file" class="ch.qos.logback.core.FileAppender">
+    <file>${{user.home}}/logs/rocketmqlogs/{file}</file>
+    <append>true</append>
+    <encoder>
+      <pattern>%d{{yyyy-MM-dd HH:mm:ss,SSS}} %p %t - %m%n</pattern>
+      <charset>UTF-8</charset>
+    </encoder>
+  </appender>
+  <root level="INFO"><appender-ref ref="file"/></root>
+</configuration>
+"""
+
+
+@dataclass
+class Process:
+    """One JVM of the cluster, as recorded in ``cluster.json``."""
+
+    name: str            # namesrv, broker-a, ...
+    role: str            # namesrv | broker
+    port: int
+    pid: int = 0
+    folder: str = ""
+
+
+@dataclass
+class Cluster:
+    home: Path
+    line: str
+    namesrv_port: int
+    processes: list[Process] = field(default_factory=list)
+    isolated: bool = False
+
+    @property
+    def namesrv_addr(self) -> str:
+        return f"127.0.0.1:{self.namesrv_port}"
+
+    def brokers(self) -> list[Process]:
+        return [p for p in self.processes if p.role == "broker"]
+
+    def save(self) -> None:
+        data = {"line": self.line, "namesrv_port": self.namesrv_port, "isolated": self.isolated,
+                "processes": [asdict(p) for p in self.processes]}
+        tmp = self.home / f".{STATE}.tmp"
+        tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, self.home / STATE)
+
+    @classmethod
+    def load(cls, home: Path | str) -> Cluster:
+        home = Path(home).resolve()
+        path = home / STATE
+        if not path.is_file():
+            raise LiveError(f"{home}: no cluster was started here ({STATE} is missing)")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            procs = [Process(**p) for p in data["processes"]]
+            return cls(home, str(data["line"]), int(data["namesrv_port"]), procs,
+                       bool(data.get("isolated", False)))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise LiveError(f"{path}: not a cluster record rocketlb wrote ({exc})") from None
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _ours(pid: int, home: Path) -> bool:
+    """Whether ``pid`` is alive and is a JVM started for ``home`` (its marker property)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return f"-D{MARKER_PROP}={home}".encode() in cmdline
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text("utf-8", "replace").splitlines()[-lines:])
+    except OSError:
+        return "(no output)"
+
+
+def _write_configs(cluster: Cluster, broker_heap_mb: int) -> None:
+    home = cluster.home
+    (home / "conf").mkdir(parents=True, exist_ok=True)
+    (home / "conf" / "logback_namesrv.xml").write_text(
+        _LOGBACK.format(what="name server", file="namesrv.log"), encoding="utf-8")
+    (home / "conf" / "logback_broker.xml").write_text(
+        _LOGBACK.format(what="broker", file="broker.log"), encoding="utf-8")
+    (home / "conf" / "logback_tools.xml").write_text(
+        _LOGBACK.format(what="admin tools", file="tools.log"), encoding="utf-8")
+    for p in cluster.processes:
+        folder = Path(p.folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        props: dict[str, Any] = {"listenPort": p.port, "bindAddress": "127.0.0.1"}
+        if p.role == "broker":
+            store = folder / "store"
+            props |= {
+                "brokerClusterName": CLUSTER_NAME, "brokerName": p.name, "brokerId": 0,
+                "brokerIP1": "127.0.0.1", "namesrvAddr": cluster.namesrv_addr,
+                "storePathRootDir": store, "storePathCommitLog": store / "commitlog",
+                "mappedFileSizeCommitLog": 16 * 1024 * 1024,     # 1 GiB upstream
+                "mappedFileSizeConsumeQueue": 20 * 30_000,       # 300,000 entries upstream
+                "autoCreateTopicEnable": "true", "flushDiskType": "ASYNC_FLUSH",
+                "brokerRole": "ASYNC_MASTER", "deleteWhen": "04",
+                "traceTopicEnable": "true",                      # RMQ_SYS_TRACE_TOPIC
+            }
+        (folder / f"{p.role}.properties").write_text(
+            "".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
+
+
+def _command(cluster: Cluster, p: Process, cp: str, broker_heap_mb: int) -> list[str]:
+    spec = line(cluster.line)
+    heap = broker_heap_mb if p.role == "broker" else 128
+    main = spec.broker_main if p.role == "broker" else spec.namesrv_main
+    return [java(), f"-Xms{heap}m", f"-Xmx{heap}m", f"-XX:MaxDirectMemorySize={heap}m",
+            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
+            f"-D{MARKER_PROP}={cluster.home}", f"-Drocketmq.home.dir={cluster.home}",
+            f"-Duser.home={p.folder}", "-cp", cp, main,
+            "-c", str(Path(p.folder) / f"{p.role}.properties")]
+
+
+def up(home: Path | str, line_name: str = "5", brokers: int = 2, *, namesrv_port: int = 19876,
+       broker_port: int = 20911, broker_heap_mb: int = 256,
+       timeout_s: float = 120.0) -> Cluster:
+    """Start a name server and ``brokers`` brokers under ``home`` and wait until they accept
+    connections; returns the recorded cluster. Refuses a home that runs a cluster already, a
+    port that is taken, and a missing Java or Maven, each with a clear ``LiveError``."""
+    spec = line(line_name)
+    if not 1 <= brokers <= len(BROKER_NAMES):
+        raise LiveError(f"brokers must be 1 to {len(BROKER_NAMES)}, not {brokers}")
+    home = Path(home).resolve()
+    if (home / STATE).is_file():
+        old = Cluster.load(home)
+        if any(_ours(p.pid, home) for p in old.processes):
+            raise LiveError(f"{home}: a cluster started here is still running; run "
+                            f"'python -m rocketlb_core.live down --home {home}' first")
+    cp = class_path(resolve(spec.name, "server"))
+    procs = [Process("namesrv", "namesrv", namesrv_port, folder=str(home / "namesrv"))]
+    procs += [Process(BROKER_NAMES[i], "broker", broker_port + 10 * i,
+                      folder=str(home / BROKER_NAMES[i])) for i in range(brokers)]
+    for p in procs:
+        ports = [p.port] if p.role == "namesrv" else [p.port - 2, p.port, p.port + 1]
+        for port in ports:
+            if not _port_free(port):
+                raise LiveError(f"port {port} on 127.0.0.1 is taken (needed by {p.name}); "
+                                f"stop what uses it or choose other ports (--namesrv-port, "
+                                f"--broker-port)")
+    home.mkdir(parents=True, exist_ok=True)
+    cluster = Cluster(home, spec.name, namesrv_port, procs,
+                      isolated=bool(os.environ.get(ENV_ISOLATED)))
+    _write_configs(cluster, broker_heap_mb)
+    env = dict(os.environ, ROCKETMQ_HOME=str(home))
+    try:
+        for p in procs:
+            out = Path(p.folder) / "stdout.log"
+            with out.open("ab") as sink:
+                proc = subprocess.Popen(_command(cluster, p, cp, broker_heap_mb), env=env,
+                                        stdout=sink, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, cwd=p.folder,
+                                        start_new_session=True)
+            p.pid = proc.pid
+            cluster.save()
+            _wait_ready(cluster, p, proc, timeout_s)
+        _wait_registered(cluster, timeout_s)
+    except BaseException:
+        down(home)
+        raise
+    return cluster
+
+
+def _wait_ready(cluster: Cluster, p: Process, proc: subprocess.Popen[bytes],
+                timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise LiveError(f"{p.name} exited with {proc.returncode} while starting; its "
+                            f"output ({Path(p.folder) / 'stdout.log'}):\n"
+                            f"{_tail(Path(p.folder) / 'stdout.log')}")
+        if _accepts(p.port):
+            return
+        time.sleep(0.2)
+    raise LiveError(f"{p.name} did not accept connections on 127.0.0.1:{p.port} within "
+                    f"{timeout_s:.0f} s; its output:\n{_tail(Path(p.folder) / 'stdout.log')}")
+
+
+def _wait_registered(cluster: Cluster, timeout_s: float) -> None:
+    """Wait until every broker said it booted, then until the name server lists every broker
+    (upstream's ``mqadmin clusterList``): a broker registers a moment after it boots."""
+    deadline = time.monotonic() + timeout_s
+    pending = {p.name: Path(p.folder) / "stdout.log" for p in cluster.brokers()}
+    while pending and time.monotonic() < deadline:
+        for name, out in list(pending.items()):
+            if "boot success" in _tail(out, 50):
+                del pending[name]
+        time.sleep(0.2)
+    if pending:
+        raise LiveError(f"brokers {', '.join(sorted(pending))} did not report 'boot success' "
+                        f"within {timeout_s:.0f} s")
+    missing = {p.name for p in cluster.brokers()}
+    while True:
+        listing = admin(cluster, "clusterList")
+        missing = {n for n in missing if not any(
+            n in ln.split() for ln in listing.splitlines())}
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise LiveError(f"the name server does not list {', '.join(sorted(missing))} "
+                            f"within {timeout_s:.0f} s:\n{listing[-1500:]}")
+        time.sleep(1.0)
+
+
+def create_topic(cluster: Cluster, topic: str, queues: int = 4) -> None:
+    """Create ``topic`` with ``queues`` read and write queues on every broker (``mqadmin
+    updateTopic -b`` per broker address, so it does not depend on the name server's view)."""
+    for p in cluster.brokers():
+        admin(cluster, "updateTopic", "-b", f"127.0.0.1:{p.port}", "-t", topic,
+              "-r", str(queues), "-w", str(queues))
+
+
+def down(home: Path | str, timeout_s: float = 20.0) -> list[str]:
+    """Stop the processes recorded for ``home`` (brokers first); returns the names stopped.
+    Only processes whose command line carries this home's marker are signalled."""
+    home = Path(home).resolve()
+    cluster = Cluster.load(home)
+    stopped = []
+    for p in sorted(cluster.processes, key=lambda p: p.role == "namesrv"):
+        if p.pid and _ours(p.pid, home):
+            os.kill(p.pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout_s
+            while _ours(p.pid, home) and time.monotonic() < deadline:
+                _reap(p.pid)
+                time.sleep(0.1)
+            if _ours(p.pid, home):
+                os.kill(p.pid, signal.SIGKILL)
+                while _ours(p.pid, home):
+                    _reap(p.pid)
+                    time.sleep(0.05)
+            stopped.append(p.name)
+        _reap(p.pid)
+    return stopped
+
+
+def _reap(pid: int) -> None:
+    """Collect ``pid``'s exit status if it is our child (so it does not linger as a zombie)."""
+    if pid <= 0:
+        return
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def status(home: Path | str) -> dict[str, Any]:
+    """Each recorded process: its pid, port, whether it runs, and whether it accepts
+    connections *from here* (outside an isolated cluster's namespace, nothing does)."""
+    cluster = Cluster.load(home)
+    return {"home": str(cluster.home), "line": cluster.line,
+            "namesrv": cluster.namesrv_addr, "isolated": cluster.isolated,
+            "processes": [{"name": p.name, "pid": p.pid, "port": p.port,
+                           "running": _ours(p.pid, cluster.home),
+                           "accepting": _ours(p.pid, cluster.home) and _accepts(p.port)}
+                          for p in cluster.processes]}
+
+
+def admin(cluster: Cluster, *args: str, timeout_s: float = 120.0) -> str:
+    """Run upstream's ``mqadmin`` (``MQAdminStartup``) against the cluster's name server and
+    return what it printed. Under an isolated cluster, call it inside the namespace."""
+    spec = line(cluster.line)
+    cp = class_path(resolve(spec.name, "server"))
+    run = subprocess.run([java(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                          f"-Duser.home={cluster.home / 'admin'}",
+                          "-Djava.net.preferIPv4Stack=true", "-cp", cp, spec.admin_main,
+                          *args, "-n", cluster.namesrv_addr],
+                         capture_output=True, text=True, timeout=timeout_s, check=False,
+                         env=dict(os.environ, ROCKETMQ_HOME=str(cluster.home)))
+    if run.returncode != 0:
+        raise LiveError(f"mqadmin {' '.join(args)} failed ({run.returncode}):\n"
+                        f"{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    return run.stdout
+
+
+def isolation_prefix() -> list[str]:
+    """The command prefix that runs a program in a new, private network namespace (only a
+    loopback interface, brought up), as an unprivileged user where the kernel allows it."""
+    unshare = shutil.which("unshare")
+    if not unshare:
+        raise LiveError("unshare (util-linux) not found: isolated clusters need it")
+    return [unshare, "--map-root-user", "--net", "--", "sh", "-c",
+            "ip link set lo up 2>/dev/null || true; exec \"$@\"", "rocketlb-live"]
+
+
+def run_isolated(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` in a private network namespace (see ``isolation_prefix``)."""
+    env = dict(kwargs.pop("env", None) or os.environ, **{ENV_ISOLATED: "1"})
+    return subprocess.run([*isolation_prefix(), *argv], env=env, text=True, **kwargs)
+
+
+def produce(cluster: Cluster, topic: str, count: int, *, group: str = "rocketlb_live",
+            interval_ms: int = 0, fault_tolerance: bool = False, instance: str = "live-1",
+            timeout_s: float = 600.0) -> list[dict[str, Any]]:
+    """Send ``count`` messages with upstream's ``DefaultMQProducer`` of the cluster's line
+    (``live/java/Produce.java`` on the client jars) and return, per send, where the real client
+    stored it (``broker``, ``queue``) or the error it got. Under an isolated cluster, call it
+    inside the namespace."""
+    from importlib import resources
+
+    spec = line(cluster.line)
+    cp = class_path(resolve(spec.name, "client"))
+    source = resources.files("rocketlb_core.live") / "java" / "Produce.java"
+    with resources.as_file(source) as src:
+        run = subprocess.run(
+            [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+             f"-Duser.home={cluster.home / 'clients'}",
+             f"-Drocketmq.client.logRoot={cluster.home / 'clients' / 'logs'}",
+             "-cp", cp, str(src), cluster.namesrv_addr, topic, group, str(count),
+             str(interval_ms), "on" if fault_tolerance else "off", instance],
+            capture_output=True, text=True, timeout=timeout_s, check=False)
+    if run.returncode != 0:
+        raise LiveError(f"the producer driver failed ({run.returncode}):\n"
+                        f"{run.stdout[-1500:]}{run.stderr[-2500:]}")
+    rows = [json.loads(x) for x in run.stdout.splitlines() if x.startswith("{")]
+    if not rows or rows[-1] != {"done": count}:
+        raise LiveError(f"the producer driver stopped early:\n{run.stderr[-2500:]}")
+    return rows[:-1]
+
+
+def _fastjson(text: str) -> Any:
+    """Parse what ``mqadmin`` prints with fastjson: JSON, except that integer map keys are not
+    quoted (``"brokerAddrs":{0:"127.0.0.1:10911"}``)."""
+    import re
+
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("{")), None)
+    if start is None:
+        raise ValueError("no JSON object in the output")
+    body = "\n".join(lines[start:])
+    return json.loads(re.sub(r'([{,]\s*)(-?\d+)\s*:', r'\1"\2":', body))
+
+
+def topic_route(cluster: Cluster, topic: str, *, brokers: int = 1,
+                wait_s: float = 30.0) -> TopicRoute:
+    """The topic's route as the cluster's name server answers it (``mqadmin topicRoute``),
+    parsed into the package's ``TopicRoute``: what every client of the cluster builds its
+    publish list and subscribe set from. Waits up to ``wait_s`` for a route that names at least
+    ``brokers`` brokers (a topic just created reaches the name server as each broker
+    registers)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        text = admin(cluster, "topicRoute", "-t", topic)
+        try:
+            data = _fastjson(text)
+            qds = tuple(QueueData(q["brokerName"], int(q["readQueueNums"]),
+                                  int(q["writeQueueNums"]), int(q["perm"]))
+                        for q in data["queueDatas"])
+            bds = tuple(BrokerData(b["brokerName"],
+                                   {int(k): v for k, v in b["brokerAddrs"].items()},
+                                   b.get("cluster", CLUSTER_NAME)) for b in data["brokerDatas"])
+            if len(qds) >= brokers:
+                return TopicRoute(qds, bds)
+            problem = f"{len(qds)} of {brokers} brokers"
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            problem = str(exc)
+        if time.monotonic() > deadline:
+            raise LiveError(f"mqadmin topicRoute -t {topic} gave no usable route within "
+                            f"{wait_s:.0f} s ({problem}):\n{text[-1500:]}")
+        time.sleep(1.0)

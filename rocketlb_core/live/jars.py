@@ -1,0 +1,150 @@
+"""RocketMQ's released jars, resolved through Maven Central and cached in the repository.
+
+Two RocketMQ lines can run here (``LINES``):
+
+* ``5``: name server, broker and clients 5.3.3;
+* ``4``: clients 4.9.8, name server and broker **4.9.7**: Apache never published the 4.9.8 server
+  modules (``rocketmq-broker``, ``rocketmq-namesrv``) to Maven Central (only ``rocketmq-client``
+  and ``rocketmq-tools`` 4.9.8 are there), so the newest 4.x server that resolves is 4.9.7. The
+  balancing this project models lives in the clients; the broker side of spec section 5 is the
+  same in both.
+
+Each line has two roles, resolved separately because Maven would otherwise mix versions on one
+class path: ``server`` (name server and broker, with the admin tools) and ``client`` (the
+Remoting client). ``resolve(line, role)`` writes a throw-away POM, runs ``mvn
+dependency:copy-dependencies`` with checksums enforced, and moves the jars into
+``<cache>/<line>/<role>/`` atomically (``rocketlb_core.atomic``). Nothing is committed; the cache
+folder (``.cache/rocketmq`` in the checkout, or ``$ROCKETLB_LIVE_CACHE``) is ignored by git.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocketlb_core.atomic import MARKER, atomic_folder
+from rocketlb_core.errors import InputError
+
+ENV_CACHE = "ROCKETLB_LIVE_CACHE"
+ROLES = ("server", "client")
+
+
+class LiveError(InputError):
+    """Something the live cluster needs is missing or refused (Java, Maven, a port, a jar)."""
+
+
+@dataclass(frozen=True)
+class LiveLine:
+    """One RocketMQ line as it can run here: the versions of its two roles and its main
+    classes."""
+
+    name: str
+    server_version: str
+    client_version: str
+    namesrv_main: str = "org.apache.rocketmq.namesrv.NamesrvStartup"
+    broker_main: str = "org.apache.rocketmq.broker.BrokerStartup"
+    admin_main: str = "org.apache.rocketmq.tools.command.MQAdminStartup"
+
+    def artifacts(self, role: str) -> tuple[tuple[str, str], ...]:
+        """(artifactId, version) pairs of ``role`` (group ``org.apache.rocketmq``)."""
+        if role == "server":
+            v = self.server_version
+            return (("rocketmq-namesrv", v), ("rocketmq-broker", v), ("rocketmq-tools", v))
+        if role == "client":
+            return (("rocketmq-client", self.client_version),)
+        raise LiveError(f"unknown role {role!r} (one of {', '.join(ROLES)})")
+
+
+LINES = {"4": LiveLine("4", server_version="4.9.7", client_version="4.9.8"),
+         "5": LiveLine("5", server_version="5.3.3", client_version="5.3.3")}
+
+
+def line(name: str) -> LiveLine:
+    try:
+        return LINES[str(name)]
+    except KeyError:
+        raise LiveError(f"unknown RocketMQ line {name!r}: choose one of "
+                        f"{', '.join(sorted(LINES))}") from None
+
+
+def cache_root() -> Path:
+    """``$ROCKETLB_LIVE_CACHE``, else ``.cache/rocketmq`` at the top of this checkout."""
+    env = os.environ.get(ENV_CACHE)
+    return Path(env) if env else Path(__file__).resolve().parents[2] / ".cache" / "rocketmq"
+
+
+def find_tool(name: str, hint: str) -> str:
+    """The path of ``name`` on PATH (``java`` also under ``$JAVA_HOME/bin``), or a clear error."""
+    if name == "java" and os.environ.get("JAVA_HOME"):
+        candidate = Path(os.environ["JAVA_HOME"]) / "bin" / "java"
+        if candidate.is_file():
+            return str(candidate)
+    found = shutil.which(name)
+    if not found:
+        raise LiveError(f"{name} not found on PATH: {hint}")
+    return found
+
+
+def java() -> str:
+    return find_tool("java", "install a JDK (17 is what the project's machines have), or set "
+                             "JAVA_HOME")
+
+
+def _pom(artifacts: tuple[tuple[str, str], ...]) -> str:
+    deps = "\n".join(
+        f"    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>{a}</artifactId>"
+        f"<version>{v}</version></dependency>" for a, v in artifacts)
+    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
+            "  <modelVersion>4.0.0</modelVersion>\n"
+            "  <groupId>rocketlb.live</groupId><artifactId>jars</artifactId><version>1</version>\n"
+            "  <packaging>pom</packaging>\n"
+            f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n")
+
+
+def jar_dir(line_name: str, role: str) -> Path:
+    return cache_root() / line(line_name).name / role
+
+
+def cached(line_name: str, role: str) -> list[Path]:
+    """The cached jars of ``role`` (empty when not resolved yet)."""
+    folder = jar_dir(line_name, role)
+    if not (folder / MARKER).is_file():
+        return []
+    return sorted(folder.glob("*.jar"))
+
+
+def resolve(line_name: str, role: str, *, offline: bool = False) -> list[Path]:
+    """The jars of ``role`` for ``line_name``, resolving them through Maven if not cached."""
+    jars = cached(line_name, role)
+    if jars:
+        return jars
+    spec = line(line_name)
+    mvn = find_tool("mvn", "install Apache Maven (the project's machines have it) to resolve "
+                           "RocketMQ's jars from Maven Central")
+    target = jar_dir(line_name, role)
+    with tempfile.TemporaryDirectory(prefix="rocketlb-mvn-") as work:
+        pom = Path(work) / "pom.xml"
+        pom.write_text(_pom(spec.artifacts(role)), encoding="utf-8")
+        with atomic_folder(target, f"live jars {spec.name} {role}") as tmp:
+            cmd = [mvn, "-B", "-q", "--strict-checksums", "-f", str(pom),
+                   "dependency:copy-dependencies", f"-DoutputDirectory={tmp}",
+                   "-DincludeScope=runtime"]
+            if offline:
+                cmd.insert(1, "-o")
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+            if run.returncode != 0:
+                tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-8:])
+                wanted = ", ".join(f"{a}:{v}" for a, v in spec.artifacts(role))
+                raise LiveError(f"Maven could not resolve {wanted} (exit {run.returncode}):\n"
+                                f"{tail}")
+            if not any(Path(tmp).glob("*.jar")):
+                raise LiveError(f"Maven resolved no jar for RocketMQ {spec.name} {role}")
+    return cached(line_name, role)
+
+
+def class_path(jars: list[Path]) -> str:
+    return os.pathsep.join(str(j) for j in jars)
