@@ -61,6 +61,97 @@ def _kill_recorded(home: Path) -> None:
             os.kill(p["pid"], signal.SIGKILL)
 
 
+GROUP_SCRIPT = r'''
+import json, sys, time
+from pathlib import Path
+from rocketlb_core.live import cluster as live
+
+home, line_name, settle_s = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
+c = live.up(home, line_name, 2)
+out = {"steps": []}
+try:
+    live.create_topic(c, "TopicLive", 4)
+    route = live.topic_route(c, "TopicLive", brokers=2, wait_s=60)
+    out["route"] = [[q.broker_name, q.read_queue_nums] for q in route.queue_datas]
+    consumers = {}
+
+    def settle(what):
+        time.sleep(settle_s)
+        out["steps"].append({
+            "what": what, "ids": live.consumer_ids(c, "GID_live"),
+            "lines": {n: len(k.client_log.read_text("utf-8", "replace").splitlines())
+                      if k.client_log.exists() else 0 for n, k in consumers.items()}})
+
+    for name in ("c1", "c2", "c3"):
+        consumers[name] = live.start_consumer(c, "TopicLive", "GID_live", name)
+        settle(f"{name} joins")
+    live.stop_consumer(consumers["c2"])
+    settle("c2 shuts down")
+    live.kill_consumer(consumers["c3"])
+    settle("c3 is killed")
+    out["logs"] = {n: str(k.client_log) for n, k in consumers.items()}
+finally:
+    out["stopped"] = live.down(home)
+print("RESULT " + json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("line_name", ["4", "5"])
+def test_every_assignment_the_real_consumers_logged_is_avg_of_the_brokers_member_list(
+        line_name: str, tmp_path: Path) -> None:
+    """Three push consumers join one by one, one shuts down cleanly, one is killed. After each
+    change the group settles; upstream's mqadmin gives the member list a broker holds. Every
+    ``rebalanced result changed`` line the real clients wrote for the topic in that step must be
+    the package's AVG share for that member list (spec 3.2, 4.1)."""
+    from rocketlb_core.consumer.registry import make
+    from rocketlb_core.trace.clientlog import read_client_log
+
+    resolve(line_name, "server")
+    resolve(line_name, "client")
+    home = tmp_path / "cluster"
+    script = tmp_path / "group.py"
+    script.write_text(GROUP_SCRIPT, encoding="utf-8")
+    try:
+        run = live.run_isolated([sys.executable, str(script), str(home), line_name, "8"],
+                                capture_output=True, timeout=900, check=False)
+    finally:
+        _kill_recorded(home)
+    assert run.returncode == 0, run.stderr[-4000:]
+    out = json.loads(next(x for x in run.stdout.splitlines() if x.startswith("RESULT "))[7:])
+    assert sorted(out["stopped"]) == ["broker-a", "broker-b", "c1", "namesrv"]  # c2, c3 gone
+
+    steps = out["steps"]
+    assert [s["ids"] for s in steps] == [
+        ["127.0.0.1@c1"], ["127.0.0.1@c1", "127.0.0.1@c2"],
+        ["127.0.0.1@c1", "127.0.0.1@c2", "127.0.0.1@c3"],
+        ["127.0.0.1@c1", "127.0.0.1@c3"], ["127.0.0.1@c1"]]
+    queues = sorted(MessageQueue("TopicLive", b, i) for b, n in out["route"] for i in range(n))
+    avg = make("AVG")
+    checked = retry_lines = 0
+    for name, path in out["logs"].items():
+        records = read_client_log(path).rebalances
+        assert records, f"{name} logged no rebalance"
+        start = 0
+        for step in steps:
+            end = step["lines"].get(name, 0)
+            for r in records:
+                if not start < r.line <= end:
+                    continue
+                if r.topic != "TopicLive":       # the group's retry topic: its queues appear
+                    retry_lines += 1             # as brokers create it, not in the route above
+                    continue
+                assert r.group == "GID_live"
+                assert r.strategy == "AVG"
+                assert r.cid_all_size == len(step["ids"]), (name, step["what"], r)
+                want = avg.allocate("GID_live", r.client_id, queues, step["ids"])
+                assert sorted(r.result) == sorted(want), (name, step["what"], r)
+                checked += 1
+            start = max(start, end)
+    # c1 logs a change at every step, c2 at its two, c3 at its one or two
+    assert checked >= 5 + 2 + 1
+    assert retry_lines >= 1
+
+
 @pytest.mark.parametrize("line_name", ["4", "5"])
 def test_a_live_cluster_runs_and_the_package_predicts_every_send(line_name: str,
                                                                  tmp_path: Path) -> None:

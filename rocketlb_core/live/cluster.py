@@ -419,3 +419,91 @@ def topic_route(cluster: Cluster, topic: str, *, brokers: int = 1,
             raise LiveError(f"mqadmin topicRoute -t {topic} gave no usable route within "
                             f"{wait_s:.0f} s ({problem}):\n{text[-1500:]}")
         time.sleep(1.0)
+
+
+@dataclass
+class Consumer:
+    """A running ``Consume.java`` (upstream's ``DefaultMQPushConsumer``)."""
+
+    instance: str
+    process: subprocess.Popen[str]
+    stop_file: Path
+    home: Path                          # its user.home: logs/rocketmqlogs/rocketmq_client.log
+
+    @property
+    def client_log(self) -> Path:
+        return self.home / "logs" / "rocketmqlogs" / "rocketmq_client.log"
+
+
+def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
+                   timeout_s: float = 120.0) -> Consumer:
+    """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
+    client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
+    started. Stop it with ``stop_consumer`` (clean) or ``kill_consumer`` (a crash)."""
+    from importlib import resources
+
+    spec = line(cluster.line)
+    cp = class_path(resolve(spec.name, "client"))
+    home = cluster.home / "clients" / instance
+    home.mkdir(parents=True, exist_ok=True)
+    stop = home / "stop"
+    stop.unlink(missing_ok=True)
+    src = resources.files("rocketlb_core.live") / "java" / "Consume.java"
+    proc = subprocess.Popen(
+        [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+         f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
+         f"-Drocketmq.client.logRoot={home / 'logs' / 'rocketmqlogs'}",
+         "-cp", cp, str(src), cluster.namesrv_addr, topic, group, instance, str(stop)],
+        stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
+        stdin=subprocess.DEVNULL, start_new_session=True)
+    consumer = Consumer(instance, proc, stop, home)
+    cluster.processes.append(Process(instance, "consumer", 0, proc.pid, str(home)))
+    cluster.save()
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line_out = proc.stdout.readline()
+        if line_out.startswith('{"started"'):
+            return consumer
+        if not line_out and proc.poll() is not None:
+            break
+    kill_consumer(consumer)
+    raise LiveError(f"consumer {instance} did not start; {_tail(home / 'stderr.log')}")
+
+
+def stop_consumer(consumer: Consumer, timeout_s: float = 60.0) -> None:
+    """A clean shutdown: offsets persisted, unregistered from every broker."""
+    consumer.stop_file.touch()
+    try:
+        consumer.process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        kill_consumer(consumer)
+        raise LiveError(f"consumer {consumer.instance} did not shut down within "
+                        f"{timeout_s:.0f} s") from None
+
+
+def kill_consumer(consumer: Consumer) -> None:
+    """A crash: SIGKILL, nothing unregistered (its connections close with the process)."""
+    if consumer.process.poll() is None:
+        consumer.process.kill()
+    consumer.process.wait()
+
+
+def consumer_ids(cluster: Cluster, group: str, broker: str = "broker-a") -> list[str]:
+    """The client ids ``broker`` lists for ``group`` (upstream's ``mqadmin consumerConnection``:
+    one row per connection, so a duplicated id appears twice), sorted."""
+    addr = next(f"127.0.0.1:{p.port}" for p in cluster.brokers() if p.name == broker)
+    try:
+        text = admin(cluster, "consumerConnection", "-g", group, "-b", addr)
+    except LiveError as exc:
+        if "Not found the consumer group connection" in str(exc):
+            return []
+        raise
+    ids = []
+    for row in text.splitlines():            # "#ClientId #ClientAddr #Language #Version"
+        if row.startswith("Below is subscription"):
+            break
+        cells = row.split()
+        if len(cells) >= 4 and "@" in cells[0] and not cells[0].startswith("#"):
+            ids.append(cells[0])
+    return sorted(ids)
