@@ -16,7 +16,8 @@ LINE_4 = ("2026-11-23 22:36:13,847 INFO RocketmqClient - rebalanced result chang
           "rebalanceResultSet=[MessageQueue [topic=TopicLive, brokerName=broker-a, queueId=0], "
           "MessageQueue [topic=TopicLive, brokerName=broker-a, queueId=1]]")
 LINE_5 = ("2026-11-24 06:36:13.847 INFO  [4242] [RebalanceService] "
-          "[c.RebalanceImpl#rebalanceByTopic:330] - client rebalanced result changed. allocateMessageQueueStrategyName=AVG, "
+          "[c.RebalanceImpl#rebalanceByTopic:330] - client rebalanced result changed. "
+          "allocateMessageQueueStrategyName=AVG, "
           "group=GID_live, topic=TopicLive, clientId=127.0.0.1@c2, mqAllSize=8, cidAllSize=2, "
           "rebalanceResultSize=1, rebalanceResultSet=[MessageQueue [topic=TopicLive, "
           "brokerName=broker-b, queueId=3]]")
