@@ -350,33 +350,60 @@ def run_isolated(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProc
     return subprocess.run([*isolation_prefix(), *argv], env=env, text=True, **kwargs)
 
 
-def produce(cluster: Cluster, topic: str, count: int, *, group: str = "rocketlb_live",
-            interval_ms: int = 0, fault_tolerance: bool = False, instance: str = "live-1",
-            timeout_s: float = 600.0) -> list[dict[str, Any]]:
-    """Send ``count`` messages with upstream's ``DefaultMQProducer`` of the cluster's line
-    (``live/java/Produce.java`` on the client jars) and return, per send, where the real client
-    stored it (``broker``, ``queue``) or the error it got. Under an isolated cluster, call it
-    inside the namespace."""
+def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "rocketlb_live",
+                   interval_ms: int = 0, fault_tolerance: bool = False,
+                   instance: str = "live-1") -> subprocess.Popen[str]:
+    """Start upstream's ``DefaultMQProducer`` of the cluster's line sending ``count`` messages
+    (``live/java/Produce.java`` on the client jars); collect with ``collect_sends``."""
     from importlib import resources
 
     spec = line(cluster.line)
     cp = class_path(resolve(spec.name, "client"))
-    source = resources.files("rocketlb_core.live") / "java" / "Produce.java"
-    with resources.as_file(source) as src:
-        run = subprocess.run(
-            [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-             f"-Duser.home={cluster.home / 'clients'}",
-             f"-Drocketmq.client.logRoot={cluster.home / 'clients' / 'logs'}",
-             "-cp", cp, str(src), cluster.namesrv_addr, topic, group, str(count),
-             str(interval_ms), "on" if fault_tolerance else "off", instance],
-            capture_output=True, text=True, timeout=timeout_s, check=False)
-    if run.returncode != 0:
-        raise LiveError(f"the producer driver failed ({run.returncode}):\n"
-                        f"{run.stdout[-1500:]}{run.stderr[-2500:]}")
-    rows = [json.loads(x) for x in run.stdout.splitlines() if x.startswith("{")]
-    if not rows or rows[-1] != {"done": count}:
-        raise LiveError(f"the producer driver stopped early:\n{run.stderr[-2500:]}")
+    home = cluster.home / "clients" / instance
+    home.mkdir(parents=True, exist_ok=True)
+    src = resources.files("rocketlb_core.live") / "java" / "Produce.java"
+    proc = subprocess.Popen(
+        [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+         f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
+         f"-Drocketmq.client.logRoot={home / 'logs' / 'rocketmqlogs'}",
+         "-cp", cp, str(src), cluster.namesrv_addr, topic, group, str(count),
+         str(interval_ms), "on" if fault_tolerance else "off", instance],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        start_new_session=True)
+    cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
+    cluster.save()
+    return proc
+
+
+def collect_sends(proc: subprocess.Popen[str], count: int,
+                  timeout_s: float = 600.0) -> list[dict[str, Any]]:
+    """Wait for a ``start_producer`` driver and return, per send, where the real client stored
+    it (``broker``, ``queue``) or the error it got, with ``sent_ms`` (its wall clock)."""
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+    rows = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
+    if proc.returncode != 0 or not rows or rows[-1] != {"done": count}:
+        raise LiveError(f"the producer driver failed ({proc.returncode}):\n"
+                        f"{stdout[-1500:]}{stderr[-2500:]}")
     return rows[:-1]
+
+
+def produce(cluster: Cluster, topic: str, count: int, **kwargs: Any) -> list[dict[str, Any]]:
+    """``start_producer`` and ``collect_sends`` in one call."""
+    return collect_sends(start_producer(cluster, topic, count, **kwargs), count)
+
+
+def kill_broker(cluster: Cluster, name: str) -> None:
+    """SIGKILL a broker of the cluster: its connections reset, as when its process dies."""
+    p = next(p for p in cluster.brokers() if p.name == name)
+    if _ours(p.pid, cluster.home):
+        os.kill(p.pid, signal.SIGKILL)
+        while _ours(p.pid, cluster.home):
+            _reap(p.pid)
+            time.sleep(0.05)
 
 
 def _fastjson(text: str) -> Any:
