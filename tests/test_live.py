@@ -65,6 +65,12 @@ try:
     live.kill_consumer(consumers["c3"])
     settle("c3 is killed")
     out["logs"] = {n: str(k.client_log) for n, k in consumers.items()}
+    # the duplicate client id trap, in a second group: two processes, one instance name
+    dups = [live.start_consumer(c, "TopicLive", "GID_dup", instance, name=name)
+            for instance, name in (("dup", "dup-1"), ("dup", "dup-2"), ("other", "other"))]
+    time.sleep(settle_s)
+    out["dup_ids"] = live.consumer_ids(c, "GID_dup")
+    out["dup_logs"] = {k.name: str(k.client_log) for k in dups}
 finally:
     out["stopped"] = live.down(home)
 print("RESULT " + json.dumps(out))
@@ -77,7 +83,9 @@ def test_every_assignment_the_real_consumers_logged_is_avg_of_the_brokers_member
     """Three push consumers join one by one, one shuts down cleanly, one is killed. After each
     change the group settles; upstream's mqadmin gives the member list a broker holds. Every
     ``rebalanced result changed`` line the real clients wrote for the topic in that step must be
-    the package's AVG share for that member list (spec 3.2, 4.1)."""
+    the package's AVG share for that member list (spec 3.2, 4.1). Then a second group runs the
+    duplicate client id trap."""
+    from rocketlb_core.consumer.metrics import ownership
     from rocketlb_core.consumer.registry import make
     from rocketlb_core.trace.clientlog import read_client_log
 
@@ -93,7 +101,8 @@ def test_every_assignment_the_real_consumers_logged_is_avg_of_the_brokers_member
         _kill_recorded(home)
     assert run.returncode == 0, run.stderr[-4000:]
     out = json.loads(next(x for x in run.stdout.splitlines() if x.startswith("RESULT "))[7:])
-    assert sorted(out["stopped"]) == ["broker-a", "broker-b", "c1", "namesrv"]  # c2, c3 gone
+    assert sorted(out["stopped"]) == ["broker-a", "broker-b", "c1", "dup-1", "dup-2",
+                                      "namesrv", "other"]             # c2 and c3 were gone
 
     steps = out["steps"]
     assert [s["ids"] for s in steps] == [
@@ -127,6 +136,26 @@ def test_every_assignment_the_real_consumers_logged_is_avg_of_the_brokers_member
     assert retry_lines >= 1
     print(f"\nlive {line_name}: {checked} logged assignments, all AVG of the broker's members; "
           f"{retry_lines} retry-topic lines not checked")
+
+    # The duplicate client id trap (spec 9.1, chapter 9) on the real system: two processes on
+    # one host with one instanceName report one client id; the broker lists it twice; both
+    # compute the first slot's share, and the second slot's queues are consumed by nobody,
+    # exactly as the package's AVG over that member list says.
+    ids = out["dup_ids"]
+    assert ids == ["127.0.0.1@dup", "127.0.0.1@dup", "127.0.0.1@other"]
+    held = {}
+    for name, path in out["dup_logs"].items():
+        last = [r for r in read_client_log(path).rebalances if r.topic == "TopicLive"][-1]
+        assert last.cid_all_size == 3
+        assert sorted(last.result) == sorted(avg.allocate("GID_dup", last.client_id, queues,
+                                                          ids))
+        held[name] = set(last.result)
+    assert held["dup-1"] == held["dup-2"]                     # the same share, twice
+    expected = ownership({cid: avg.allocate("GID_dup", cid, queues, ids) for cid in set(ids)},
+                         queues).unowned
+    assert expected
+    assert sorted(set(queues) - set().union(*held.values())) == sorted(expected)
+    print(f"live {line_name}: duplicate id leaves {[q.short() for q in expected]} unconsumed")
 
 
 def test_a_taken_port_is_refused_before_anything_starts(tmp_path: Path) -> None:

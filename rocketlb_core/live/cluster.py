@@ -456,6 +456,7 @@ class Consumer:
     process: subprocess.Popen[str]
     stop_file: Path
     home: Path                          # its user.home: logs/rocketmqlogs/rocketmq_client.log
+    name: str = ""                      # its folder and process name
 
     @property
     def client_log(self) -> Path:
@@ -463,15 +464,18 @@ class Consumer:
 
 
 def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
-                   timeout_s: float = 120.0) -> Consumer:
+                   name: str | None = None, timeout_s: float = 120.0) -> Consumer:
     """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
     client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
-    started. Stop it with ``stop_consumer`` (clean) or ``kill_consumer`` (a crash)."""
+    started. ``name`` (default: the instance name) names its folder and process; two consumers
+    with one instance name need two names. Stop it with ``stop_consumer`` (clean) or
+    ``kill_consumer`` (a crash)."""
     from importlib import resources
 
     spec = line(cluster.line)
     cp = class_path(resolve(spec.name, "client"))
-    home = cluster.home / "clients" / instance
+    name = name or instance
+    home = cluster.home / "clients" / name
     home.mkdir(parents=True, exist_ok=True)
     stop = home / "stop"
     stop.unlink(missing_ok=True)
@@ -483,8 +487,8 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
          "-cp", cp, str(src), cluster.namesrv_addr, topic, group, instance, str(stop)],
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
-    consumer = Consumer(instance, proc, stop, home)
-    cluster.processes.append(Process(instance, "consumer", 0, proc.pid, str(home)))
+    consumer = Consumer(instance, proc, stop, home, name)
+    cluster.processes.append(Process(name, "consumer", 0, proc.pid, str(home)))
     cluster.save()
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout_s
