@@ -136,7 +136,7 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "(no output)"
 
 
-def _write_configs(cluster: Cluster, broker_heap_mb: int) -> None:
+def _write_configs(cluster: Cluster) -> None:
     home = cluster.home
     (home / "conf").mkdir(parents=True, exist_ok=True)
     (home / "conf" / "logback_namesrv.xml").write_text(
@@ -205,7 +205,7 @@ def up(home: Path | str, line_name: str = "5", brokers: int = 2, *, namesrv_port
     home.mkdir(parents=True, exist_ok=True)
     cluster = Cluster(home, spec.name, namesrv_port, procs,
                       isolated=bool(os.environ.get(ENV_ISOLATED)))
-    _write_configs(cluster, broker_heap_mb)
+    _write_configs(cluster)
     env = dict(os.environ, ROCKETMQ_HOME=str(home))
     try:
         for p in procs:
@@ -350,24 +350,29 @@ def run_isolated(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProc
     return subprocess.run([*isolation_prefix(), *argv], env=env, text=True, **kwargs)
 
 
+def _client_command(cluster: Cluster, home: Path, source: str) -> list[str]:
+    """``java`` running ``live/java/<source>`` on the line's client jars: a small heap, the
+    cluster's marker (so ``down`` may stop it), ``home`` as its user.home and log root."""
+    from importlib import resources
+
+    cp = class_path(resolve(line(cluster.line).name, "client"))
+    src = resources.files("rocketlb_core.live") / "java" / source
+    return [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+            f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
+            f"-Drocketmq.client.logRoot={home / 'logs' / 'rocketmqlogs'}",
+            "-cp", cp, str(src)]
+
+
 def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "rocketlb_live",
                    interval_ms: int = 0, fault_tolerance: bool = False,
                    instance: str = "live-1") -> subprocess.Popen[str]:
     """Start upstream's ``DefaultMQProducer`` of the cluster's line sending ``count`` messages
     (``live/java/Produce.java`` on the client jars); collect with ``collect_sends``."""
-    from importlib import resources
-
-    spec = line(cluster.line)
-    cp = class_path(resolve(spec.name, "client"))
     home = cluster.home / "clients" / instance
     home.mkdir(parents=True, exist_ok=True)
-    src = resources.files("rocketlb_core.live") / "java" / "Produce.java"
     proc = subprocess.Popen(
-        [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-         f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
-         f"-Drocketmq.client.logRoot={home / 'logs' / 'rocketmqlogs'}",
-         "-cp", cp, str(src), cluster.namesrv_addr, topic, group, str(count),
-         str(interval_ms), "on" if fault_tolerance else "off", instance],
+        [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
+         str(count), str(interval_ms), "on" if fault_tolerance else "off", instance],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         start_new_session=True)
     cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
@@ -389,11 +394,6 @@ def collect_sends(proc: subprocess.Popen[str], count: int,
         raise LiveError(f"the producer driver failed ({proc.returncode}):\n"
                         f"{stdout[-1500:]}{stderr[-2500:]}")
     return rows[:-1]
-
-
-def produce(cluster: Cluster, topic: str, count: int, **kwargs: Any) -> list[dict[str, Any]]:
-    """``start_producer`` and ``collect_sends`` in one call."""
-    return collect_sends(start_producer(cluster, topic, count, **kwargs), count)
 
 
 def kill_broker(cluster: Cluster, name: str) -> None:
@@ -470,21 +470,14 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     started. ``name`` (default: the instance name) names its folder and process; two consumers
     with one instance name need two names. Stop it with ``stop_consumer`` (clean) or
     ``kill_consumer`` (a crash)."""
-    from importlib import resources
-
-    spec = line(cluster.line)
-    cp = class_path(resolve(spec.name, "client"))
     name = name or instance
     home = cluster.home / "clients" / name
     home.mkdir(parents=True, exist_ok=True)
     stop = home / "stop"
     stop.unlink(missing_ok=True)
-    src = resources.files("rocketlb_core.live") / "java" / "Consume.java"
     proc = subprocess.Popen(
-        [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-         f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
-         f"-Drocketmq.client.logRoot={home / 'logs' / 'rocketmqlogs'}",
-         "-cp", cp, str(src), cluster.namesrv_addr, topic, group, instance, str(stop)],
+        [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic, group,
+         instance, str(stop)],
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = Consumer(instance, proc, stop, home, name)
