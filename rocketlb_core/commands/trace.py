@@ -4,7 +4,10 @@
 * ``layout SRC --out DST``: rewrite a trace whose sends are in any order into the replay layout
   (in memory: for traces that fit in RAM; ``generate`` writes large traces in the layout);
 * ``generate --sends N --out DIR``: a large synthetic trace for scale tests and benchmarks;
-* ``validate TRACE``: check every file of a trace and print what it holds, as JSON.
+* ``validate TRACE``: check every file of a trace and print what it holds, as JSON;
+* ``import``: a trace from what a real cluster wrote (``rocketlb_core.trace.importer``): a
+  recording of ``python -m rocketlb_core.live record`` (``--recording DIR``), or a message-trace
+  dump with client and broker logs and the cluster layout (``--msgtrace`` ...).
 """
 
 from __future__ import annotations
@@ -45,6 +48,27 @@ def register(sub: Any) -> None:
                    help="also read every send (time order within each producer); default: "
                         "the sends are checked from the Parquet footers")
     add_quiet(v)
+    i = subparser(verbs, "import", "a trace from a real cluster's message trace and logs",
+                  "rocketlb trace import --recording data/live/producer-outage-5 --out t", imp)
+    i.add_argument("--recording", type=Path, help="a folder 'python -m rocketlb_core.live "
+                   "record' wrote (everything else is taken from it)")
+    i.add_argument("--msgtrace", type=Path, help="a dump of RMQ_SYS_TRACE_TOPIC: JSON lines "
+                   "with a 'body' (data/README.md), .gz allowed")
+    i.add_argument("--client-log", type=Path, action="append", default=[],
+                   help="a client's rocketmq_client.log (repeat for each client)")
+    i.add_argument("--broker-log", type=Path, action="append", default=[],
+                   help="a broker's broker.log (repeat for each broker)")
+    i.add_argument("--layout", type=Path, help="a folder with brokers.csv and route.csv: broker "
+                   "names and addresses, the topic's queues")
+    i.add_argument("--topic", help="the topic to import (with --msgtrace)")
+    i.add_argument("--line", help="the clients' RocketMQ version, e.g. 4.9.8 or 5.3.3")
+    i.add_argument("--log-utc-offset", type=int, default=0,
+                   help="minutes east of UTC of 4.x client logs (the JVM's zone; 5.x clients "
+                        "and brokers write GMT+8)")
+    i.add_argument("--skip-bad", action="store_true",
+                   help="count malformed lines and records instead of failing on the first")
+    add_out(i)
+    add_quiet(i)
 
 
 def layout(args: argparse.Namespace) -> int:
@@ -72,4 +96,32 @@ def validate(args: argparse.Namespace) -> int:
     from rocketlb_core.trace.read import describe, load_trace
 
     print_json(describe(load_trace(args.trace, sends=args.rows)))
+    return 0
+
+
+def imp(args: argparse.Namespace) -> int:
+    from rocketlb_core.errors import UsageError
+    from rocketlb_core.trace.cluster import load_cluster
+    from rocketlb_core.trace.importer import import_recording, import_records
+
+    if (args.recording is None) == (args.msgtrace is None):
+        raise UsageError("give --recording DIR, or --msgtrace FILE with --layout, --topic and "
+                         "--line")
+    if args.recording is not None:
+        summary = import_recording(args.recording, args.out, skip_bad=args.skip_bad,
+                                   force=args.force)
+    else:
+        if args.layout is None or args.topic is None or args.line is None:
+            raise UsageError("--msgtrace needs --layout, --topic and --line")
+        layout = load_cluster(args.layout)
+        if args.topic not in layout.routes:
+            raise UsageError(f"{args.layout}/route.csv has no rows for topic {args.topic!r}")
+        summary = import_records(
+            args.out, msgtrace=args.msgtrace, client_logs=args.client_log,
+            broker_logs=args.broker_log,
+            brokers=[(b.broker_name, b.address) for b in layout.brokers if b.broker_id == 0],
+            route=layout.routes[args.topic].queue_datas, topic=args.topic, line=args.line,
+            name=Path(args.out).name, utc_offset_minutes=args.log_utc_offset,
+            skip_bad=args.skip_bad, force=args.force)
+    print_json(summary)
     return 0

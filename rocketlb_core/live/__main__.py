@@ -6,6 +6,8 @@
     python -m rocketlb_core.live status [--home DIR]
     python -m rocketlb_core.live admin  [--home DIR] -- clusterList   # upstream's mqadmin
     python -m rocketlb_core.live down   [--home DIR]
+    python -m rocketlb_core.live record SCENARIO --line 4 --out DIR [--isolated] [--force]
+                                        # a live scenario (data/scenarios/live/), recorded
 
 Exit status: 0 done, 2 refused (Java or Maven missing, a port taken, a cluster already running
 in that home, nothing started there), 1 an internal error.
@@ -18,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from rocketlb_core.errors import InputError
 from rocketlb_core.live import cluster as live
 from rocketlb_core.live.jars import LINES, ROLES, LiveError, cache_root, resolve
 
@@ -43,6 +46,15 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--home", type=Path, default=_default_home(),
                        help="the cluster's folder (default: .cache/live in the checkout)")
     sub.choices["admin"].add_argument("args", nargs=argparse.REMAINDER)
+    rec = sub.add_parser("record", help="run a live scenario on a fresh cluster and record it")
+    rec.add_argument("scenario", type=Path, help="a live scenario (data/scenarios/live/*.toml)")
+    rec.add_argument("--line", choices=sorted(LINES), default="5")
+    rec.add_argument("--out", type=Path, required=True, help="the recording's folder")
+    rec.add_argument("--force", action="store_true",
+                     help="replace a folder rocketlb did not write")
+    rec.add_argument("--isolated", action="store_true",
+                     help="run the cluster in a private network namespace (Linux unshare): "
+                          "nothing of it is reachable from outside; what the tests do")
     args = parser.parse_args(argv)
     try:
         if args.command == "jars":
@@ -53,6 +65,19 @@ def main(argv: list[str] | None = None) -> int:
             c = live.up(args.home, args.line, args.brokers, namesrv_port=args.namesrv_port,
                         broker_port=args.broker_port, broker_heap_mb=args.broker_heap_mb)
             print(json.dumps(live.status(c.home), indent=1))
+        elif args.command == "record":
+            from rocketlb_core.live.record import load_scenario, record
+
+            load_scenario(args.scenario)                   # a bad file fails here, outside
+            if args.isolated:
+                for role in ROLES:                         # no network in the namespace
+                    resolve(args.line, role)
+                argv_in = [sys.executable, "-m", "rocketlb_core.live", "record",
+                           str(args.scenario), "--line", args.line, "--out", str(args.out)]
+                return live.run_isolated(argv_in + (["--force"] if args.force else []),
+                                         check=False).returncode
+            meta = record(args.scenario, args.line, args.out, force=args.force)
+            print(json.dumps({"recording": str(args.out), "events": len(meta["events"])}))
         elif args.command == "status":
             print(json.dumps(live.status(args.home), indent=1))
         elif args.command == "down":
@@ -63,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             if not extra:
                 raise LiveError("admin needs an mqadmin command, e.g. admin -- clusterList")
             print(live.admin(live.Cluster.load(args.home), *extra), end="")
-    except LiveError as exc:
+    except InputError as exc:           # LiveError, a bad scenario, a refused --out
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

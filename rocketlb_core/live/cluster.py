@@ -42,13 +42,13 @@ CLUSTER_NAME = "rocketlb"
 
 _LOGBACK = """<?xml version="1.0" encoding="UTF-8"?>
 <!-- written by rocketlb_core.live: every logger of the {what} into one file, as upstream's
-     distribution names it (logs/rocketmqlogs/{file}) -->
+     distribution names it (logs/rocketmqlogs/{file}), with its pattern (seconds, GMT+8) -->
 <configuration>
   <appender name="file" class="ch.qos.logback.core.FileAppender">
     <file>${{user.home}}/logs/rocketmqlogs/{file}</file>
     <append>true</append>
     <encoder>
-      <pattern>%d{{yyyy-MM-dd HH:mm:ss,SSS}} %p %t - %m%n</pattern>
+      <pattern>%d{{yyy-MM-dd HH:mm:ss,GMT+8}} %p %t - %m%n</pattern>
       <charset>UTF-8</charset>
     </encoder>
   </appender>
@@ -75,6 +75,7 @@ class Cluster:
     namesrv_port: int
     processes: list[Process] = field(default_factory=list)
     isolated: bool = False
+    broker_heap_mb: int = 256
 
     @property
     def namesrv_addr(self) -> str:
@@ -85,6 +86,7 @@ class Cluster:
 
     def save(self) -> None:
         data = {"line": self.line, "namesrv_port": self.namesrv_port, "isolated": self.isolated,
+                "broker_heap_mb": self.broker_heap_mb,
                 "processes": [asdict(p) for p in self.processes]}
         tmp = self.home / f".{STATE}.tmp"
         tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -100,7 +102,7 @@ class Cluster:
             data = json.loads(path.read_text(encoding="utf-8"))
             procs = [Process(**p) for p in data["processes"]]
             return cls(home, str(data["line"]), int(data["namesrv_port"]), procs,
-                       bool(data.get("isolated", False)))
+                       bool(data.get("isolated", False)), int(data.get("broker_heap_mb", 256)))
         except (ValueError, KeyError, TypeError) as exc:
             raise LiveError(f"{path}: not a cluster record rocketlb wrote ({exc})") from None
 
@@ -136,7 +138,7 @@ def _tail(path: Path, lines: int = 15) -> str:
         return "(no output)"
 
 
-def _write_configs(cluster: Cluster) -> None:
+def _write_configs(cluster: Cluster, trace_brokers: int) -> None:
     home = cluster.home
     (home / "conf").mkdir(parents=True, exist_ok=True)
     (home / "conf" / "logback_namesrv.xml").write_text(
@@ -145,6 +147,8 @@ def _write_configs(cluster: Cluster) -> None:
         _LOGBACK.format(what="broker", file="broker.log"), encoding="utf-8")
     (home / "conf" / "logback_tools.xml").write_text(
         _LOGBACK.format(what="admin tools", file="tools.log"), encoding="utf-8")
+    brokers = cluster.brokers()
+    tracing = {p.name for p in brokers[len(brokers) - trace_brokers:]} if trace_brokers else set()
     for p in cluster.processes:
         folder = Path(p.folder)
         folder.mkdir(parents=True, exist_ok=True)
@@ -159,7 +163,9 @@ def _write_configs(cluster: Cluster) -> None:
                 "mappedFileSizeConsumeQueue": 20 * 30_000,       # 300,000 entries upstream
                 "autoCreateTopicEnable": "true", "flushDiskType": "ASYNC_FLUSH",
                 "brokerRole": "ASYNC_MASTER", "deleteWhen": "04",
-                "traceTopicEnable": "true",                      # RMQ_SYS_TRACE_TOPIC
+                # RMQ_SYS_TRACE_TOPIC on the last brokers only: a trace broker, as upstream
+                # advises, so a broker killed by a scenario takes no trace records with it
+                "traceTopicEnable": str(p.name in tracing).lower(),
             }
         (folder / f"{p.role}.properties").write_text(
             "".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
@@ -171,16 +177,22 @@ def _command(cluster: Cluster, p: Process, cp: str, broker_heap_mb: int) -> list
     main = spec.broker_main if p.role == "broker" else spec.namesrv_main
     return [java(), f"-Xms{heap}m", f"-Xmx{heap}m", f"-XX:MaxDirectMemorySize={heap}m",
             "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
+            # 4.x's store unmaps files through DirectByteBuffer by reflection; on Java 17 a
+            # broker restarted after a crash cannot recover its store without these
+            "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+            "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
             f"-D{MARKER_PROP}={cluster.home}", f"-Drocketmq.home.dir={cluster.home}",
             f"-Duser.home={p.folder}", "-cp", cp, main,
             "-c", str(Path(p.folder) / f"{p.role}.properties")]
 
 
 def up(home: Path | str, line_name: str = "5", brokers: int = 2, *, namesrv_port: int = 19876,
-       broker_port: int = 20911, broker_heap_mb: int = 256,
+       broker_port: int = 20911, broker_heap_mb: int = 256, trace_brokers: int = 1,
        timeout_s: float = 120.0) -> Cluster:
     """Start a name server and ``brokers`` brokers under ``home`` and wait until they accept
-    connections; returns the recorded cluster. Refuses a home that runs a cluster already, a
+    connections; returns the recorded cluster. The last ``trace_brokers`` brokers hold
+    ``RMQ_SYS_TRACE_TOPIC`` (message trace). Refuses a home that runs a cluster already, a
     port that is taken, and a missing Java or Maven, each with a clear ``LiveError``."""
     spec = line(line_name)
     if not 1 <= brokers <= len(BROKER_NAMES):
@@ -204,25 +216,30 @@ def up(home: Path | str, line_name: str = "5", brokers: int = 2, *, namesrv_port
                                 f"--broker-port)")
     home.mkdir(parents=True, exist_ok=True)
     cluster = Cluster(home, spec.name, namesrv_port, procs,
-                      isolated=bool(os.environ.get(ENV_ISOLATED)))
-    _write_configs(cluster)
-    env = dict(os.environ, ROCKETMQ_HOME=str(home))
+                      isolated=bool(os.environ.get(ENV_ISOLATED)), broker_heap_mb=broker_heap_mb)
+    _write_configs(cluster, min(trace_brokers, brokers))
     try:
         for p in procs:
-            out = Path(p.folder) / "stdout.log"
-            with out.open("ab") as sink:
-                proc = subprocess.Popen(_command(cluster, p, cp, broker_heap_mb), env=env,
-                                        stdout=sink, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, cwd=p.folder,
-                                        start_new_session=True)
-            p.pid = proc.pid
-            cluster.save()
-            _wait_ready(cluster, p, proc, timeout_s)
+            _start(cluster, p, cp, timeout_s)
         _wait_registered(cluster, timeout_s)
     except BaseException:
         down(home)
         raise
     return cluster
+
+
+def _start(cluster: Cluster, p: Process, cp: str, timeout_s: float) -> None:
+    """Start one server process of the cluster (its output appended to ``stdout.log``), record
+    its pid, and wait until it accepts connections."""
+    out = Path(p.folder) / "stdout.log"
+    with out.open("ab") as sink:
+        proc = subprocess.Popen(_command(cluster, p, cp, cluster.broker_heap_mb),
+                                env=dict(os.environ, ROCKETMQ_HOME=str(cluster.home)),
+                                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=p.folder, start_new_session=True)
+    p.pid = proc.pid
+    cluster.save()
+    _wait_ready(cluster, p, proc, timeout_s)
 
 
 def _wait_ready(cluster: Cluster, p: Process, proc: subprocess.Popen[bytes],
@@ -245,15 +262,30 @@ def _wait_registered(cluster: Cluster, timeout_s: float) -> None:
     (upstream's ``mqadmin clusterList``): a broker registers a moment after it boots."""
     deadline = time.monotonic() + timeout_s
     pending = {p.name: Path(p.folder) / "stdout.log" for p in cluster.brokers()}
+    _wait_booted(pending, deadline, boots=1)
+    _wait_listed(cluster, {p.name for p in cluster.brokers()}, deadline, timeout_s)
+
+
+def _boots(path: Path) -> int:
+    try:
+        return path.read_text("utf-8", "replace").count("boot success")
+    except OSError:
+        return 0
+
+
+def _wait_booted(pending: dict[str, Path], deadline: float, boots: int) -> None:
+    """Wait until each broker's output says "boot success" ``boots`` times."""
     while pending and time.monotonic() < deadline:
         for name, out in list(pending.items()):
-            if "boot success" in _tail(out, 50):
+            if _boots(out) >= boots:
                 del pending[name]
         time.sleep(0.2)
     if pending:
         raise LiveError(f"brokers {', '.join(sorted(pending))} did not report 'boot success' "
-                        f"within {timeout_s:.0f} s")
-    missing = {p.name for p in cluster.brokers()}
+                        f"in time")
+
+
+def _wait_listed(cluster: Cluster, missing: set[str], deadline: float, timeout_s: float) -> None:
     while True:
         listing = admin(cluster, "clusterList")
         missing = {n for n in missing if not any(
@@ -363,37 +395,99 @@ def _client_command(cluster: Cluster, home: Path, source: str) -> list[str]:
             "-cp", cp, str(src)]
 
 
+@dataclass
+class Producer:
+    """A running ``Produce.java`` (upstream's ``DefaultMQProducer``): it writes one JSON line per
+    send to ``output`` (a file, so it never blocks on a pipe nobody reads)."""
+
+    instance: str
+    process: subprocess.Popen[bytes]
+    output: Path
+    go_file: Path
+    count: int
+    home: Path
+
+    @property
+    def client_log(self) -> Path:
+        return self.home / "logs" / "rocketmqlogs" / "rocketmq_client.log"
+
+
 def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "rocketlb_live",
                    interval_ms: int = 0, fault_tolerance: bool = False,
-                   instance: str = "live-1") -> subprocess.Popen[str]:
-    """Start upstream's ``DefaultMQProducer`` of the cluster's line sending ``count`` messages
-    (``live/java/Produce.java`` on the client jars); collect with ``collect_sends``."""
+                   instance: str = "live-1", trace: bool = False, go: bool = True,
+                   timeout_s: float = 120.0) -> Producer:
+    """Start upstream's ``DefaultMQProducer`` of the cluster's line, to send ``count`` messages
+    (``live/java/Produce.java`` on the client jars), and wait until it has started. It sends
+    once ``go(producer)`` is called (at once when ``go`` is true); ``collect_sends`` waits for
+    it and returns its rows."""
     home = cluster.home / "clients" / instance
     home.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
-         str(count), str(interval_ms), "on" if fault_tolerance else "off", instance],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-        start_new_session=True)
+    output, go_file = home / "sends.jsonl", home / "go"
+    go_file.unlink(missing_ok=True)
+    with output.open("wb") as sink:
+        proc = subprocess.Popen(
+            [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
+             str(count), str(interval_ms), "on" if fault_tolerance else "off", instance,
+             "on" if trace else "off", str(go_file)],
+            stdout=sink, stderr=(home / "stderr.log").open("ab"), stdin=subprocess.DEVNULL,
+            start_new_session=True)
+    producer = Producer(instance, proc, output, go_file, count, home)
     cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
     cluster.save()
-    return proc
+    deadline = time.monotonic() + timeout_s
+    while not output.read_bytes().startswith(b'{"started"'):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise LiveError(f"producer {instance} did not start; {_tail(home / 'stderr.log')}")
+        time.sleep(0.05)
+    if go:
+        start_sending(producer)
+    return producer
 
 
-def collect_sends(proc: subprocess.Popen[str], count: int,
-                  timeout_s: float = 600.0) -> list[dict[str, Any]]:
+def start_sending(producer: Producer) -> None:
+    """Let a started producer send."""
+    producer.go_file.touch()
+
+
+def collect_sends(producer: Producer, timeout_s: float = 600.0) -> list[dict[str, Any]]:
     """Wait for a ``start_producer`` driver and return, per send, where the real client stored
     it (``broker``, ``queue``) or the error it got, with ``sent_ms`` (its wall clock)."""
     try:
-        stdout, stderr = proc.communicate(timeout=timeout_s)
+        producer.process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        stdout, stderr = proc.communicate()
-    rows = [json.loads(x) for x in stdout.splitlines() if x.startswith("{")]
-    if proc.returncode != 0 or not rows or rows[-1] != {"done": count}:
-        raise LiveError(f"the producer driver failed ({proc.returncode}):\n"
-                        f"{stdout[-1500:]}{stderr[-2500:]}")
-    return rows[:-1]
+        producer.process.kill()
+        producer.process.wait()
+    text = producer.output.read_text("utf-8", "replace")
+    rows = [json.loads(x) for x in text.splitlines() if x.startswith("{")]
+    if producer.process.returncode != 0 or not rows or rows[-1] != {"done": producer.count}:
+        raise LiveError(f"the producer driver failed ({producer.process.returncode}):\n"
+                        f"{text[-1500:]}{_tail(producer.home / 'stderr.log', 30)}")
+    return rows[1:-1]
+
+
+def signal_broker(cluster: Cluster, name: str, sig: int) -> None:
+    """Send ``sig`` to a broker of the cluster: ``SIGSTOP`` pauses it (a silent host: its
+    connections stay open and nothing answers), ``SIGCONT`` resumes it."""
+    p = next(p for p in cluster.brokers() if p.name == name)
+    if not _ours(p.pid, cluster.home):
+        raise LiveError(f"{name} is not running")
+    os.kill(p.pid, sig)
+
+
+def restart_broker(cluster: Cluster, name: str, timeout_s: float = 120.0) -> None:
+    """Start a stopped or killed broker again on its own store and configuration, and wait until
+    it booted and the name server lists it again."""
+    p = next(p for p in cluster.brokers() if p.name == name)
+    if _ours(p.pid, cluster.home):
+        raise LiveError(f"{name} is still running; kill it first")
+    out = Path(p.folder) / "stdout.log"
+    boots = _boots(out)
+    _start(cluster, p, class_path(resolve(line(cluster.line).name, "server")), timeout_s)
+    deadline = time.monotonic() + timeout_s
+    _wait_booted({name: out}, deadline, boots + 1)
+    _wait_listed(cluster, {name}, deadline, timeout_s)
 
 
 def kill_broker(cluster: Cluster, name: str) -> None:
@@ -464,7 +558,8 @@ class Consumer:
 
 
 def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
-                   name: str | None = None, timeout_s: float = 120.0) -> Consumer:
+                   name: str | None = None, timeout_s: float = 120.0,
+                   trace: bool = False) -> Consumer:
     """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
     client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
     started. ``name`` (default: the instance name) names its folder and process; two consumers
@@ -477,7 +572,7 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     stop.unlink(missing_ok=True)
     proc = subprocess.Popen(
         [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic, group,
-         instance, str(stop)],
+         instance, str(stop), "on" if trace else "off"],
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = Consumer(instance, proc, stop, home, name)

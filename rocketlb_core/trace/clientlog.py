@@ -9,7 +9,22 @@ rebalanceResultSet=[MessageQueue [topic=..., brokerName=..., queueId=...], ...]`
 it with ``client``. 5.x's ``broker rebalanced result changed`` (server-side assignment) is a
 different record and is not read here. Other lines are skipped.
 
-A line that holds the phrase but does not parse is an error naming the file, the line and the
+A producer's log gives two more records (``read_client_log`` collects them too):
+
+* ``sendKernelImpl exception, resend at once, InvokeID: ..., RT: ...ms, Broker: MessageQueue
+  [...]`` (``DefaultMQProducerImpl``, WARN): one failed attempt, its queue and how long it took.
+  The message trace never has these (its hook returns when there is no send result);
+* ``the topic[...] route info changed, old[...] ,new[TopicRouteData [... queueDatas=[QueueData
+  [brokerName=..., readQueueNums=..., writeQueueNums=..., perm=...], ...]`` (``MQClientInstance``):
+  the client's route changed, so its publish list and its round-robin counter are new;
+
+and ``the producer [GROUP] start OK`` names the producer groups of the process.
+
+Timestamps are text as written: 4.9.x writes ``yyyy-MM-dd HH:mm:ss,SSS`` in the JVM's time zone,
+5.x ``yyyy-MM-dd HH:mm:ss.SSS`` in GMT+8 whatever the machine's zone (its logback pattern);
+``stamp_ms`` turns one into epoch milliseconds given the offset.
+
+A line that holds a phrase but does not parse is an error naming the file, the line and the
 field (``TraceError``), or, with ``skip_bad=True``, counted in ``ClientLog.bad``.
 
 >>> import tempfile, pathlib
@@ -29,7 +44,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocketlb_core.model import MessageQueue
+from rocketlb_core.model import MessageQueue, QueueData
 from rocketlb_core.trace.schema import TraceError
 
 PHRASE = "rebalanced result changed. allocateMessageQueueStrategyName="
@@ -59,10 +74,63 @@ class Rebalance:
     result: tuple[MessageQueue, ...]
 
 
+@dataclass(frozen=True)
+class SendFailure:
+    """One failed send attempt (``sendKernelImpl exception, resend at once``)."""
+
+    line: int
+    stamp: str                          # when it was logged: the attempt's end
+    rt_ms: int                          # how long the attempt took
+    queue: MessageQueue
+
+
+@dataclass(frozen=True)
+class RouteChange:
+    """The client's route of ``topic`` changed (``route info changed``): the new queue data."""
+
+    line: int
+    stamp: str
+    topic: str
+    queue_datas: tuple[QueueData, ...]
+
+
 @dataclass
 class ClientLog:
     rebalances: list[Rebalance] = field(default_factory=list)
+    send_failures: list[SendFailure] = field(default_factory=list)
+    route_changes: list[RouteChange] = field(default_factory=list)
+    producer_groups: list[str] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)        # with skip_bad: what was skipped, why
+
+
+FAILURE = "sendKernelImpl exception, resend at once"
+_FAILURE = re.compile(r"^(?P<stamp>\S+ \S+) .*?sendKernelImpl exception, resend at once, "
+                      r"InvokeID: (?P<invoke>-?\d+), RT: (?P<rt>\d+)ms, Broker: (?P<mq>.*?)\s*$")
+ROUTE = "route info changed, old["
+_ROUTE = re.compile(r"^(?P<stamp>\S+ \S+) .*?the topic\[(?P<topic>[^\]]*)\] route info changed")
+_QUEUE_DATA = re.compile(r"QueueData \[brokerName=([^,\]]*), readQueueNums=(\d+), "
+                         r"writeQueueNums=(\d+), perm=(\d+)")
+_PRODUCER = re.compile(r"the producer \[(?P<group>[^\]]*)\] start OK")
+_STAMP = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)[,.](\d{3})$")
+GMT8_MINUTES = 480
+"""5.x clients write their log times in GMT+8 (``rmq.client.logback.xml``)."""
+
+
+def stamp_ms(stamp: str, utc_offset_minutes: int) -> int:
+    """Epoch milliseconds of a log timestamp (what a line starts with) written at
+    ``utc_offset_minutes`` east of UTC.
+
+    >>> stamp_ms("1970-01-01 08:00:01.250", GMT8_MINUTES)
+    1250
+    """
+    import calendar
+
+    m = _STAMP.match(stamp[:23])
+    if m is None:
+        raise ValueError(f"not a log timestamp: {stamp[:40]!r}")
+    y, mo, d, h, mi, sec, ms = (int(x) for x in m.groups())
+    return (calendar.timegm((y, mo, d, h, mi, sec)) * 1000 + ms
+            - utc_offset_minutes * 60_000)
 
 
 def _int(path: Path, n: int, name: str, text: str) -> int:
@@ -73,6 +141,38 @@ def _int(path: Path, n: int, name: str, text: str) -> int:
     if value < 0:
         raise TraceError(path, n, name, f"{value} is negative")
     return value
+
+
+def _stamp(path: Path, n: int, text: str) -> str:
+    stamp = " ".join(text.split(" ", 2)[:2])
+    if _STAMP.match(stamp) is None:
+        raise TraceError(path, n, "timestamp", f"not a log timestamp: {stamp[:40]!r}")
+    return stamp
+
+
+def parse_producer_line(path: Path, n: int, text: str
+                        ) -> SendFailure | RouteChange | str | None:
+    """A failed attempt, a route change or a producer group on line ``n`` (or ``None``)."""
+    text = text.rstrip("\r\n")
+    if FAILURE in text:
+        m = _FAILURE.match(text)
+        q = _QUEUE.fullmatch(m["mq"]) if m else None
+        if m is None or q is None:
+            raise TraceError(path, n, "Broker" if m else "RT", "a sendKernelImpl line without "
+                             "'InvokeID: N, RT: Nms, Broker: MessageQueue [...]'")
+        return SendFailure(n, _stamp(path, n, text), _int(path, n, "RT", m["rt"]),
+                           MessageQueue(q[1], q[2], int(q[3])))
+    if ROUTE in text:
+        m = _ROUTE.match(text)
+        new = text.find(",new[")
+        if m is None or new < 0:
+            raise TraceError(path, n, "new", "a route-change line without 'the topic[...]' "
+                             "and ',new['")
+        qds = tuple(QueueData(b, int(r), int(w), int(pm))
+                    for b, r, w, pm in _QUEUE_DATA.findall(text[new:]))
+        return RouteChange(n, _stamp(path, n, text), m["topic"], qds)
+    m = _PRODUCER.search(text)
+    return m["group"] if m else None
 
 
 def parse_line(path: Path, n: int, text: str) -> Rebalance | None:
@@ -103,7 +203,8 @@ def parse_line(path: Path, n: int, text: str) -> Rebalance | None:
 
 
 def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
-    """Every rebalance record of one client log file, in file order."""
+    """Every record of one client log file (rebalances, failed attempts, route changes,
+    producer groups), in file order."""
     path = Path(path)
     out = ClientLog()
     try:
@@ -114,6 +215,7 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
         for n, text in enumerate(handle, start=1):
             try:
                 record = parse_line(path, n, text)
+                other = None if record is not None else parse_producer_line(path, n, text)
             except TraceError as exc:
                 if not skip_bad:
                     raise
@@ -121,4 +223,10 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
                 continue
             if record is not None:
                 out.rebalances.append(record)
+            elif isinstance(other, SendFailure):
+                out.send_failures.append(other)
+            elif isinstance(other, RouteChange):
+                out.route_changes.append(other)
+            elif isinstance(other, str) and other not in out.producer_groups:
+                out.producer_groups.append(other)
     return out

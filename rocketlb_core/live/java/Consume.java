@@ -1,13 +1,14 @@
 // rocketlb live driver: upstream's own DefaultMQPushConsumer of one RocketMQ line (run with its
 // client jars on the class path, single-file source launch, Java 11+):
 //
-//   java -cp CLIENT_JARS Consume.java NAMESRV TOPIC GROUP INSTANCE STOP_FILE
+//   java -cp CLIENT_JARS Consume.java NAMESRV TOPIC GROUP INSTANCE STOP_FILE [TRACE(on|off)]
 //
 // Subscribes TOPIC ("*") in GROUP (clustering, the default strategy AVG), consumes and
 // acknowledges everything, and keeps running until STOP_FILE exists; then it shuts down cleanly
 // (offsets persisted, unregistered from every broker) and exits. Killing it instead is a crash.
 // Its assignments are what the client itself logs ("rebalanced result changed ...") in
-// rocketmq_client.log under its user.home (logs/rocketmqlogs).
+// rocketmq_client.log under its user.home (logs/rocketmqlogs). With TRACE on, its message trace
+// writes SubBefore and SubAfter records to RMQ_SYS_TRACE_TOPIC.
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
@@ -16,7 +17,8 @@ import java.nio.file.Path;
 
 public class Consume {
     public static void main(String[] args) throws Exception {
-        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2]);
+        boolean trace = args.length > 5 && args[5].equals("on");
+        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2], trace, null);
         consumer.setNamesrvAddr(args[0]);
         consumer.setInstanceName(args[3]);
         consumer.subscribe(args[1], "*");

@@ -2,11 +2,16 @@
 // RocketMQ line on the class path (single-file source launch, Java 11+):
 //
 //   java -cp CLIENT_JARS Produce.java NAMESRV TOPIC GROUP COUNT INTERVAL_MS FAULT(on|off) INSTANCE
+//        TRACE(on|off) GO_FILE
 //
-// Sends COUNT messages synchronously, one every INTERVAL_MS, and prints one JSON object per
+// Starts, prints {"started":CLIENT_ID}, waits until GO_FILE exists (so several producers and a
+// scenario's clock start together), then sends COUNT messages synchronously, one every
+// INTERVAL_MS, and prints one JSON object per
 // send on stdout: {"seq":0,"sent_ms":...,"status":"SEND_OK","broker":"broker-a","queue":3,
-// "cost_ms":2} or {"seq":1,"sent_ms":...,"error":"..."}; then {"done":COUNT}. This is the
-// ground truth of issue 14: where the real client put every message.
+// "msg_id":"7F00...","cost_ms":2} or {"seq":1,"sent_ms":...,"error":"..."}; then {"done":COUNT}. This is the
+// ground truth of issue 14: where the real client put every message. With TRACE on, the client's
+// own message trace (enableMsgTrace) writes a Pub record of every successful send to
+// RMQ_SYS_TRACE_TOPIC, as a real cluster's clients do.
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.message.Message;
@@ -28,11 +33,18 @@ public class Produce {
         int count = Integer.parseInt(args[3]);
         long interval = Long.parseLong(args[4]);
         boolean fault = args[5].equals("on");
-        DefaultMQProducer producer = new DefaultMQProducer(group);
+        boolean trace = args[7].equals("on");
+        DefaultMQProducer producer = new DefaultMQProducer(group, trace, null);
         producer.setNamesrvAddr(namesrv);
         producer.setInstanceName(args[6]);
         producer.setSendLatencyFaultEnable(fault);
         producer.start();
+        System.out.println("{\"started\":" + quote(producer.buildMQClientId()) + "}");
+        System.out.flush();
+        java.nio.file.Path go = java.nio.file.Path.of(args[8]);
+        while (!java.nio.file.Files.exists(go)) {
+            Thread.sleep(10);
+        }
         try {
             for (int i = 0; i < count; i++) {
                 long start = System.currentTimeMillis();
@@ -43,6 +55,7 @@ public class Produce {
                         + ",\"status\":" + quote(r.getSendStatus().name())
                         + ",\"broker\":" + quote(r.getMessageQueue().getBrokerName())
                         + ",\"queue\":" + r.getMessageQueue().getQueueId()
+                        + ",\"msg_id\":" + quote(r.getMsgId())
                         + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
                 } catch (Exception e) {
                     System.out.println("{\"seq\":" + i + ",\"sent_ms\":" + start
@@ -52,6 +65,7 @@ public class Produce {
                 if (interval > 0) { Thread.sleep(interval); }
             }
         } finally {
+            if (trace) { Thread.sleep(1500); }   // the trace dispatcher sends in batches
             producer.shutdown();
         }
         System.out.println("{\"done\":" + count + "}");

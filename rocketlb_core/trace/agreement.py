@@ -1,0 +1,353 @@
+"""The model against what a live RocketMQ did (issue 14; chapter 10): given an imported trace and
+the ground truth of a recording, how much of what the real clients did does the package
+predict, and what explains the rest?
+
+**Producer** (``producer_agreement``). The package's send loop (``producer.send``) runs each send
+of the ground truth in order, at its recorded time, with the recorded client line and
+``sendLatencyFaultEnable``. Its brokers answer as the imported trace says
+(``ObservedBrokers``): a broker that the trace has ``down`` refuses (``clean``) or never
+answers (``silent``); otherwise the attempt succeeds after the ``costTime`` the message trace
+recorded for this very message (joined by msgId), or the window's median when the package
+chose another broker than the real client did. The route is what the client itself logged:
+each ``route info changed`` line builds a new publish list, whose round-robin counter starts
+at a random value upstream; that value is **inferred** from the first send after the change
+(the counter start that makes the package choose the queue the client chose), and that send
+is counted as inferred, not as agreement. 5.x with fault tolerance on also resets the counter to
+a random value when it retries (``resetIndex``); such a send is inferred the same way
+(``reset``). Every other send either agrees (same final queue, or both failed) or is explained by
+a cause:
+
+* ``in flight at a change``: the send was under way when a broker's observed condition changed
+  (its attempt interval holds a ``down``/``up`` time of the trace): what it met depends on
+  timing inside the broker the trace does not record;
+
+or else it is ``unexplained``, and the tests fail on it.
+
+**Allocation** (``allocation_agreement``). Every ``rebalanced result changed`` line a real
+consumer logged for the topic is compared with the group's strategy run on the member list a
+broker held at that moment (from the recording's snapshots, or the imported membership).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
+from rocketlb_core.producer import (
+    AttemptResult,
+    MQFaultStrategy,
+    Outcome,
+    ThreadLocalIndex,
+    TopicPublishInfo,
+    send,
+)
+from rocketlb_core.replay.timeline import Conditions
+
+ATTEMPT_SLACK_MS = 5
+"""The trace's conditions change at an attempt's start as the client logged it, a few ms after
+the application called ``send`` (when the walk runs it): conditions are read that much later."""
+AGREE = "agrees"
+INFERRED = "counter inferred after a route change"
+IN_FLIGHT = "in flight at a change"
+RESET = "counter reset at random by a retry (5.x, fault tolerance on)"
+UNEXPLAINED = "unexplained"
+
+
+@dataclass
+class ObservedBrokers:
+    """The brokers as the imported trace observed them (see the module docstring)."""
+
+    conditions: Conditions
+    costs: dict[str, int]                       # msgId -> costTime of the stored attempt
+    msg_id: str | None = None                   # the message being sent
+    broker: str | None = None                   # where the real client stored it
+
+    def __call__(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
+        mode = self.conditions.down_at(mq.broker_name, start_ms + ATTEMPT_SLACK_MS)
+        if mode == "clean":
+            return AttemptResult(Outcome.REMOTING_ERROR, 1)
+        if mode is not None:
+            return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)
+        if self.msg_id in self.costs and mq.broker_name == self.broker:
+            return AttemptResult(Outcome.SEND_OK, self.costs[self.msg_id])
+        return AttemptResult(Outcome.SEND_OK, round(
+            self.conditions.latency_at(mq.broker_name, start_ms).median_ms))
+
+
+@dataclass(frozen=True)
+class SendCheck:
+    seq: int
+    time_ms: int                         # the send's start, trace time
+    observed: str                        # "broker-a/3" or "FAILED"
+    predicted: str
+    verdict: str
+
+
+@dataclass
+class Agreement:
+    """Counts per verdict and every send that was not an agreement."""
+
+    checks: list[SendCheck] = field(default_factory=list)
+
+    def count(self, verdict: str) -> int:
+        return sum(c.verdict == verdict for c in self.checks)
+
+    @property
+    def determined(self) -> int:
+        """Sends whose inputs the recording determines: all but the inferred and in-flight."""
+        return len(self.checks) - self.count(INFERRED) - self.count(IN_FLIGHT) - self.count(RESET)
+
+    def summary(self) -> dict[str, Any]:
+        return {"sends": len(self.checks), "agree": self.count(AGREE),
+                "determined": self.determined, "inferred": self.count(INFERRED),
+                "reset": self.count(RESET), "in_flight": self.count(IN_FLIGHT),
+                "unexplained": self.count(UNEXPLAINED)}
+
+    def others(self) -> list[SendCheck]:
+        return [c for c in self.checks if c.verdict != AGREE]
+
+
+def _label(queue: MessageQueue | None) -> str:
+    return queue.short() if queue is not None else "FAILED"
+
+
+class _Draw:
+    """A stand-in for the client's ``Random``: the value a 5.x retry resets the counter to."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def randrange(self, n: int) -> int:
+        return self.value % n
+
+
+def _trial(strategy: MQFaultStrategy, tp: TopicPublishInfo, model: ObservedBrokers, now: int,
+           start: int | None, draw: int) -> tuple[MQFaultStrategy, TopicPublishInfo, Any]:
+    """One send on copies of the producer's state: the counter at ``start`` (``None``: as it
+    is), a retry's reset drawing ``draw``."""
+    s2, tp2 = copy.deepcopy(strategy), copy.deepcopy(tp)
+    if start is not None:
+        tp2.index.stored = start
+    tp2.index._rng = _Draw(draw)          # type: ignore[assignment]  # randrange is enough
+    return s2, tp2, send(s2, tp2, model, now)
+
+
+def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tolerance: bool,
+                       topic: str, route: TopicRoute, conditions: Conditions, origin_ms: int,
+                       costs: dict[str, int],
+                       route_changes: Sequence[tuple[int, Sequence[QueueData]]] = (),
+                       ) -> Agreement:
+    """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
+    times) against the package (see the module docstring). ``route_changes`` are the client's
+    logged route changes: (trace time, new queue datas); the first is the route its first send
+    fetched (logged just after that send began)."""
+    strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
+    resets = strategy.line.rules.counter_resets_on_retry and fault_tolerance
+    model = ObservedBrokers(conditions, costs)
+    first = int(truth[0]["sent_ms"]) - origin_ms
+    changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
+    if not changes:
+        changes = [(first, tuple(route.queue_datas))]
+    elif changes[0][0] > first:
+        changes[0] = (first, changes[0][1])
+    flips = sorted({t for rows in conditions.down.values() for s, u, _ in rows for t in (s, u)})
+    out = Agreement()
+    tp: TopicPublishInfo | None = None
+    pending, pending_verdict = True, INFERRED
+    for row in truth:
+        now = int(row["sent_ms"]) - origin_ms
+        while changes and changes[0][0] <= now:
+            new_route = TopicRoute(changes.pop(0)[1], route.broker_datas)
+            tp = TopicPublishInfo(publish_queues(topic, new_route),
+                                  new_route.sorted_queue_datas(), ThreadLocalIndex(line, stored=0))
+            pending, pending_verdict = True, INFERRED
+        assert tp is not None
+        observed = (f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED")
+        model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
+        n = len(tp.queues)
+        starts: list[int | None] = list(range(n)) if pending else [None]
+        verdict, chosen, undetermined = UNEXPLAINED, None, False
+        for start in starts:
+            trial = _trial(strategy, tp, model, now, start, 0)
+            # a 5.x retry resets the counter to a random draw, even one that then stops for
+            # the timeout before it sends: did the draw matter here?
+            drew = resets and n > 1 and len(
+                {_trial(strategy, tp, model, now, start, d)[1].index.stored
+                 for d in range(n)}) > 1
+            matches = [d for d in (range(n) if drew else [0])
+                       if _label(_trial(strategy, tp, model, now, start, d)[2].queue) == observed]
+            if matches:
+                chosen = trial if matches[0] == 0 else \
+                    _trial(strategy, tp, model, now, start, matches[0])
+                undetermined = drew and len(matches) == n     # this send does not show it
+                verdict = pending_verdict if pending else \
+                    RESET if drew and not undetermined else AGREE
+                break
+        if chosen is None:                            # no counter explains it: step as it is
+            chosen = _trial(strategy, tp, model, now, None, 0)
+            span = int(row.get("cost_ms", 3000))
+            verdict = IN_FLIGHT if any(now - 5 <= t <= now + span + 5 for t in flips) \
+                else UNEXPLAINED
+        else:
+            pending = undetermined                    # infer the drawn counter from the next
+            pending_verdict = RESET if undetermined else INFERRED
+        strategy, tp, result = chosen
+        out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue), verdict))
+    return out
+
+
+class Membership:
+    """A group's member lists over time, from membership rows (``membership.parquet``'s
+    columns): a member is one connection; its ``client_id`` is what the strategy sees, so two
+    connections with one client id appear twice (the duplicate client id trap)."""
+
+    def __init__(self, columns: dict[str, list[Any]]) -> None:
+        self.rows = sorted(zip(columns["time_ms"], columns["group"], columns["member"],
+                               columns["client_id"], columns["event"], strict=True))
+
+    def at(self, group: str, t: int) -> list[str]:
+        """The sorted client ids of ``group`` after every change up to ``t`` (inclusive)."""
+        cur: dict[str, str] = {}
+        for tm, g, member, cid, event in self.rows:
+            if tm > t:
+                break
+            if g == group:
+                if event == "join":
+                    cur[member] = cid
+                else:
+                    cur.pop(member, None)
+        return sorted(cur.values())
+
+    def near(self, group: str, t: int, slack_ms: int) -> list[list[str]]:
+        """The list at ``t``, then the lists on either side of each change of ``group`` within
+        ``slack_ms`` of ``t`` (the logs' timestamps are that coarse)."""
+        out = [self.at(group, t)]
+        for tm, g, *_ in self.rows:
+            if g == group and abs(tm - t) <= slack_ms:
+                for lst in (self.at(group, tm - 1), self.at(group, tm)):
+                    if lst not in out:
+                        out.append(lst)
+        return out
+
+
+@dataclass
+class AllocationAgreement:
+    exact: int = 0                    # the strategy on the list at the logged time
+    near_change: int = 0              # on the list just before or after a change close to it
+    bad: list[tuple[Any, list[list[str]]]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {"logged": self.exact + self.near_change + len(self.bad), "exact": self.exact,
+                "near_change": self.near_change, "unexplained": len(self.bad)}
+
+
+def allocation_agreement(rebalances: Sequence[Any], lists: Any, queues: Sequence[MessageQueue],
+                         strategy: str) -> AllocationAgreement:
+    """Check logged rebalances (``clientlog.Rebalance``) against ``strategy``: ``lists(r)`` gives
+    the candidate member lists for ``r`` (the first: a broker's list at the logged time; then
+    the lists either side of a membership change within the logs' precision)."""
+    from rocketlb_core.consumer.registry import make
+
+    alloc = make(strategy)
+    out = AllocationAgreement()
+    for r in rebalances:
+        candidates = lists(r)
+        for i, members in enumerate(candidates):
+            want = alloc.allocate(r.group, r.client_id, list(queues), members) \
+                if r.client_id in members else []
+            if sorted(want or ()) == sorted(r.result) and len(members) == r.cid_all_size:
+                if i == 0:
+                    out.exact += 1
+                else:
+                    out.near_change += 1
+                break
+        else:
+            out.bad.append((r, candidates))
+    return out
+
+
+def _client_log(recording: Path, process: str) -> Any:
+    """A process's client log of a recording, parsed (it is stored gzip-compressed)."""
+    import gzip
+    import tempfile
+
+    from rocketlb_core.trace.clientlog import read_client_log
+
+    gz = recording / "logs" / process / "rocketmq_client.log.gz"
+    with tempfile.TemporaryDirectory(prefix="rocketlb-log-") as tmp:
+        path = Path(tmp) / process / "rocketmq_client.log"
+        path.parent.mkdir()
+        path.write_bytes(gzip.decompress(gz.read_bytes()))
+        log = read_client_log(path)
+    return log
+
+
+def check_recording(recording: Path | str, trace: Path | str,
+                    slack_ms: int = 1000) -> dict[str, Any]:
+    """The model against one live recording (``rocketlb_core.live.record``) and the trace
+    imported from it (``importer.import_recording``): per producer, ``producer_agreement``
+    (its route changes from its client log); per consumer, ``allocation_agreement`` of every
+    assignment it logged for the topic, on the imported membership (lists within
+    ``slack_ms`` of a change: the brokers log leaves and crashes to the second). Returns the
+    summaries, every send and assignment that did not agree, and what each consumer held when
+    the scenario ended (before the recorder shut the consumers down)."""
+    import gzip
+    import json
+
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.model import BrokerData
+    from rocketlb_core.trace.clientlog import stamp_ms
+    from rocketlb_core.trace.importer import log_offset, origin_ms
+    from rocketlb_core.trace.msgtrace import read_msgtrace
+
+    recording, trace = Path(recording), Path(trace)
+    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    origin = origin_ms(json.loads((trace / "trace.json").read_text(encoding="utf-8")))
+    line, topic = meta["client_version"], meta["topic"]
+    offset = log_offset(line, int(meta.get("utc_offset_minutes", 0)))
+    route = TopicRoute(
+        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                        q["perm"]) for q in meta["route"]),
+        tuple(BrokerData(b["name"], {0: b["address"]}, meta.get("cluster", "rocketlb"))
+              for b in meta["brokers"]))
+    out: dict[str, Any] = {"line": line, "producers": {}, "consumers": {}}
+    if meta["producers"]:
+        conditions = Conditions.from_columns(
+            pq.read_table(trace / "conditions.parquet").to_pydict())
+        costs = {p.msg_id: p.cost_ms for p in read_msgtrace(recording / "msgtrace.jsonl.gz").pubs}
+    for p in meta["producers"]:
+        truth = [json.loads(x) for x in gzip.decompress(
+            (recording / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).decode().splitlines()]
+        log = _client_log(recording, p["name"])
+        changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
+                   for r in log.route_changes if r.topic == topic]
+        a = producer_agreement(truth, line=line, fault_tolerance=p["fault_tolerance"],
+                               topic=topic, route=route, conditions=conditions,
+                               origin_ms=origin, costs=costs, route_changes=changes)
+        out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
+                                       "fault_tolerance": p["fault_tolerance"],
+                                       "others": [vars(c) for c in a.others()]}
+    if meta["consumers"]:
+        members = Membership(pq.read_table(trace / "membership.parquet").to_pydict())
+        queues = sorted(MessageQueue(topic, q.broker_name, i) for q in route.queue_datas
+                        for i in range(q.read_queue_nums))
+        ends = [x["wall_ms"] for x in meta.get("snapshots", []) if x["before"] == "end"]
+        end_ms = ends[-1] if ends else 2**62          # before the clean shutdown began
+        for k in meta["consumers"]:
+            log = _client_log(recording, k["name"])
+            logged = [r for r in log.rebalances if r.topic == topic]
+            strategy = logged[0].strategy if logged else "AVG"
+            a2 = allocation_agreement(
+                logged, lambda r: members.near(r.group, stamp_ms(r.stamp, offset) - origin,
+                                               slack_ms), queues, strategy)
+            held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
+            out["consumers"][k["name"]] = {
+                **a2.summary(), "group": k["group"],
+                "held_at_end": sorted(q.short() for q in held[-1].result or ()) if held else [],
+                "unexplained_lines": [r.line for r, _ in a2.bad]}
+    return out

@@ -1,0 +1,141 @@
+"""Reading what a broker logs about a consumer group's members (``../shared/reference/
+real-data.md`` section 2; ``ConsumerManager``, ``ConsumerGroupInfo``,
+``ClientHousekeepingService``):
+
+* ``new consumer connected, group: G ... channel: ClientChannelInfo [channel=[id: 0x..., ...],
+  clientId=..., ..., lastUpdateTimestamp=T]``: a connection joined (at ``T``, epoch ms);
+* ``unregister a consumer[G] from consumerGroupInfo ClientChannelInfo [...]``: it left cleanly;
+* ``NETTY EVENT: remove not active channel[ClientChannelInfo [...]] from ConsumerGroupInfo
+  groupChannelTable, consumer group: G``: its connection closed without unregistering (the
+  process died);
+* ``SCAN: remove expired channel from ConsumerManager consumerTable. channel=..., consumerGroup=G``:
+  no heartbeat for 120 s (a silent host).
+
+A *member* is one connection: two processes with one client id (the duplicate client id trap)
+are two members with the same ``client_id``, told apart by their channel ids. Timestamps of the
+lines are text: upstream's distribution writes ``yyy-MM-dd HH:mm:ss`` in GMT+8, seconds only
+(``logback_broker.xml``); a join's time comes from its ``lastUpdateTimestamp`` (ms) instead.
+
+A line with a phrase that does not parse is a ``TraceError`` naming the file, line and field, or
+counted in ``BrokerLog.bad`` with ``skip_bad=True``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rocketlb_core.trace.clientlog import GMT8_MINUTES, stamp_ms
+from rocketlb_core.trace.schema import TraceError
+
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,](\d{3}))?\s")
+_CHANNEL = re.compile(r"ClientChannelInfo \[channel=\[id: (?P<channel>0x[0-9a-f]+)[^\]]*\], "
+                      r"clientId=(?P<client_id>[^,]+), .*?lastUpdateTimestamp=(?P<t>\d+)\]")
+_JOIN = re.compile(r"new consumer connected, group: (?P<group>\S+) ")
+_LEAVE = re.compile(r"unregister a consumer\[(?P<group>[^\]]*)\] from consumerGroupInfo ")
+_CLOSED = re.compile(r"NETTY EVENT: remove not active channel\[.*consumer group: (?P<group>\S+)")
+_EXPIRED = re.compile(r"SCAN: remove expired channel from ConsumerManager consumerTable\. "
+                      r"channel=(?P<rest>.*)consumerGroup=(?P<group>\S+)")
+PHRASES = ("new consumer connected", "unregister a consumer[", "remove not active channel",
+           "remove expired channel from ConsumerManager")
+
+
+@dataclass(frozen=True)
+class MemberEvent:
+    line: int
+    stamp: str                 # the line's timestamp text
+    group: str
+    channel: str
+    client_id: str
+    event: str                 # join | leave | crash
+    time_ms: int | None        # a join's lastUpdateTimestamp
+
+
+@dataclass
+class BrokerLog:
+    path: str
+    events: list[MemberEvent] = field(default_factory=list)
+    bad: list[str] = field(default_factory=list)
+
+
+def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
+    if not any(p in text for p in PHRASES):
+        return None
+    text = text.rstrip("\r\n")
+    stamp = _STAMP.match(text)
+    if stamp is None:
+        raise TraceError(path, n, "timestamp", "a membership line without a timestamp")
+    ch = _CHANNEL.search(text)
+    for kind, rx in (("join", _JOIN), ("leave", _LEAVE), ("crash", _CLOSED),
+                     ("crash", _EXPIRED)):
+        m = rx.search(text)
+        if m is None:
+            continue
+        if ch is None:
+            raise TraceError(path, n, "channel", "a membership line without 'ClientChannelInfo "
+                             "[channel=[id: 0x...], clientId=..., lastUpdateTimestamp=...]'")
+        return MemberEvent(n, stamp.group(0).strip(), m["group"], ch["channel"],
+                           ch["client_id"], kind, int(ch["t"]) if kind == "join" else None)
+    return None
+
+
+def read_broker_log(path: Path | str, *, skip_bad: bool = False) -> BrokerLog:
+    """Every consumer membership event of one broker log, in file order."""
+    path = Path(path)
+    out = BrokerLog(str(path))
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise TraceError(path, None, None, f"cannot read: {exc.strerror or exc}") from None
+    with handle:
+        for n, text in enumerate(handle, start=1):
+            try:
+                e = parse_line(path, n, text)
+            except TraceError as exc:
+                if not skip_bad:
+                    raise
+                out.bad.append(str(exc))
+                continue
+            if e is not None:
+                out.events.append(e)
+    return out
+
+
+def _ms(e: MemberEvent, utc_offset_minutes: int) -> int:
+    if e.time_ms is not None:
+        return e.time_ms
+    stamp = e.stamp if len(e.stamp) > 19 else e.stamp + ".000"
+    return stamp_ms(stamp.replace(",", "."), utc_offset_minutes)
+
+
+def membership_of(logs: Sequence[BrokerLog], line: str = "", utc_offset_minutes: int = GMT8_MINUTES
+                  ) -> tuple[list[tuple[int, str, str, str]], list[int]]:
+    """One membership timeline from the brokers' logs: (epoch ms, group, member, event) rows,
+    taken per group from the first log (by path) that has the group's joins (every broker
+    holds its own copy of the same list), and the times seen. The member is ``client_id``, or
+    ``client_id/channel`` when one client id has several connections."""
+    rows: list[tuple[int, str, str, str]] = []
+    groups = sorted({e.group for log in logs for e in log.events})
+    for group in groups:
+        log = next(x for x in sorted(logs, key=lambda x: x.path)
+                   if any(e.group == group and e.event == "join" for e in x.events))
+        evs = [e for e in log.events if e.group == group]
+        ids: dict[str, set[str]] = {}
+        for e in evs:
+            ids.setdefault(e.client_id, set()).add(e.channel)
+        joined: set[str] = set()
+        for e in evs:
+            member = e.client_id if len(ids[e.client_id]) == 1 else f"{e.client_id}/{e.channel}"
+            if e.event == "join":
+                if member in joined:
+                    continue
+                joined.add(member)
+            elif member not in joined:
+                continue
+            else:
+                joined.discard(member)
+            rows.append((_ms(e, utc_offset_minutes), group, member, e.event))
+    rows.sort()
+    return rows, [r[0] for r in rows]

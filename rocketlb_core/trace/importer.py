@@ -1,0 +1,297 @@
+"""Importing what a real RocketMQ cluster writes into a trace folder (``data/README.md``, "Importing
+a real cluster's records"): the message trace (``rocketlb_core.trace.msgtrace``), the producers'
+and consumers' client logs (``rocketlb_core.trace.clientlog``) and the brokers' logs
+(``rocketlb_core.trace.brokerlog``), with broker addresses mapped to names through the cluster
+layout. ``rocketlb trace import`` runs it.
+
+What each input gives, and how the trace is derived from it:
+
+* **sends**: one row per send the application made. A ``Pub`` record is a stored send (its
+  time is the successful attempt's start, ``size`` its body length, ``key`` its keys). A failed
+  attempt in a producer's client log (``sendKernelImpl exception``) started ``RT`` ms before it
+  was logged; if another attempt of that producer starts within ``RETRY_GAP_MS`` of its end, it
+  was a retry of the same send, and the send's time is its first attempt's start. A failed
+  attempt with no retry after it is a send that failed (no ``Pub`` is ever written for it); its
+  size is the producer's most common body length. The producer of a ``Pub`` is its group (and,
+  when one group has several processes, ``group@ip:pid`` from the msgId).
+* **conditions**, derived from what the clients observed, never from what the scenario did:
+  a broker is ``down`` from the start of a failed attempt at it until the start of the next
+  attempt stored there (``up``); ``silent`` (the host did not answer) when the attempt took at
+  least ``SILENT_RT_MS``, else ``clean`` (the connection was refused or reset). Latency rows:
+  per broker and ``WINDOW_MS`` window, the median and 99th percentile of the stored sends'
+  ``costTime``, written when they change.
+* **membership**: from the brokers' logs, each client's connections to a group: a first
+  connection is a ``join``, an unregister a ``leave``, a channel closed or expired without one
+  a ``crash`` (one row per change, deduplicated across brokers; see ``brokerlog``).
+* **groups**: each group's strategy, as its consumers logged it.
+
+Times in the trace are milliseconds since an *origin*: the first observed time, rounded down
+to the second; ``trace.json``'s ``provenance`` states it as ``origin_ms=<epoch ms>``
+(``origin_ms`` reads it back).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.model import QueueData
+from rocketlb_core.trace.clientlog import GMT8_MINUTES, ClientLog, read_client_log, stamp_ms
+from rocketlb_core.trace.msgtrace import MsgTrace, read_msgtrace
+from rocketlb_core.trace.schema import TraceError
+
+RETRY_GAP_MS = 20
+SILENT_RT_MS = 1000
+WINDOW_MS = 10_000
+INNER_GROUPS = ("CLIENT_INNER_PRODUCER", "_INNER_TRACE_PRODUCER")
+ROOM = "room-1"
+"""Logs do not say where a host is: every broker and member is put in one room."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    producer: str
+    start_ms: int            # epoch
+    end_ms: int
+    broker: str
+    ok: bool
+    cost_ms: int
+    size: int | None = None
+    key: str | None = None
+    msg_id: str | None = None
+
+
+def origin_ms(meta: dict[str, Any]) -> int:
+    """The epoch milliseconds that time 0 of an imported trace stands for."""
+    m = re.search(r"origin_ms=(\d+)", str(meta.get("provenance", "")))
+    if m is None:
+        raise TraceError("trace.json", None, "provenance", "no origin_ms=...: not an imported "
+                         "trace")
+    return int(m[1])
+
+
+def _producer_names(trace: MsgTrace) -> dict[tuple[str, str], str]:
+    ids: dict[str, set[str]] = {}
+    for p in trace.pubs:
+        ids.setdefault(p.group, set()).add(p.producer_id)
+    return {(g, i): (g if len(s) == 1 else f"{g}@{i}") for g, s in ids.items() for i in s}
+
+
+def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, str],
+             topic: str, log_offset_minutes: dict[str, int]) -> list[Attempt]:
+    """Every observed attempt of ``topic``: stored ones from the ``Pub`` records, failed ones
+    from the producers' client logs (``logs``: path -> parsed log; a log belongs to the
+    producer group it started, other than upstream's inner ones)."""
+    names = _producer_names(trace)
+    out = []
+    for p in trace.pubs:
+        if p.topic != topic or not p.success:
+            continue
+        broker = addresses.get(p.store_host)
+        if broker is None:
+            raise TraceError(trace.path, p.line, "Pub.storeHost",
+                             f"{p.store_host} is not a broker address of the cluster layout "
+                             f"({', '.join(sorted(addresses))})")
+        out.append(Attempt(names[(p.group, p.producer_id)], p.time_ms, p.time_ms + p.cost_ms,
+                           broker, True, p.cost_ms, p.body_length, p.keys, p.msg_id))
+    by_group: dict[str, list[str]] = {}
+    for name in names.values():
+        by_group.setdefault(name.split("@")[0], []).append(name)
+    for path, log in logs.items():
+        groups = [g for g in log.producer_groups if not g.startswith(INNER_GROUPS)]
+        if not log.send_failures:
+            continue
+        if len(groups) != 1 or len(by_group.get(groups[0], [])) > 1:
+            raise TraceError(path, None, "producer", f"a log of producer groups {groups}: "
+                             "failed attempts need one producer per log file")
+        producer = by_group.get(groups[0], [groups[0]])[0]
+        for f in log.send_failures:
+            if f.queue.topic != topic:
+                continue
+            end = stamp_ms(f.stamp, log_offset_minutes[path])
+            out.append(Attempt(producer, end - f.rt_ms, end, f.queue.broker_name, False,
+                               f.rt_ms))
+    out.sort(key=lambda a: (a.producer, a.start_ms, a.end_ms, not a.ok))
+    return out
+
+
+def sends_of(attempts_: Sequence[Attempt]) -> list[tuple[int, str, str | None, int, bool]]:
+    """Group attempts into sends: (first attempt start, producer, key, size, stored)."""
+    sizes: dict[str, Counter[int]] = {}
+    for a in attempts_:
+        if a.size is not None:
+            sizes.setdefault(a.producer, Counter())[a.size] += 1
+    out = []
+    open_send: list[Attempt] = []
+    stream: list[Attempt | None] = [*attempts_, None]
+    for item in stream:
+        if open_send and (item is None or item.producer != open_send[-1].producer
+                          or open_send[-1].ok
+                          or item.start_ms - open_send[-1].end_ms > RETRY_GAP_MS):
+            last, first = open_send[-1], open_send[0]
+            size = last.size if last.size is not None else (
+                sizes.get(first.producer, Counter({0: 1})).most_common(1)[0][0])
+            out.append((first.start_ms, first.producer, last.key, size, last.ok))
+            open_send = []
+        if item is not None:
+            open_send.append(item)
+    return out
+
+
+def conditions_of(attempts_: Sequence[Attempt], origin: int) -> dict[str, list[Any]]:
+    """Broker conditions derived from the attempts (see the module docstring)."""
+    rows: list[tuple[int, int, str, str, str | None, float | None, float | None]] = []
+    by_broker: dict[str, list[Attempt]] = {}
+    for a in attempts_:
+        by_broker.setdefault(a.broker, []).append(a)
+    for broker, seen in sorted(by_broker.items()):
+        seen.sort(key=lambda a: (a.start_ms, not a.ok))
+        down_since: int | None = None
+        for a in seen:
+            if not a.ok and down_since is None:
+                down_since = a.start_ms
+                mode = "silent" if a.cost_ms >= SILENT_RT_MS else "clean"
+                rows.append((a.start_ms - origin, 1, broker, "down", mode, None, None))
+            elif a.ok and down_since is not None and a.start_ms >= down_since:
+                rows.append((a.start_ms - origin, 2, broker, "up", None, None, None))
+                down_since = None
+        windows: dict[int, list[int]] = {}
+        for a in seen:
+            if a.ok:
+                windows.setdefault((a.start_ms - origin) // WINDOW_MS, []).append(a.cost_ms)
+        last = None
+        for w, costs in sorted(windows.items()):
+            costs.sort()
+            median = float(statistics.median(costs))
+            p99 = float(costs[min(len(costs) - 1, int(0.99 * len(costs)))])
+            table = (max(median, 1.0), max(p99, median, 1.0))
+            if table != last:
+                rows.append((w * WINDOW_MS, 0, broker, "latency", None, *table))
+                last = table
+    rows.sort(key=lambda r: (r[0], r[2], r[1]))
+    return {"time_ms": [r[0] for r in rows], "broker": [r[2] for r in rows],
+            "client": [None] * len(rows), "kind": [r[3] for r in rows],
+            "mode": [r[4] for r in rows], "median_ms": [r[5] for r in rows],
+            "p99_ms": [r[6] for r in rows]}
+
+
+def log_offset(line: str, utc_offset_minutes: int) -> int:
+    """The offset east of UTC of a client log's timestamps: 5.x writes GMT+8 always, 4.x the
+    JVM's zone (``utc_offset_minutes``)."""
+    return GMT8_MINUTES if line.startswith("5") else utc_offset_minutes
+
+
+def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequence[Path | str],
+                   brokers: Sequence[tuple[str, str]], route: Sequence[QueueData], topic: str,
+                   line: str, name: str, description: str = "", provenance: str = "",
+                   broker_logs: Sequence[Path | str] = (), utc_offset_minutes: int = 0,
+                   broker_log_offset_minutes: int = GMT8_MINUTES,
+                   groups_kept: Sequence[str] | None = None,
+                   skip_bad: bool = False, force: bool = False) -> dict[str, Any]:
+    """Write the trace folder ``out`` from a message-trace dump, client logs and broker logs
+    (see the module docstring); ``brokers`` are (name, address) pairs of the cluster layout,
+    ``route`` the topic's queue data, ``line`` the clients' RocketMQ version. Returns a summary
+    of what was read (and, with ``skip_bad``, skipped)."""
+    from rocketlb_core.trace.brokerlog import membership_of, read_broker_log
+    from rocketlb_core.trace.write import write_trace
+
+    trace = read_msgtrace(msgtrace, skip_bad=skip_bad)
+    logs = {str(p): read_client_log(p, skip_bad=skip_bad) for p in client_logs}
+    offsets = {p: log_offset(line, utc_offset_minutes) for p in logs}
+    addresses = {addr: b for b, addr in brokers}
+    seen = attempts(trace, logs, addresses, topic, offsets)
+    if not seen:
+        raise TraceError(msgtrace, None, None, f"no Pub record of topic {topic!r}")
+    broker_records = [read_broker_log(p, skip_bad=skip_bad) for p in broker_logs]
+    member_rows, member_times = membership_of(broker_records, line, broker_log_offset_minutes)
+    if groups_kept is not None:
+        member_rows = [r for r in member_rows if r[1] in groups_kept]
+        member_times = [r[0] for r in member_rows]
+    first = min([a.start_ms for a in seen] + member_times)
+    origin = first - first % 1000
+    sends = sends_of(seen)
+    groups: dict[str, dict[str, Any]] = {}
+    for log in logs.values():
+        for r in log.rebalances:
+            if r.topic == topic:
+                groups.setdefault(r.group, {"strategy": r.strategy})
+    membership: dict[str, list[Any]] | None = None
+    if member_rows:
+        columns: dict[str, list[Any]] = {k: [] for k in ("time_ms", "group", "member",
+                                                          "client_id", "event", "room")}
+        for t, group, member, event in member_rows:
+            for k, v in zip(columns, (t - origin, group, member, member.split("/")[0], event,
+                                      ROOM), strict=True):
+                columns[k].append(v)
+        membership = columns
+    end = max([a.end_ms for a in seen] + member_times) - origin + 1
+    meta = {"name": name, "description": description, "topic": topic, "line": line,
+            "start_ms": 0, "end_ms": end,
+            "provenance": f"{provenance} Imported by rocketlb trace import; times are ms since "
+                          f"origin_ms={origin}.".strip(),
+            "groups": groups}
+    cluster = "rocketlb"
+    write_trace(Path(out), meta,
+                [(cluster, b, 0, addr, ROOM) for b, addr in brokers],
+                [(topic, q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm)
+                 for q in route],
+                {"time_ms": [s[0] - origin for s in sends], "producer": [s[1] for s in sends],
+                 "topic": [topic] * len(sends), "key": [s[2] for s in sends],
+                 "size": [s[3] for s in sends]},
+                conditions_of(seen, origin), membership, command="trace import",
+                inputs=[Path(msgtrace), *map(Path, client_logs), *map(Path, broker_logs)],
+                force=force)
+    return {"trace": str(out), "origin_ms": origin, "sends": len(sends),
+            "stored": sum(s[4] for s in sends), "pub_records": len(trace.pubs),
+            "failed_attempts": sum(not a.ok for a in seen),
+            "membership_rows": len(member_rows), "messages": trace.messages,
+            "unterminated_sub_after": trace.unterminated,
+            "bad": trace.bad + sum(len(x.bad) for x in logs.values())
+            + sum(len(b.bad) for b in broker_records)}
+
+
+def import_recording(recording: Path | str, out: Path | str, *, skip_bad: bool = False,
+                     force: bool = False) -> dict[str, Any]:
+    """Import a folder ``rocketlb_core.live.record`` wrote: its message trace, every client and
+    broker log in it (decompressed into a temporary folder), its layout and route."""
+    import gzip
+    import shutil
+    import tempfile
+
+    recording = Path(recording)
+    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="rocketlb-import-") as tmp:
+        client_logs, broker_logs = [], []
+        for gz in sorted((recording / "logs").glob("*/*.log.gz")):
+            process, file = gz.parent.name, gz.name[:-3]
+            if file not in ("rocketmq_client.log", "broker.log"):
+                continue
+            dst = Path(tmp) / process / file
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            with gzip.open(gz, "rb") as f, dst.open("wb") as o:
+                shutil.copyfileobj(f, o)
+            if file == "rocketmq_client.log":
+                client_logs.append(dst)
+            elif process.startswith("broker-"):
+                broker_logs.append(dst)
+        return import_records(
+            out, msgtrace=recording / "msgtrace.jsonl.gz", client_logs=client_logs,
+            broker_logs=broker_logs,
+            brokers=[(b["name"], b["address"]) for b in meta["brokers"]],
+            route=[QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                             q["perm"]) for q in meta["route"]],
+            topic=meta["topic"], line=meta["client_version"],
+            name=f"live-{meta['scenario']}-{meta['line']}",
+            description=meta.get("description", ""),
+            provenance=(f"Recorded on a live RocketMQ {meta['server_version']} cluster with "
+                        f"{meta['client_version']} clients, scenario {meta['scenario']} "
+                        f"({meta.get('command', '')})."),
+            utc_offset_minutes=int(meta.get("utc_offset_minutes", 0)), skip_bad=skip_bad,
+            groups_kept=sorted({c["group"] for c in meta.get("consumers", [])}),
+            force=force)

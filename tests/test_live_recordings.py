@@ -1,0 +1,291 @@
+"""The recordings of a live RocketMQ shipped in ``data/live/`` (issue 14): each imports into a
+valid trace, the package predicts every send of the real producers whose inputs the recording
+determines and reproduces every assignment the real consumers logged, and the imported traces
+replay with both engines, byte for byte. No cluster is needed: ``tests/test_live.py`` records
+the same scenarios afresh on a real cluster and runs the same checks.
+
+The importers' own tests: every malformed input is an error naming file, line and field, or is
+counted with ``skip_bad``; nothing is written when an import fails."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from rocketlb_core import data_path
+from rocketlb_core.consumer.metrics import ownership
+from rocketlb_core.consumer.registry import make
+from rocketlb_core.model import MessageQueue
+from rocketlb_core.trace.agreement import check_recording
+from rocketlb_core.trace.brokerlog import read_broker_log
+from rocketlb_core.trace.importer import import_recording
+from rocketlb_core.trace.msgtrace import read_msgtrace
+from rocketlb_core.trace.read import load_trace
+from rocketlb_core.trace.schema import TraceError
+
+RECORDINGS = sorted(p.parent for p in data_path("live").glob("*/recording.json"))
+OUTAGES = [p for p in RECORDINGS if p.name.startswith("producer-outage")]
+DAYS = [p for p in RECORDINGS if p.name.startswith("membership-day")]
+
+
+def test_the_shipped_recordings() -> None:
+    assert {p.name for p in RECORDINGS} == {"producer-outage-4", "producer-outage-5",
+                                             "membership-day-4", "membership-day-5"}
+    total = sum(f.stat().st_size for p in RECORDINGS for f in p.rglob("*") if f.is_file())
+    assert total < 4 * 2**20                                  # small enough for the repo
+    for p in RECORDINGS:
+        meta = json.loads((p / "recording.json").read_text())
+        assert meta["format"] == "rocketlb-live-recording"
+        assert meta["client_version"] == ("4.9.8" if meta["line"] == "4" else "5.3.3")
+        assert meta["command"].startswith("python -m rocketlb_core.live record "
+                                          f"data/scenarios/live/{meta['scenario']}.toml")
+        assert (p / "scenario.toml").read_text() == \
+            (data_path("scenarios") / "live" / f"{meta['scenario']}.toml").read_text()
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {}
+    for p in RECORDINGS:
+        out[p.name] = tmp_path_factory.mktemp("imported") / p.name
+        import_recording(p, out[p.name])
+    return out
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.name)
+def test_each_recording_imports_into_a_valid_trace(recording: Path,
+                                                    imported: dict[str, Path]) -> None:
+    trace = load_trace(imported[recording.name])
+    meta = json.loads((recording / "recording.json").read_text())
+    assert trace.meta["line"] == meta["client_version"]
+    assert "origin_ms=" in trace.meta["provenance"]
+    sends = {}
+    for p in meta["producers"]:
+        rows = [json.loads(x) for x in gzip.decompress(
+            (recording / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).splitlines()]
+        sends[p["group"]] = rows
+    # one trace send per real send: the stored ones from Pub records, the failed ones from
+    # the client logs' failed attempts
+    import pyarrow.parquet as pq
+    table = pq.read_table(imported[recording.name] / "sends.parquet").to_pydict()
+    for group, rows in sends.items():
+        assert table["producer"].count(group) == len(rows), group
+    if meta["consumers"]:
+        assert trace.membership is not None
+        events = set(zip(trace.membership["client_id"], trace.membership["event"],
+                         strict=True))
+        assert ("127.0.0.1@c2", "leave") in events                  # a clean shutdown
+        assert ("127.0.0.1@c3", "crash") in events                  # SIGKILL: channel closed
+
+
+@pytest.mark.parametrize("recording", OUTAGES, ids=lambda p: p.name)
+def test_the_package_predicts_every_determined_send_of_the_real_producers(
+        recording: Path, imported: dict[str, Path]) -> None:
+    """A pause (silent host), a kill and a restart of broker-a under upstream's producers, with
+    fault tolerance off and on: every send agrees with the package's send loop, except those
+    whose counter the client drew at random (a new route, a 5.x retry), inferred from them."""
+    assert_outage_agrees(check_recording(recording, imported[recording.name]))
+
+
+def assert_outage_agrees(result: dict[str, object]) -> None:
+    """The producer checks, shared with the live test (tests/test_live.py)."""
+    producers = result["producers"]
+    assert isinstance(producers, dict)
+    assert set(producers) == {"p-off", "p-on"}
+    for name, p in producers.items():
+        assert p["unexplained"] == 0, (name, p["others"][:5])
+        assert p["agree"] == p["determined"]
+        assert p["inferred"] <= p["route_changes"]              # one per route version
+        assert p["agree"] >= 0.98 * p["sends"], (name, p)
+        assert p["route_changes"] >= 2                          # broker-a left the route
+    # the pause: a send timed out with the switch on and with it off
+    for p in producers.values():
+        assert p["sends"] == 1000
+
+
+@pytest.mark.parametrize("recording", DAYS, ids=lambda p: p.name)
+def test_every_logged_assignment_is_the_strategy_on_the_imported_members(
+        recording: Path, imported: dict[str, Path]) -> None:
+    assert_day_agrees(recording, check_recording(recording, imported[recording.name]))
+
+
+def assert_day_agrees(recording: Path, result: dict[str, object]) -> None:
+    """The allocation checks, shared with the live test (tests/test_live.py)."""
+    consumers = result["consumers"]
+    assert isinstance(consumers, dict)
+    logged = sum(c["logged"] for c in consumers.values())
+    assert logged >= 12
+    assert all(c["unexplained"] == 0 for c in consumers.values()), consumers
+    assert sum(c["exact"] for c in consumers.values()) >= 0.75 * logged
+    # the duplicate client id trap: both "dup" processes hold the first slot's share, and the
+    # second slot's queues are consumed by nobody, exactly as AVG over the listed ids says
+    assert consumers["dup-1"]["held_at_end"] == consumers["dup-2"]["held_at_end"]
+    meta = json.loads((recording / "recording.json").read_text())
+    queues = sorted(MessageQueue(meta["topic"], q["broker_name"], i) for q in meta["route"]
+                    for i in range(q["read_queue_nums"]))
+    ids = ["127.0.0.1@dup", "127.0.0.1@dup", "127.0.0.1@other"]
+    assert meta["snapshots"][-1]["members"]["GID_dup"] == ids
+    avg = make("AVG")
+    unowned = ownership({c: avg.allocate("GID_dup", c, queues, ids) for c in set(ids)},
+                        queues).unowned
+    held = {q for n in ("dup-1", "other") for q in consumers[n]["held_at_end"]}
+    assert sorted(q.short() for q in unowned) == sorted(
+        q.short() for q in queues if q.short() not in held)
+    assert unowned
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.name)
+def test_the_imported_traces_replay_identically_on_both_engines(
+        spark, recording: Path, imported: dict[str, Path], tmp_path: Path) -> None:
+    from rocketlb_core.replay.config import ReplayConfig
+    from rocketlb_core.replay.engines import replay_producers_python
+    from rocketlb_core.spark.producer_replay import replay_producers_spark
+
+    trace = imported[recording.name]
+    for on in (False, True):
+        config = ReplayConfig(line=json.loads((recording / "recording.json").read_text())
+                              ["client_version"], fault_tolerance=on)
+        a = replay_producers_python(trace, tmp_path / f"py-{on}", config)
+        b = replay_producers_spark(trace, tmp_path / f"spark-{on}", config)
+        assert a == b
+        assert _files(tmp_path / f"py-{on}") == _files(tmp_path / f"spark-{on}")
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# ----------------------------------------------------------------------------- importers
+
+
+def _pub(*, fields: int = 14, cost: str = "2", success: str = "true") -> str:
+    f = ["Pub", "1700000000123", "DefaultRegion", "PG", "T", "7F0000015BDD60E53B93", "null",
+         "null", "127.0.0.1:10911", "4", cost, "0", "0A0B", success, "10.0.0.9"]
+    f = f[:12] + ([] if fields == 13 else [f[12]]) + [f[13]] + (f[14:] if fields >= 15 else [])
+    return "\x01".join(f) + "\x02"
+
+
+def _dump(tmp_path: Path, *bodies: str, name: str = "msgtrace.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps({"body": b}) + "\n" for b in bodies))
+    return path
+
+
+def test_pub_records_of_13_14_and_15_fields(tmp_path: Path) -> None:
+    t = read_msgtrace(_dump(tmp_path, _pub(fields=13), _pub(fields=14) + _pub(fields=15)))
+    assert [p.fields for p in t.pubs] == [13, 14, 15]
+    assert [p.offset_msg_id for p in t.pubs] == [None, "0A0B", "0A0B"]
+    assert [p.client_host for p in t.pubs] == [None, None, "10.0.0.9"]
+    assert t.pubs[0].producer_id == "127.0.0.1:23517"         # IPv4 and pid from the msgId
+
+
+def test_the_cloud_channels_unterminated_sub_after_is_split(tmp_path: Path) -> None:
+    """4.9.5-4.9.8 and 5.1.4-5.3.0 end a CLOUD SubAfter after contextCode with (char) 1 and
+    no (char) 2: the next record runs on in the same chunk (upstream #8429)."""
+    sub_after = "\x01".join(["SubAfter", "req-1", "MSG1", "5", "true", "null", "0"]) + "\x01"
+    sub_before = "\x01".join(["SubBefore", "1700000000200", "R", "GID", "req-2", "MSG2", "0",
+                              "null"]) + "\x02"
+    t = read_msgtrace(_dump(tmp_path, sub_after + sub_before + sub_after))
+    assert [s.msg_id for s in t.sub_after] == ["MSG1", "MSG1"]
+    assert [s.msg_id for s in t.sub_before] == ["MSG2"]
+    assert t.unterminated == 2
+    assert t.sub_after[0].context_code == 0
+    assert t.sub_after[0].time_ms is None
+
+
+@pytest.mark.parametrize(("body", "where"), [
+    (_pub(cost="2x"), "field 'Pub.costTime'"),
+    (_pub(success="yes"), "field 'Pub.success'"),
+    ("Pub\x011700000000123\x02", "field 'Pub'"),
+    ("Sub\x01x\x02", "field 'type'"),
+])
+def test_a_malformed_record_names_file_line_and_field(tmp_path: Path, body: str,
+                                                      where: str) -> None:
+    path = _dump(tmp_path, _pub(), body)
+    with pytest.raises(TraceError, match=f"msgtrace.jsonl, row 2, {where}"):
+        read_msgtrace(path)
+    t = read_msgtrace(path, skip_bad=True)
+    assert (len(t.pubs), t.bad) == (1, 1)
+    assert "row 2" in (t.first_bad or "")
+
+
+def test_a_truncated_compressed_dump_is_a_clear_error(tmp_path: Path) -> None:
+    whole = gzip.compress(("".join(json.dumps({"body": _pub()}) + "\n"
+                                   for _ in range(2000))).encode())
+    path = tmp_path / "msgtrace.jsonl.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(TraceError, match=r"msgtrace\.jsonl\.gz: cannot read it"):
+        read_msgtrace(path)
+
+
+def test_a_failed_import_writes_nothing(tmp_path: Path) -> None:
+    """A Pub record whose store host is no broker of the layout: the error names it, and the
+    output folder does not exist afterwards."""
+    recording = tmp_path / "rec"
+    src = OUTAGES[0]
+    recording.mkdir()
+    meta = json.loads((src / "recording.json").read_text())
+    meta["brokers"] = [b for b in meta["brokers"] if b["name"] != "broker-b"]
+    (recording / "recording.json").write_text(json.dumps(meta))
+    (recording / "msgtrace.jsonl.gz").write_bytes((src / "msgtrace.jsonl.gz").read_bytes())
+    with pytest.raises(TraceError, match=r"Pub.storeHost.*127\.0\.0\.1:\d+ is not a broker"):
+        import_recording(recording, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["rec"]       # no temporary folder left
+
+
+def test_broker_log_membership_lines(tmp_path: Path) -> None:
+    log = tmp_path / "broker.log"
+    chan = ("ClientChannelInfo [channel=[id: 0x3733fae5, L:/127.0.0.1:20911 - R:/127.0.0.1:4279"
+            "0], clientId=127.0.0.1@c1, language=JAVA, version=479, lastUpdateTimestamp=1795483"
+            "865970]")
+    log.write_text(
+        f"2026-11-24 09:31:05 INFO HeartbeatThread_2 - new consumer connected, group: GID_live "
+        f"CONSUME_PASSIVELY CLUSTERING channel: {chan}\n"
+        f"2026-11-24 09:32:03 WARN NettyEventExecutor - NETTY EVENT: remove not active channel["
+        f"{chan}] from ConsumerGroupInfo groupChannelTable, consumer group: GID_live\n"
+        f"2026-11-24 09:32:04 INFO ClientManageThread_5 - unregister a consumer[GID_live] from "
+        f"consumerGroupInfo ClientChannelInfo [channel=[id: 0x1]\n")
+    with pytest.raises(TraceError, match=r"broker.log, row 3, field 'channel'"):
+        read_broker_log(log)
+    got = read_broker_log(log, skip_bad=True)
+    assert [(e.event, e.client_id, e.time_ms) for e in got.events] == [
+        ("join", "127.0.0.1@c1", 1795483865970), ("crash", "127.0.0.1@c1", None)]
+    assert len(got.bad) == 1
+
+
+def test_the_import_command(tmp_path: Path) -> None:
+    """``rocketlb trace import`` from a recording, and from the files themselves (a dump and a
+    layout folder); a usage error exits 2 and writes nothing."""
+    import subprocess
+    import sys
+
+    src = OUTAGES[0]
+    run = subprocess.run([sys.executable, "-m", "rocketlb_core", "trace", "import",
+                          "--recording", str(src), "--out", str(tmp_path / "a")],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["stored"] == summary["pub_records"] > 0
+    assert summary["sends"] == 2000
+    meta = json.loads((src / "recording.json").read_text())
+    run = subprocess.run([sys.executable, "-m", "rocketlb_core", "trace", "import",
+                          "--msgtrace", str(src / "msgtrace.jsonl.gz"), "--layout",
+                          str(tmp_path / "a"), "--topic", "TopicLive", "--line",
+                          meta["client_version"], "--out", str(tmp_path / "b")],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    b = json.loads(run.stdout)
+    assert (b["pub_records"], b["failed_attempts"]) == (summary["pub_records"], 0)  # no logs
+    assert load_trace(tmp_path / "b").meta["topic"] == "TopicLive"
+    run = subprocess.run([sys.executable, "-m", "rocketlb_core", "trace", "import",
+                          "--msgtrace", str(src / "msgtrace.jsonl.gz"), "--out",
+                          str(tmp_path / "c")], capture_output=True, text=True, check=False)
+    assert run.returncode == 2
+    assert "--layout" in run.stderr
+    assert not (tmp_path / "c").exists()
