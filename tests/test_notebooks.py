@@ -42,7 +42,7 @@ def test_every_chapter_is_in_the_table_of_contents() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = {ch["file"] for part in toc["parts"] for ch in part["chapters"]}
     assert {f"notebooks/{p.stem}" for p in NOTEBOOKS} <= files
-    assert len(NOTEBOOKS) == 9
+    assert len(NOTEBOOKS) == 10
 
 
 def _figures(cell: nbformat.NotebookNode) -> int:

@@ -336,6 +336,7 @@ def check_recording(recording: Path | str, trace: Path | str,
         members = Membership(pq.read_table(trace / "membership.parquet").to_pydict())
         queues = sorted(MessageQueue(topic, q.broker_name, i) for q in route.queue_datas
                         for i in range(q.read_queue_nums))
+        gone = {"leave": "left", "crash": "killed"}
         ends = [x["wall_ms"] for x in meta.get("snapshots", []) if x["before"] == "end"]
         end_ms = ends[-1] if ends else 2**62          # before the clean shutdown began
         for k in meta["consumers"]:
@@ -346,8 +347,11 @@ def check_recording(recording: Path | str, trace: Path | str,
                 logged, lambda r: members.near(r.group, stamp_ms(r.stamp, offset) - origin,
                                                slack_ms), queues, strategy)
             held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
+            state = next((gone[e["action"]] for e in reversed(meta["events"])
+                          if e["target"] == k["name"] and e["action"] in gone), "running")
             out["consumers"][k["name"]] = {
-                **a2.summary(), "group": k["group"],
-                "held_at_end": sorted(q.short() for q in held[-1].result or ()) if held else [],
+                **a2.summary(), "group": k["group"], "at_end": state,
+                "held_at_end": sorted(q.short() for q in held[-1].result or ())
+                if held and state == "running" else [],
                 "unexplained_lines": [r.line for r, _ in a2.bad]}
     return out

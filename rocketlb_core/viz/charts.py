@@ -162,15 +162,18 @@ def scatter_chart(frame: pd.DataFrame, x: str, y: str, color: str, shape: str,
 
 
 def interval_chart(frame: pd.DataFrame, y: str, states: Sequence[str], colors: Sequence[str],
-                   title: str = "", tooltip: Sequence[str] = ()) -> alt.Chart:
-    """A Gantt: one row per ``y``, bars from ``start_s`` to ``end_s`` coloured by ``state``."""
+                   title: str = "", tooltip: Sequence[str] = (),
+                   legend_columns: int | None = None) -> alt.Chart:
+    """A Gantt: one row per ``y``, bars from ``start_s`` to ``end_s`` coloured by ``state``
+    (``legend_columns``: wrap a long legend)."""
     import altair as alt
 
     return (
         alt.Chart(frame, title=title).mark_bar()
         .encode(x=alt.X("start_s:Q", title="time (s)", scale=alt.Scale(nice=False)),
                 x2="end_s:Q", y=alt.Y(f"{y}:N", title=None, sort=None),
-                color=alt.Color("state:N", title=None, legend=alt.Legend(orient="bottom"),
+                color=alt.Color("state:N", title=None, legend=alt.Legend(
+                    orient="bottom", **({"columns": legend_columns} if legend_columns else {})),
                                 scale=alt.Scale(domain=list(states), range=list(colors))),
                 tooltip=[f"{y}:N", *tooltip, "state:N", "start_s:Q", "end_s:Q"])
         .properties(width=560, height=alt.Step(16))

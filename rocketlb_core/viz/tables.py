@@ -515,3 +515,148 @@ def sends_over_time_frame(world: Any, settings: Mapping[str, tuple[str, bool]],
                 rows.append({"setting": name, "t_s": k * bucket_ms // 1000, "broker": b,
                              "messages": counts[(k, b)]})
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------- live recordings (ch. 10)
+
+LIVE_STATES = ("up", "no answer (paused, silent)", "refused (killed, clean)",
+               "in the publish list", "not in the publish list")
+LIVE_COLORS = ("#59a14f", "#f28e2b", "#e15759", "#4e79a7", "#bab0ac")
+
+
+def _recording(recording: Path | str) -> dict[str, Any]:
+    import json
+
+    return dict(json.loads((Path(recording) / "recording.json").read_text(encoding="utf-8")))
+
+
+def _producer_label(p: Mapping[str, Any]) -> str:
+    return f"{p['name']} (fault tolerance {'on' if p['fault_tolerance'] else 'off'})"
+
+
+def live_sends_frame(recording: Path | str, trace: Path | str,
+                     bucket_ms: int = 1000) -> pd.DataFrame:
+    """Where upstream's producers really stored each message (the recording's ground truth),
+    counted per ``bucket_ms`` and broker (``failed``: the send failed), per producer; time in
+    seconds of the imported trace."""
+    import gzip
+    import json
+
+    import pandas as pd
+
+    from rocketlb_core.trace.importer import origin_ms
+
+    meta = _recording(recording)
+    origin = origin_ms(load_trace(trace, sends=False).meta)
+    counts: Counter[tuple[str, float, str]] = Counter()
+    for p in meta["producers"]:
+        rows = gzip.decompress((Path(recording) / "sends" / f"{p['name']}.jsonl.gz")
+                               .read_bytes()).decode().splitlines()
+        for row in map(json.loads, rows):
+            t = (int(row["sent_ms"]) - origin) // bucket_ms * bucket_ms / 1000
+            counts[(_producer_label(p), t, row.get("broker", "failed"))] += 1
+    return pd.DataFrame([{"producer": k[0], "time_s": k[1], "where": k[2], "sends": n}
+                         for k, n in sorted(counts.items())])
+
+
+def import_live_recordings(folder: Path | str, into: Path | str | None = None
+                           ) -> dict[str, tuple[Path, Path]]:
+    """Import every recording under ``folder`` (``data/live``) into trace folders under
+    ``into`` (default: a new temporary folder): name -> (recording, trace)."""
+    import tempfile
+
+    from rocketlb_core.trace.importer import import_recording
+
+    into = Path(into) if into is not None else Path(tempfile.mkdtemp(prefix="rocketlb-live-"))
+    out = {}
+    for rec in sorted(p.parent for p in Path(folder).glob("*/recording.json")):
+        import_recording(rec, into / rec.name)
+        out[rec.name] = (rec, into / rec.name)
+    return out
+
+
+def live_broker_frame(recording: Path | str, trace: Path | str,
+                      broker: str = "broker-a") -> pd.DataFrame:
+    """``broker`` three ways, as Gantt rows (``charts.interval_chart`` with ``LIVE_STATES``):
+    what the scenario did to it (the recording's events), what the clients observed (the
+    conditions the importer derived from their failed and stored attempts), and whether it was
+    in each producer's publish list (the route changes its client logged)."""
+    import pandas as pd
+
+    from rocketlb_core.trace.agreement import _client_log
+    from rocketlb_core.trace.clientlog import stamp_ms
+    from rocketlb_core.trace.importer import log_offset, origin_ms
+
+    meta = _recording(recording)
+    loaded = load_trace(trace, sends=False)
+    origin = origin_ms(loaded.meta)
+    end_s = loaded.meta["end_ms"] / 1000
+    rows: list[dict[str, Any]] = []
+
+    def spans(who: str, changes: Sequence[tuple[float, str]], first: str) -> None:
+        points = [(0.0, first), *sorted(changes), (end_s, "")]
+        for (t0, state), (t1, _) in pairwise(points):
+            if t1 > t0:
+                rows.append({"who": who, "state": state, "start_s": round(t0, 3),
+                             "end_s": round(t1, 3)})
+
+    scenario: list[tuple[float, str]] = []
+    for e in meta["events"]:
+        if e["target"] != broker:
+            continue
+        t = (e["wall_ms"] - origin) / 1000
+        state = {"pause": LIVE_STATES[1], "resume": "up", "kill": LIVE_STATES[2],
+                 "restart": LIVE_STATES[2]}[e["action"]]
+        scenario.append((t, state))
+        if e["action"] == "restart":
+            scenario.append(((e["done_ms"] - origin) / 1000, "up"))
+    spans("what the scenario did", scenario, "up")
+    c = loaded.conditions
+    observed = []
+    for t, b, kind, mode in zip(c["time_ms"], c["broker"], c["kind"], c["mode"], strict=True):
+        if b == broker and kind in ("down", "up"):
+            observed.append((t / 1000, "up" if kind == "up" else
+                             LIVE_STATES[1] if mode == "silent" else LIVE_STATES[2]))
+    spans("what the clients observed", observed, "up")
+    offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+    for p in meta["producers"]:
+        log = _client_log(Path(recording), p["name"])
+        listed = [((stamp_ms(r.stamp, offset) - origin) / 1000,
+                   "in the publish list" if any(q.broker_name == broker for q in r.queue_datas)
+                   else "not in the publish list")
+                  for r in log.route_changes if r.topic == meta["topic"]]
+        spans(f"{p['name']}'s route", listed[1:], "in the publish list")
+    return pd.DataFrame(rows)
+
+
+def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The model against live recordings (``trace.agreement.check_recording`` results by
+    recording name): one row per producer (sends) and per consumer (logged assignments)."""
+    import pandas as pd
+
+    rows = []
+    for name, r in results.items():
+        for p, s in r["producers"].items():
+            rows.append({"recording": name, "client": p, "checked": "sends",
+                         "total": s["sends"], "agree": s["agree"],
+                         "counter drawn at random": s["inferred"] + s["reset"],
+                         "in flight": s["in_flight"], "unexplained": s["unexplained"]})
+        for k, s in r["consumers"].items():
+            rows.append({"recording": name, "client": k, "checked": "assignments",
+                         "total": s["logged"], "agree": s["exact"] + s["near_change"],
+                         "counter drawn at random": 0, "in flight": 0,
+                         "unexplained": s["unexplained"]})
+    return pd.DataFrame(rows)
+
+
+def live_consumers_frame(result: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per consumer of a ``check_recording`` result: its group, the assignments it
+    logged and how they were matched, and the queues it held when the scenario ended."""
+    import pandas as pd
+
+    return pd.DataFrame([
+        {"consumer": name, "group": c["group"], "logged": c["logged"], "exact": c["exact"],
+         "near a change": c["near_change"], "unexplained": c["unexplained"],
+         "at the end": c["at_end"],
+         "held": " ".join(q.removeprefix("broker-") for q in c["held_at_end"])}
+        for name, c in result["consumers"].items()])
