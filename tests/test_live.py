@@ -111,7 +111,7 @@ def test_live_scenarios_recorded_imported_and_checked_against_the_model(
             if scenario == "producer-outage":
                 assert_outage_agrees(result)
             else:
-                assert_day_agrees(out, result)
+                assert_day_agrees(out, tmp_path / f"trace-{scenario}", result)
             print(f"\nlive {line_name} {scenario}: " + json.dumps(
                 {k: {n: {f: v for f, v in x.items() if f in (
                     "sends", "agree", "inferred", "reset", "logged", "exact", "near_change")}

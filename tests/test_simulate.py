@@ -21,6 +21,7 @@ from rocketlb_core.commands.simulate import write_outputs
 from rocketlb_core.consumer.metrics import ownership
 from rocketlb_core.model import MessageQueue
 from rocketlb_core.sim.events import Priority, Scripted
+from rocketlb_core.sim.golden import scenarios
 from rocketlb_core.sim.scenario import (
     BrokerSpec,
     EventSpec,
@@ -34,7 +35,7 @@ from rocketlb_core.sim.scenario import (
 )
 from rocketlb_core.sim.world import SCRIPT, World, check_expectations, run_scenario
 
-SCENARIOS = sorted(data_path("scenarios").rglob("*.toml"))
+SCENARIOS = scenarios()          # the simulator's (data/scenarios/live/ is for a real cluster)
 
 
 def test_there_are_at_least_ten_scenarios() -> None:

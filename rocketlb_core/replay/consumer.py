@@ -4,7 +4,9 @@ For each strategy, the group's assignment after every membership change (consist
 every member has rebalanced; sticky strategies receive the previous assignment), how many queues
 moved, and per queue the time with no live owner and with two or more. A crashed member keeps
 its share in the group's view until the brokers expire its channel (``CHANNEL_EXPIRY_MS``, spec
-5.3: 120 s without a heartbeat); during that time its queues have no live owner. Duplicated
+5.3: 120 s without a heartbeat); during that time its queues have no live owner. A killed one
+(``kill``: its process died on a live host, so its connections closed) leaves the view at once,
+as a clean leave does. Duplicated
 client ids give the duplicate-id trap: the same share twice, another share to nobody.
 
 This is a model of the settled states; the simulator (``rocketlb_core.sim``) is the tool for the
@@ -59,7 +61,7 @@ def timeline(trace: Trace, group: str) -> list[Change]:
         if kind == "join":
             view[member] = cid
             alive.add(member)
-        elif kind == "leave":
+        elif kind in ("leave", "kill"):
             view.pop(member, None)
             alive.discard(member)
         elif kind == "crash":

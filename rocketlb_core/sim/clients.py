@@ -194,9 +194,19 @@ class Consumer:
             env.schedule(delay, timer(self.name, life))
         self.wakeup(env)                               # rebalanceImmediately on start
 
-    def crash(self, env: Environment) -> None:
+    def crash(self, env: Environment, mode: str = "host") -> None:
+        """Die without unregistering or committing. ``host``: the host vanishes (power loss, a
+        frozen VM): the brokers find out when the channel expires (120 s). ``process``: the
+        process is killed on a live host (``kill -9``): its connections close, and every broker
+        it could reach drops it at once and notifies the group."""
         self.alive = False
-        env.log("consumer_crash", self.name)
+        if mode == "process":
+            env.log("consumer_crash", self.name, mode=mode)
+            for broker in self.known_brokers():
+                if self.world.network.reachable(self.name, broker):
+                    self.world.broker_entity(broker).channel_closed(env, self.g.name, self.name)
+        else:
+            env.log("consumer_crash", self.name)
         self.world.ownership_changed(env)
 
     def shutdown(self, env: Environment) -> None:

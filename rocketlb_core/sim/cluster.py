@@ -131,6 +131,14 @@ class BrokerEntity:
             env.log("consumer_unregistered", self.b.name, group=group, channel=channel)
             self.notify(env, group)
 
+    def channel_closed(self, env: Environment, group: str, channel: str) -> None:
+        """The consumer's connection closed without an unregister (its process was killed on a
+        live host: the kernel resets the socket): ``doChannelCloseEvent`` drops the channel at
+        once and notifies the group, as an unregister does (spec 5.3)."""
+        if self.b.consumers.get(group, {}).pop(channel, None) is not None:
+            env.log("channel_closed", self.b.name, group=group, channel=channel)
+            self.notify(env, group)
+
     def notify(self, env: Environment, group: str) -> None:
         for channel in self.b.consumers.get(group, {}):
             if self.world.network.reachable(channel, self.b.name):

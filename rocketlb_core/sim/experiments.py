@@ -30,12 +30,15 @@ _AFTER_CRASH_MS = 200_000
 
 
 def crash_timing(scenario: Scenario, group: str, consumer: str, offsets_ms: Iterable[int],
-                 heartbeat_index: int = 2, seed: int = 0) -> list[dict[str, Any]]:
+                 heartbeat_index: int = 2, seed: int = 0, mode: str = "host"
+                 ) -> list[dict[str, Any]]:
     """For each offset, run ``scenario`` with ``consumer`` crashing (no unregister) that many ms
     after its ``heartbeat_index``-th heartbeat (heartbeats run from its start every 30 s); other
     ``consumer_crash`` events of that consumer are removed. Per run: when the last broker dropped
     it and when every queue of ``group`` had exactly one live owner again, both in seconds after
-    the crash (``None`` if it did not happen before the run ended).
+    the crash (``None`` if it did not happen before the run ended). ``mode``: ``host`` (the host
+    vanishes: the channel expires) or ``process`` (killed on a live host: the connection closes,
+    chapter 10 measures it on a real cluster)
 
     Offsets must lie strictly inside a heartbeat period (0 < offset < 30000), so that the crash
     and a heartbeat never share an instant."""
@@ -51,13 +54,13 @@ def crash_timing(scenario: Scenario, group: str, consumer: str, offsets_ms: Iter
         crash_ms = member.start_ms + heartbeat_index * HEARTBEAT_MS + offset
         events = tuple(e for e in scenario.events
                        if not (e.kind == "consumer_crash" and e.args.get("consumer") == consumer))
-        events = tuple(sorted((*events, EventSpec(crash_ms, "consumer_crash",
-                                                  {"consumer": consumer})),
+        args = {"consumer": consumer} if mode == "host" else {"consumer": consumer, "mode": mode}
+        events = tuple(sorted((*events, EventSpec(crash_ms, "consumer_crash", args)),
                               key=lambda e: e.at_ms))
         end = max(scenario.duration_ms, crash_ms + _AFTER_CRASH_MS)
         run = replace(scenario, events=events, duration_ms=end, drain_ms=0)
         journal = run_scenario(run, seed).world.env.journal
-        dropped = [r.time_ms for r in journal if r.kind == "channel_expired"
+        dropped = [r.time_ms for r in journal if r.kind in ("channel_expired", "channel_closed")
                    and r.fields.get("channel") == consumer and r.time_ms >= crash_ms]
         owned = next((r.time_ms for r in journal
                       if r.kind == "ownership" and r.entity == group and r.time_ms > crash_ms

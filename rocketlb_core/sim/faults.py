@@ -64,7 +64,7 @@ def _heal(w: World, env: Environment, a: Args) -> None:
 
 
 def _consumer_crash(w: World, env: Environment, a: Args) -> None:
-    w.member(a["consumer"]).crash(env)
+    w.member(a["consumer"]).crash(env, a.get("mode", "host"))
 
 
 def _consumer_shutdown(w: World, env: Environment, a: Args) -> None:
@@ -107,8 +107,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           doc="the client and the broker cannot reach each other"),
     Fault("heal", ("client", "broker"), _heal,
           condition=lambda a: (a["broker"], "heal", a["client"], None, None, None)),
-    Fault("consumer_crash", ("consumer",), _consumer_crash,
-          doc="no unregister: the brokers notice when the channel expires (120 s)"),
+    Fault("consumer_crash", ("consumer",), _consumer_crash, optional=("mode",),
+          doc="no unregister, no commit. mode host (default): the host vanishes, the brokers "
+              "notice when the channel expires (120 s); process: killed on a live host (kill "
+              "-9), its connections close and the brokers drop it and notify at once"),
     Fault("consumer_shutdown", ("consumer",), _consumer_shutdown,
           doc="clean: offsets persisted, unregistered (brokers notify the group at once)"),
     Fault("consumer_start", ("consumer",), _consumer_start),

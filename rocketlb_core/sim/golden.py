@@ -21,8 +21,10 @@ from rocketlb_core.sim.world import run_scenario
 
 
 def scenarios() -> list[Path]:
-    """Every shipped scenario file, in a fixed order."""
-    return sorted(data_path("scenarios").rglob("*.toml"))
+    """Every shipped simulator scenario file, in a fixed order (``live/`` holds scenarios for a
+    real cluster, ``rocketlb_core.live.record``: not the simulator's)."""
+    root = data_path("scenarios")
+    return sorted(p for p in root.rglob("*.toml") if p.relative_to(root).parts[0] != "live")
 
 
 def golden_path(scenario: Path) -> Path:

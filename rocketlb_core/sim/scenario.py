@@ -322,8 +322,9 @@ def loads(text: str, path: str) -> Scenario:
         for key in ("consumer", "client"):
             if key in e and e[key] not in clients:
                 raise r.fail(f"{w}.{key}", f"unknown client {e[key]!r}")
-        if e.get("mode", "clean") not in ("clean", "silent"):
-            raise r.fail(f"{w}.mode", f"expected clean or silent, got {e['mode']!r}")
+        modes = ("host", "process") if e["kind"] == "consumer_crash" else ("clean", "silent")
+        if e.get("mode", modes[0]) not in modes:
+            raise r.fail(f"{w}.mode", f"expected {' or '.join(modes)}, got {e['mode']!r}")
         for key in ("median_ms", "p99_ms"):
             if key in e:
                 r.num(e, key, w, **lat)

@@ -336,7 +336,7 @@ def check_recording(recording: Path | str, trace: Path | str,
         members = Membership(pq.read_table(trace / "membership.parquet").to_pydict())
         queues = sorted(MessageQueue(topic, q.broker_name, i) for q in route.queue_datas
                         for i in range(q.read_queue_nums))
-        gone = {"leave": "left", "crash": "killed"}
+        gone = {"leave": "left", "crash": "killed"}          # the scenario's actions
         ends = [x["wall_ms"] for x in meta.get("snapshots", []) if x["before"] == "end"]
         end_ms = ends[-1] if ends else 2**62          # before the clean shutdown began
         for k in meta["consumers"]:
@@ -354,4 +354,44 @@ def check_recording(recording: Path | str, trace: Path | str,
                 "held_at_end": sorted(q.short() for q in held[-1].result or ())
                 if held and state == "running" else [],
                 "unexplained_lines": [r.line for r, _ in a2.bad]}
+    return out
+
+
+def kill_handover(recording: Path | str, trace: Path | str) -> list[dict[str, Any]]:
+    """How fast a real group took over a killed consumer's queues (the recording's ``crash``
+    events: SIGKILL on a live host). Per kill, in seconds after it: when the broker dropped the
+    consumer (the imported membership's ``kill``), and when a survivor logged the assignment
+    that gives it the killed consumer's last queues."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.trace.clientlog import stamp_ms
+    from rocketlb_core.trace.importer import log_offset, origin_ms
+
+    recording, trace = Path(recording), Path(trace)
+    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    origin = origin_ms(json.loads((trace / "trace.json").read_text(encoding="utf-8")))
+    offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+    members = pq.read_table(trace / "membership.parquet").to_pydict()
+    groups = {k["name"]: k["group"] for k in meta["consumers"]}
+    logs = {k["name"]: [r for r in _client_log(recording, k["name"]).rebalances
+                        if r.topic == meta["topic"]] for k in meta["consumers"]}
+    out = []
+    for e in meta["events"]:
+        if e["action"] != "crash":
+            continue
+        name, killed_ms = e["target"], e["wall_ms"]
+        cid = f"127.0.0.1@{next(k['instance'] for k in meta['consumers'] if k['name'] == name)}"
+        dropped = [t + origin for t, c, ev in zip(members["time_ms"], members["client_id"],
+                                                  members["event"], strict=True)
+                   if c == cid and ev == "kill" and t + origin >= killed_ms - 1000]
+        held = [r for r in logs[name] if stamp_ms(r.stamp, offset) <= killed_ms]
+        lost = set(held[-1].result or ()) if held else set()
+        taken = [stamp_ms(r.stamp, offset) for n, rs in logs.items()
+                 if n != name and groups[n] == groups[name] for r in rs
+                 if stamp_ms(r.stamp, offset) >= killed_ms and lost <= set(r.result or ())]
+        out.append({"consumer": name, "queues": len(lost),
+                    "dropped_s": (min(dropped) - killed_ms) / 1000 if dropped else None,
+                    "taken_over_s": (min(taken) - killed_ms) / 1000 if taken else None})
     return out

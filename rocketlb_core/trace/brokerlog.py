@@ -7,9 +7,11 @@ real-data.md`` section 2; ``ConsumerManager``, ``ConsumerGroupInfo``,
 * ``unregister a consumer[G] from consumerGroupInfo ClientChannelInfo [...]``: it left cleanly;
 * ``NETTY EVENT: remove not active channel[ClientChannelInfo [...]] from ConsumerGroupInfo
   groupChannelTable, consumer group: G``: its connection closed without unregistering (the
-  process died);
+  process died on a live host): a ``kill``, dropped and notified at once;
 * ``SCAN: remove expired channel from ConsumerManager consumerTable. channel=..., consumerGroup=G``:
-  no heartbeat for 120 s (a silent host).
+  no heartbeat for 120 s (a silent host): a ``crash``, which the trace records 120 s before
+  this line (``CHANNEL_EXPIRY_MS``), since a trace's crash is the death and the replay adds the
+  expiry.
 
 A *member* is one connection: two processes with one client id (the duplicate client id trap)
 are two members with the same ``client_id``, told apart by their channel ids. Timestamps of the
@@ -49,7 +51,7 @@ class MemberEvent:
     group: str
     channel: str
     client_id: str
-    event: str                 # join | leave | crash
+    event: str                 # join | leave | kill | crash
     time_ms: int | None        # a join's lastUpdateTimestamp
 
 
@@ -68,7 +70,7 @@ def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
     if stamp is None:
         raise TraceError(path, n, "timestamp", "a membership line without a timestamp")
     ch = _CHANNEL.search(text)
-    for kind, rx in (("join", _JOIN), ("leave", _LEAVE), ("crash", _CLOSED),
+    for kind, rx in (("join", _JOIN), ("leave", _LEAVE), ("kill", _CLOSED),
                      ("crash", _EXPIRED)):
         m = rx.search(text)
         if m is None:
@@ -104,10 +106,13 @@ def read_broker_log(path: Path | str, *, skip_bad: bool = False) -> BrokerLog:
 
 
 def _ms(e: MemberEvent, utc_offset_minutes: int) -> int:
+    from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
+
     if e.time_ms is not None:
         return e.time_ms
     stamp = e.stamp if len(e.stamp) > 19 else e.stamp + ".000"
-    return stamp_ms(stamp.replace(",", "."), utc_offset_minutes)
+    t = stamp_ms(stamp.replace(",", "."), utc_offset_minutes)
+    return t - CHANNEL_EXPIRY_MS if e.event == "crash" else t
 
 
 def membership_of(logs: Sequence[BrokerLog], line: str = "", utc_offset_minutes: int = GMT8_MINUTES

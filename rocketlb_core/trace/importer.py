@@ -21,8 +21,9 @@ What each input gives, and how the trace is derived from it:
   per broker and ``WINDOW_MS`` window, the median and 99th percentile of the stored sends'
   ``costTime``, written when they change.
 * **membership**: from the brokers' logs, each client's connections to a group: a first
-  connection is a ``join``, an unregister a ``leave``, a channel closed or expired without one
-  a ``crash`` (one row per change, deduplicated across brokers; see ``brokerlog``).
+  connection is a ``join``, an unregister a ``leave``, a channel closed without one a ``kill``
+  (dropped at once), a channel expired a ``crash`` (dated 120 s before the expiry: the replay
+  adds it back); one row per change, one broker's copy (see ``brokerlog``).
 * **groups**: each group's strategy, as its consumers logged it.
 
 Times in the trace are milliseconds since an *origin*: the first observed time, rounded down

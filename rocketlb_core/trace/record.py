@@ -48,8 +48,9 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
     for r in world.env.journal:
         if r.kind in kinds and r.entity in members:
             group, c = members[r.entity]
+            event = "kill" if r.fields.get("mode") == "process" else kinds[r.kind]
             for key, value in (("time_ms", r.time_ms), ("group", group), ("member", c.name),
-                               ("client_id", c.client_id), ("event", kinds[r.kind]),
+                               ("client_id", c.client_id), ("event", event),
                                ("room", c.m.room)):
                 mem[key].append(value)
     brokers = [("DefaultCluster", b.name, 0, world.brokers[b.name].address, b.room)

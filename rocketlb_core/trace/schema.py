@@ -42,7 +42,7 @@ CONDITIONS = {"time_ms": "int64", "broker": "string", "client": "string", "kind"
 MEMBERSHIP = {"time_ms": "int64", "group": "string", "member": "string", "client_id": "string",
               "event": "string", "room": "string"}
 CONDITION_KINDS = {"latency", "down", "up", "partition", "heal"}
-MEMBER_EVENTS = {"join", "leave", "crash"}
+MEMBER_EVENTS = {"join", "leave", "crash", "kill"}
 NULLABLE = {"key", "client", "mode", "median_ms", "p99_ms"}
 BROKER_FIELDS = ("cluster", "broker_name", "broker_id", "address", "room")
 ROUTE_FIELDS = ("topic", "broker_name", "read_queue_nums", "write_queue_nums", "perm")

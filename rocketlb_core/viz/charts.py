@@ -168,12 +168,13 @@ def interval_chart(frame: pd.DataFrame, y: str, states: Sequence[str], colors: S
     (``legend_columns``: wrap a long legend)."""
     import altair as alt
 
+    legend = alt.Legend(orient="bottom") if legend_columns is None else \
+        alt.Legend(orient="bottom", columns=legend_columns)
     return (
         alt.Chart(frame, title=title).mark_bar()
         .encode(x=alt.X("start_s:Q", title="time (s)", scale=alt.Scale(nice=False)),
                 x2="end_s:Q", y=alt.Y(f"{y}:N", title=None, sort=None),
-                color=alt.Color("state:N", title=None, legend=alt.Legend(
-                    orient="bottom", **({"columns": legend_columns} if legend_columns else {})),
+                color=alt.Color("state:N", title=None, legend=legend,
                                 scale=alt.Scale(domain=list(states), range=list(colors))),
                 tooltip=[f"{y}:N", *tooltip, "state:N", "start_s:Q", "end_s:Q"])
         .properties(width=560, height=alt.Step(16))

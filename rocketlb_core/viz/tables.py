@@ -660,3 +660,30 @@ def live_consumers_frame(result: Mapping[str, Any]) -> pd.DataFrame:
          "at the end": c["at_end"],
          "held": " ".join(q.removeprefix("broker-") for q in c["held_at_end"])}
         for name, c in result["consumers"].items()])
+
+
+def live_kill_frame(live: Mapping[str, tuple[Path, Path]], scenario: Path | str,
+                    group: str, consumer: str) -> pd.DataFrame:
+    """A killed consumer's queues: how long until a survivor took them over, on the live
+    recordings (``trace.agreement.kill_handover``: SIGKILL on a live host), and as the simulator
+    predicts it for a process kill and for a vanished host (``sim.experiments.crash_timing`` on
+    ``scenario``, crashing ``consumer`` of ``group`` 1 s and 29 s after a heartbeat)."""
+    import pandas as pd
+
+    from rocketlb_core.sim.experiments import crash_timing
+    from rocketlb_core.sim.scenario import load
+    from rocketlb_core.trace.agreement import kill_handover
+
+    rows = []
+    for name, (recording, trace) in sorted(live.items()):
+        for k in kill_handover(recording, trace):
+            taken = k["taken_over_s"]
+            rows.append({"what": f"live, {name}",
+                         "taken over after (s)": "not seen" if taken is None else f"{taken:g}"})
+    sc = load(scenario)
+    for mode, label in (("process", "simulator, process killed"),
+                        ("host", "simulator, host vanished")):
+        times = [r["owned_again_s"] for r in crash_timing(sc, group, consumer, [1_000, 29_000],
+                                                          mode=mode)]
+        rows.append({"what": label, "taken over after (s)": f"{min(times):g} to {max(times):g}"})
+    return pd.DataFrame(rows)
