@@ -89,7 +89,11 @@ def test_live_scenarios_recorded_imported_and_checked_against_the_model(
     from rocketlb_core import data_path
     from rocketlb_core.trace.agreement import check_recording
     from rocketlb_core.trace.importer import import_recording
-    from tests.test_live_recordings import assert_day_agrees, assert_outage_agrees
+    from tests.test_live_recordings import (
+        assert_day_agrees,
+        assert_failures_as_simulated,
+        assert_outage_agrees,
+    )
 
     resolve(line_name, "server")
     resolve(line_name, "client")
@@ -110,6 +114,7 @@ def test_live_scenarios_recorded_imported_and_checked_against_the_model(
             result = check_recording(out, tmp_path / f"trace-{scenario}")
             if scenario == "producer-outage":
                 assert_outage_agrees(result)
+                assert_failures_as_simulated(out)
             else:
                 assert_day_agrees(out, tmp_path / f"trace-{scenario}", result)
             print(f"\nlive {line_name} {scenario}: " + json.dumps(

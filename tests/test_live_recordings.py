@@ -88,6 +88,21 @@ def test_the_package_predicts_every_determined_send_of_the_real_producers(
     fault tolerance off and on: every send agrees with the package's send loop, except those
     whose counter the client drew at random (a new route, a 5.x retry), inferred from them."""
     assert_outage_agrees(check_recording(recording, imported[recording.name]))
+    assert_failures_as_simulated(recording)
+
+
+def assert_failures_as_simulated(recording: Path) -> None:
+    """Timing against the simulator: each real producer's failed sends lie within what the
+    simulator predicts for the same scenario over five seeds. The tolerance is that range: the
+    counter's random start decides whether a second send meets the paused broker early enough
+    to time out (3 s budget, 6 s pause); the kill costs no send (each is retried on broker-b),
+    and the switch on stops after one timeout."""
+    from rocketlb_core.trace.agreement import producer_failures
+
+    for row in producer_failures(recording):
+        assert row["simulated_failed_min"] <= row["live_failed"] <= \
+            row["simulated_failed_max"], row
+        assert row["live_failed"] >= 1                   # the pause cost at least one send
 
 
 def assert_outage_agrees(result: dict[str, object]) -> None:
@@ -285,6 +300,30 @@ def test_a_failed_import_writes_nothing(tmp_path: Path) -> None:
         import_recording(recording, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["rec"]       # no temporary folder left
+
+
+def test_the_simulators_pause_answers_waiting_requests_at_the_resume() -> None:
+    """``broker_pause``: requests to a paused broker wait in their sockets and are answered when
+    it resumes (the live recordings show one: a send answered after 2.6 s), or time out if the
+    pause outlasts the 3 s budget."""
+    from rocketlb_core.sim.scenario import loads
+    from rocketlb_core.sim.world import run_scenario
+
+    def run(pause_ms: int) -> dict[str, object]:
+        text = "\n".join([
+            'name = "pause"', "duration_ms = 20000", "drain_ms = 0", "[cluster]",
+            'brokers = [{ name = "broker-a" }]',
+            'topics = [{ name = "T", brokers = ["broker-a"] }]',
+            "[[producers]]", 'name = "p"', 'topic = "T"', "rate_per_s = 10",
+            "[[events]]", "at_ms = 5000", 'kind = "broker_pause"', 'broker = "broker-a"',
+            f"duration_ms = {pause_ms}"]) + "\n"
+        return run_scenario(loads(text, "pause.toml")).summary
+
+    short, long = run(2_000), run(8_000)
+    assert short["messages_failed"] == 0                  # answered at the resume
+    assert 1_900 <= short["send_ms_max"] <= 2_200           # the wait plus a normal reply
+    assert long["messages_failed"] >= 1                   # the 3 s budget ran out first
+    assert short["messages_sent"] == long["messages_sent"]
 
 
 def test_broker_log_membership_lines(tmp_path: Path) -> None:

@@ -121,6 +121,13 @@ class Producer:
 
     def broker_model(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
         net, broker = self.world.network, self.world.brokers[mq.broker_name]
+        resume = net.paused_until.get(mq.broker_name)
+        if resume is not None and (self.name, mq.broker_name) not in net.partitions:
+            # a paused process (SIGSTOP) keeps its connections: the request waits in the
+            # socket and is answered when it resumes, or the client times out first
+            wait = max(0, resume - start_ms)
+            return AttemptResult(Outcome.SEND_OK,
+                                 wait + broker.latency_ms(self.rng.gauss(0.0, 1.0)))
         if not net.reachable(self.name, mq.broker_name):
             if net.failure_is_fast(self.name, mq.broker_name):
                 return AttemptResult(Outcome.REMOTING_ERROR,

@@ -32,8 +32,9 @@ class Network:
     """Who can reach whom: broker liveness, crash mode and client-broker partitions."""
 
     def __init__(self) -> None:
-        self.down: dict[str, str] = {}                     # broker -> "clean" | "silent"
+        self.down: dict[str, str] = {}                     # broker -> "clean" | "silent" | "paused"
         self.partitions: set[tuple[str, str]] = set()      # (client, broker)
+        self.paused_until: dict[str, int] = {}             # a paused broker answers then
 
     def reachable(self, client: str, broker: str) -> bool:
         return broker not in self.down and (client, broker) not in self.partitions

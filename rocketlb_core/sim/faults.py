@@ -44,7 +44,17 @@ def _broker_crash(w: World, env: Environment, a: Args) -> None:
     w.ownership_changed(env)
 
 
+def _broker_pause(w: World, env: Environment, a: Args) -> None:
+    b = w.brokers[a["broker"]]
+    b.alive = False                                # no heartbeats to the name servers
+    w.network.down[b.name] = "paused"
+    w.network.paused_until[b.name] = env.now + int(a["duration_ms"])
+    w.script(env, int(a["duration_ms"]), "broker_restart", {"broker": b.name})
+    w.ownership_changed(env)
+
+
 def _broker_restart(w: World, env: Environment, a: Args) -> None:
+    w.network.paused_until.pop(a["broker"], None)
     w.network.down.pop(a["broker"], None)
     w.broker_entities[a["broker"]].start(env)
     w.ownership_changed(env)
@@ -96,6 +106,11 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           condition=lambda a: (a["broker"], "down", None, a.get("mode", "clean"), None, None),
           doc="mode clean: connections reset, name servers forget it at once; silent: it "
               "stops answering and expires from the name servers after 120 s"),
+    Fault("broker_pause", ("broker", "duration_ms"), _broker_pause,
+          condition=lambda a: (a["broker"], "down", None, "silent", None, None),
+          doc="SIGSTOP for duration_ms, then SIGCONT: connections stay open, requests wait and "
+              "are answered at the resume (or time out first); a trace records it as a silent "
+              "down until the resume's up"),
     Fault("broker_restart", ("broker",), _broker_restart,
           condition=lambda a: (a["broker"], "up", None, None, None, None)),
     Fault("broker_latency", ("broker", "median_ms", "p99_ms"), _broker_latency,

@@ -330,6 +330,8 @@ def loads(text: str, path: str) -> Scenario:
                 r.num(e, key, w, **lat)
         if "interval_ms" in e:
             r.num(e, "interval_ms", w, integer=True, positive=True, maximum=MAX_DURATION_MS)
+        if "duration_ms" in e:
+            r.num(e, "duration_ms", w, integer=True, positive=True, maximum=MAX_DURATION_MS)
         servers = {f"namesrv-{k}" for k in range(name_servers)}
         if "nameserver" in e and e["nameserver"] not in servers:
             raise r.fail(f"{w}.nameserver", f"unknown name server {e['nameserver']!r} "

@@ -395,3 +395,71 @@ def kill_handover(recording: Path | str, trace: Path | str) -> list[dict[str, An
                     "dropped_s": (min(dropped) - killed_ms) / 1000 if dropped else None,
                     "taken_over_s": (min(taken) - killed_ms) / 1000 if taken else None})
     return out
+
+
+SIM_EVENTS = {"pause": ("broker_pause", None), "kill": ("broker_crash", "clean"),
+              "restart": ("broker_restart", None)}
+"""How a live scenario's broker events read in the simulator: a pause lasts until the next
+``resume`` of that broker (requests wait and are answered then); a killed broker refuses at once
+until it is up again (its ``restart`` counts from when the recorder saw it booted and
+registered)."""
+
+
+def simulator_scenario(recording: Path | str, producer: str) -> str:
+    """A simulator scenario (TOML text) of one producer of a live recording: the same cluster
+    and topic, the producer's rate and switch, and the broker events at the times they
+    happened (seconds after the producers started)."""
+    import json
+
+    meta = json.loads((Path(recording) / "recording.json").read_text(encoding="utf-8"))
+    p = next(x for x in meta["producers"] if x["name"] == producer)
+    t0 = meta["t0_ms"]
+    run_ms = p["count"] * max(1, p["interval_ms"]) + 2_000
+    brokers = ", ".join(f'{{ name = "{b["name"]}" }}' for b in meta["brokers"])
+    names = ", ".join(f'"{b["name"]}"' for b in meta["brokers"])
+    queues = {q["read_queue_nums"] for q in meta["route"]}.pop()
+    lines = [f'name = "live-{meta["scenario"]}-{meta["line"]}-{producer}"',
+             f"duration_ms = {run_ms}", "drain_ms = 0", f'line = "{meta["client_version"]}"',
+             "[cluster]", "name_servers = 1", f"brokers = [{brokers}]",
+             f'topics = [{{ name = "{meta["topic"]}", brokers = [{names}], '
+             f"read_queues = {queues}, write_queues = {queues} }}]",
+             "[[producers]]", f'name = "{producer}"', f'topic = "{meta["topic"]}"',
+             f"rate_per_s = {1000 / max(1, p['interval_ms']):g}",
+             f"fault_tolerance = {str(p['fault_tolerance']).lower()}"]
+    for e in meta["events"]:
+        if e["action"] not in SIM_EVENTS:
+            continue
+        kind, mode = SIM_EVENTS[e["action"]]
+        at = (e["done_ms"] if e["action"] == "restart" else e["wall_ms"]) - t0
+        lines += ["[[events]]", f"at_ms = {at}", f'kind = "{kind}"',
+                  f'broker = "{e["target"]}"'] + ([f'mode = "{mode}"'] if mode else [])
+        if e["action"] == "pause":
+            resume = next(x["wall_ms"] for x in meta["events"] if x["action"] == "resume"
+                          and x["target"] == e["target"] and x["wall_ms"] > e["wall_ms"])
+            lines.append(f"duration_ms = {resume - e['wall_ms']}")
+    return "\n".join(lines) + "\n"
+
+
+def producer_failures(recording: Path | str, seeds: Sequence[int] = range(5)
+                      ) -> list[dict[str, Any]]:
+    """Per producer of a live recording: the sends that failed on the real cluster, and what
+    the simulator predicts for the same scenario (``simulator_scenario``) over ``seeds``
+    (its counters start at seeded random values, as upstream's do)."""
+    import gzip
+    import json
+
+    from rocketlb_core.sim.scenario import loads
+    from rocketlb_core.sim.world import run_scenario
+
+    recording = Path(recording)
+    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    out = []
+    for p in meta["producers"]:
+        rows = [json.loads(x) for x in gzip.decompress(
+            (recording / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).splitlines()]
+        scenario = loads(simulator_scenario(recording, p["name"]), f"{recording}:{p['name']}")
+        sim = [run_scenario(scenario, seed).summary["messages_failed"] for seed in seeds]
+        out.append({"producer": p["name"], "fault_tolerance": p["fault_tolerance"],
+                    "live_failed": sum("error" in r for r in rows),
+                    "simulated_failed_min": min(sim), "simulated_failed_max": max(sim)})
+    return out

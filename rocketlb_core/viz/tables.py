@@ -662,6 +662,24 @@ def live_consumers_frame(result: Mapping[str, Any]) -> pd.DataFrame:
         for name, c in result["consumers"].items()])
 
 
+def live_failures_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
+    """Failed sends of each real producer against the simulator's prediction for the same
+    scenario (``trace.agreement.producer_failures``, five seeds)."""
+    import pandas as pd
+
+    from rocketlb_core.trace.agreement import producer_failures
+
+    rows = []
+    for name, (recording, _) in sorted(live.items()):
+        for r in producer_failures(recording):
+            lo, hi = r["simulated_failed_min"], r["simulated_failed_max"]
+            rows.append({"recording": name, "producer": r["producer"],
+                         "fault tolerance": "on" if r["fault_tolerance"] else "off",
+                         "failed, live": r["live_failed"],
+                         "failed, simulator": str(lo) if lo == hi else f"{lo} to {hi}"})
+    return pd.DataFrame(rows)
+
+
 def live_kill_frame(live: Mapping[str, tuple[Path, Path]], scenario: Path | str,
                     group: str, consumer: str) -> pd.DataFrame:
     """A killed consumer's queues: how long until a survivor took them over, on the live
