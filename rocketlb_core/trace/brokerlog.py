@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocketlb_core.trace.clientlog import GMT8_MINUTES, stamp_ms
+from rocketlb_core.trace.clientlog import GMT8_MINUTES, parsed_lines, stamp_ms
 from rocketlb_core.trace.schema import TraceError
 
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,](\d{3}))?\s")
@@ -87,21 +87,7 @@ def read_broker_log(path: Path | str, *, skip_bad: bool = False) -> BrokerLog:
     """Every consumer membership event of one broker log, in file order."""
     path = Path(path)
     out = BrokerLog(str(path))
-    try:
-        handle = path.open(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise TraceError(path, None, None, f"cannot read: {exc.strerror or exc}") from None
-    with handle:
-        for n, text in enumerate(handle, start=1):
-            try:
-                e = parse_line(path, n, text)
-            except TraceError as exc:
-                if not skip_bad:
-                    raise
-                out.bad.append(str(exc))
-                continue
-            if e is not None:
-                out.events.append(e)
+    out.events = list(parsed_lines(path, parse_line, skip_bad, out.bad))
     return out
 
 

@@ -41,8 +41,10 @@ field (``TraceError``), or, with ``skip_bad=True``, counted in ``ClientLog.bad``
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rocketlb_core.model import MessageQueue, QueueData
 from rocketlb_core.trace.schema import TraceError
@@ -202,11 +204,10 @@ def parse_line(path: Path, n: int, text: str) -> Rebalance | None:
                      _int(path, n, "cidAllSize", m["cid_all"]), queues)
 
 
-def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
-    """Every record of one client log file (rebalances, failed attempts, route changes,
-    producer groups), in file order."""
-    path = Path(path)
-    out = ClientLog()
+def parsed_lines(path: Path, parse: Callable[[Path, int, str], Any], skip_bad: bool,
+                 bad: list[str]) -> Iterator[Any]:
+    """``parse(path, n, text)`` of every line of a log file, where it found a record; a line it
+    refuses raises its ``TraceError``, or with ``skip_bad`` is noted in ``bad`` and skipped."""
     try:
         handle = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -214,19 +215,37 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
     with handle:
         for n, text in enumerate(handle, start=1):
             try:
-                record = parse_line(path, n, text)
-                other = None if record is not None else parse_producer_line(path, n, text)
+                record = parse(path, n, text)
             except TraceError as exc:
                 if not skip_bad:
                     raise
-                out.bad.append(str(exc))
+                bad.append(str(exc))
                 continue
             if record is not None:
-                out.rebalances.append(record)
-            elif isinstance(other, SendFailure):
-                out.send_failures.append(other)
-            elif isinstance(other, RouteChange):
-                out.route_changes.append(other)
-            elif isinstance(other, str) and other not in out.producer_groups:
-                out.producer_groups.append(other)
+                yield record
+
+
+Record = Rebalance | SendFailure | RouteChange | str
+
+
+def _any_record(path: Path, n: int, text: str) -> Record | None:
+    record = parse_line(path, n, text)
+    return record if record is not None else parse_producer_line(path, n, text)
+
+
+def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
+    """Every record of one client log file (rebalances, failed attempts, route changes,
+    producer groups), in file order."""
+    path = Path(path)
+    out = ClientLog()
+    record: Record
+    for record in parsed_lines(path, _any_record, skip_bad, out.bad):
+        if isinstance(record, Rebalance):
+            out.rebalances.append(record)
+        elif isinstance(record, SendFailure):
+            out.send_failures.append(record)
+        elif isinstance(record, RouteChange):
+            out.route_changes.append(record)
+        elif record not in out.producer_groups:
+            out.producer_groups.append(record)
     return out
