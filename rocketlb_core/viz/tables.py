@@ -559,15 +559,23 @@ def live_sends_frame(recording: Path | str, trace: Path | str,
                          for k, n in sorted(counts.items())])
 
 
+_SCRATCH: list[Any] = []
+
+
 def import_live_recordings(folder: Path | str, into: Path | str | None = None
                            ) -> dict[str, tuple[Path, Path]]:
     """Import every recording under ``folder`` (``data/live``) into trace folders under
-    ``into`` (default: a new temporary folder): name -> (recording, trace)."""
+    ``into`` (default: a temporary folder, removed when the process exits): name ->
+    (recording, trace)."""
     import tempfile
 
     from rocketlb_core.trace.importer import import_recording
 
-    into = Path(into) if into is not None else Path(tempfile.mkdtemp(prefix="rocketlb-live-"))
+    if into is None:
+        scratch = tempfile.TemporaryDirectory(prefix="rocketlb-imported-")
+        _SCRATCH.append(scratch)                  # kept alive until exit, then removed
+        into = scratch.name
+    into = Path(into)
     out = {}
     for rec in sorted(p.parent for p in Path(folder).glob("*/recording.json")):
         import_recording(rec, into / rec.name)
