@@ -42,6 +42,35 @@ def browser():
         b.close()
 
 
+# A loaded 2-core CI machine can be slow, and a page that never settles must fail with its name
+# and the requests still open, not with Playwright's bare "networkidle" timeout.
+LOAD_TIMEOUT_MS = 120_000
+
+
+def track_requests(page) -> dict[object, str]:  # type: ignore[no-untyped-def]
+    """The page's requests still in flight (request -> URL), kept current by event handlers."""
+    pending: dict[object, str] = {}
+    page.on("request", lambda r: pending.__setitem__(r, r.url))
+    page.on("requestfinished", lambda r: pending.pop(r, None))
+    page.on("requestfailed", lambda r: pending.pop(r, None))
+    return pending
+
+
+def settle(page, pending: dict[object, str], quiet_ms: int = 500,  # type: ignore[no-untyped-def]
+           timeout_ms: int = LOAD_TIMEOUT_MS) -> None:
+    """Wait until no request of ``page`` has been in flight for ``quiet_ms`` (what Playwright's
+    "networkidle" means), or fail naming the page and the requests still open."""
+    quiet = waited = 0
+    step = 100
+    while quiet < quiet_ms:
+        if waited >= timeout_ms:
+            raise AssertionError(f"{page.url}: still loading after {timeout_ms} ms; requests "
+                                 f"in flight: {sorted(pending.values())}")
+        page.wait_for_timeout(step)
+        waited += step
+        quiet = quiet + step if not pending else 0
+
+
 class PageWatch:
     """Opens a page, blocks and records non-loopback requests, and records errors."""
 
@@ -61,8 +90,9 @@ class PageWatch:
             f"{r.status} {r.url}"))
         self.page.on("requestfailed", lambda r: urlparse(r.url).hostname == "127.0.0.1"
                      and self.http_errors.append(f"failed {r.url}"))
-        self.page.goto(url)
-        self.page.wait_for_load_state("networkidle")
+        self.pending = track_requests(self.page)
+        self.page.goto(url, wait_until="load", timeout=LOAD_TIMEOUT_MS)
+        settle(self.page, self.pending)
 
     def _route(self, route) -> None:
         url = route.request.url

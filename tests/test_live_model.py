@@ -15,6 +15,7 @@ import pytest
 from rocketlb_core import data_path
 from rocketlb_core.viz.assets import build
 from rocketlb_core.viz.loopback import serve
+from tests.book import LOAD_TIMEOUT_MS, settle, track_requests
 
 pytestmark = pytest.mark.browser
 
@@ -111,8 +112,9 @@ def page(site: str, browser) -> Iterator[tuple[object, list[str], list[str]]]:
 
     pg = browser.new_page()
     pg.route("**/*", route)
-    pg.goto(site)
-    pg.wait_for_load_state("networkidle")
+    pending = track_requests(pg)
+    pg.goto(site, wait_until="load", timeout=LOAD_TIMEOUT_MS)
+    settle(pg, pending)
     yield pg, external, fetched
     pg.close()
 
