@@ -4,6 +4,7 @@ producer: replay every producer's recorded sends through the real selection, fau
 retry loop under the chosen line and ``sendLatencyFaultEnable``; writes ``sends.parquet/`` (one
 part file per sends file) and ``summary.json``. consumer: replay a group's recorded membership
 through allocation strategies; writes ``assignments.parquet`` and ``summary.json``. ``--engine
+spark`` runs the same replay on Spark, with the same bytes out, on the master of your choice
 (``--master`` or ``$ROCKETLB_SPARK_MASTER``; default embedded ``local[*]``); the summary does not
 depend on the engine. Outputs replace DIR atomically, and only when DIR is absent, empty or an
 earlier rocketlb output (``--force`` for another folder); a bad trace leaves nothing behind. On a

@@ -5,7 +5,8 @@ one setting.
 the ``master`` argument, the ``ROCKETLB_SPARK_MASTER`` environment variable, ``local[*]``.
 
 * ``local[*]``, ``local[2]``: embedded Spark in this process (needs Java; see ``spark.java``).
-* ``spark://host:7077``, ``yarn``, ``k8s://...``: a classic cluster master.
+* ``spark://host:7077``, ``yarn``, ``k8s://...``: a classic cluster master
+  (``spark.standalone`` starts a standalone one on this machine from the installed PySpark).
 * ``sc://host:15002``: a Spark Connect server (thin client, no local JVM needed).
 * ``connect:local[2]``: Spark Connect against a server PySpark starts in this process; the same
   code path as a remote Connect server, handy for testing it.
@@ -83,7 +84,8 @@ def spark_session(
         "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
     )
     local = target.startswith("local") or target.startswith("connect:local")
-    if local:
+    if local or target.startswith(("spark://127.0.0.1:", "spark://localhost:")):
+        # the driver then listens on loopback only, as the cluster it talks to does
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if not target.startswith("sc://"):
         ensure_java()
