@@ -10,6 +10,11 @@ tolerance on; ``--line``, ``--fault-tolerance``):
 Checks that both engines wrote byte-identical part files and summaries.
 Issue target: >= 2 M sends/s end to end, within 1.25x Spark's floor. Run:
 .venv/bin/python bench/replay.py --sends 10000000   (generates /tmp/rocketlb-bench-trace-<N>)
+
+``--churn``: the churn family (``rocketlb trace generate --churn``: conditions change every
+second per broker, about 10 % of sends above 550 ms, flapping outages), by default with 1,000
+producers sharing 2,000 sends a second, so each producer's one thread keeps up (2 a second at
+about 123 ms a send on average). Also prints how many sends were stepped.
 """
 
 from __future__ import annotations
@@ -41,16 +46,22 @@ def digest(folder: Path) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sends", type=int, default=10_000_000)
-    ap.add_argument("--producers", type=int, default=64)
+    ap.add_argument("--producers", type=int, default=None, help="default 64 (churn: 1000)")
+    ap.add_argument("--rate", type=float, default=None, help="default 10000 (churn: 2000)")
+    ap.add_argument("--churn", action="store_true")
     ap.add_argument("--reps", type=int, default=3, help="best of N for each Spark run")
     ap.add_argument("--skip-python", action="store_true")
     ap.add_argument("--line", default="4.9.8")
     ap.add_argument("--fault-tolerance", choices=("on", "off"), default="on")
     args = ap.parse_args()
-    trace = Path(tempfile.gettempdir()) / f"rocketlb-bench-trace-{args.sends}"
+    producers = args.producers or (1000 if args.churn else 64)
+    rate = args.rate or (2000.0 if args.churn else 10_000.0)
+    name = f"rocketlb-bench-trace-{args.sends}-{producers}-{rate:g}" + ("-churn" if args.churn
+                                                                      else "")
+    trace = Path(tempfile.gettempdir()) / name
     if not (trace / "trace.json").exists():
         t0 = time.perf_counter()
-        generate(trace, args.sends, args.producers)
+        generate(trace, args.sends, producers, rate, churn=args.churn)
         print(f"generated {args.sends} sends in {time.perf_counter() - t0:.1f} s")
     from rocketlb_core.spark import spark_session
 
@@ -85,6 +96,7 @@ def main() -> None:
     out["spark_engine_over_floor"] = round(float(rows["spark_engine_s"])  # type: ignore[arg-type]
                                            / float(rows["spark_floor_s"]), 2)  # type: ignore[arg-type]
     out["stored"], out["failed"] = summary["stored"], summary["failed"]
+    out["trace"] = name
     for k, v in out.items():
         print(f"{k:32} {v}")
     print(json.dumps(out), flush=True)

@@ -66,3 +66,22 @@ def test_timers_have_one_home() -> None:
     assert replay_stepped.ROUTE_POLL_MS is conditions.ROUTE_POLL_MS
     assert replay_timeline.BROKER_EXPIRY_MS is conditions.BROKER_EXPIRY_MS
     assert replay_consumer.CHANNEL_EXPIRY_MS is conditions.CHANNEL_EXPIRY_MS
+
+
+def test_the_vectorised_latency_table_is_the_definition_bucket_for_bucket() -> None:
+    """``LatencyTable.build`` (NumPy's exp, boundaries recomputed with libm's) equals the
+    scalar definition in all 2^16 buckets: for every table the churn generator writes, for
+    exact halves (a median of 2.5 ms and no spread rounds to 2, half to even), and for random
+    medians and spreads."""
+    from rocketlb_core.trace.generate import CHURN_SLOW
+
+    rng = random.Random(11)
+    pairs = [CHURN_SLOW, (2.5, 2.5), (0.5, 0.5), (1.5, 1.5), (30.0, 240.0), (1.0, 3.0)]
+    pairs += [(rng.uniform(0.2, 2000.0), 0.0) for _ in range(3)]
+    pairs += [(m, m * rng.uniform(1.0, 40.0)) for m in
+              (rng.choice([rng.uniform(0.3, 50.0), float(rng.randint(1, 900))])
+               for _ in range(20))]
+    for median, p99 in pairs:
+        fast = LatencyTable.build(median, p99).values
+        assert fast.tolist() == LatencyTable.build_scalar(median, p99).values.tolist(), \
+            (median, p99)

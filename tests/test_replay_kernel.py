@@ -82,6 +82,65 @@ def test_stretches_equal_stepping(case: int) -> None:
                 assert stretched == stepped, (line, ft, producer)
 
 
+def _churn(rng: random.Random, span: int, outages: bool = True) -> dict[str, list[Any]]:
+    """The churn family's shape (``rocketlb_core.trace.generate.churn_conditions``) on the
+    test's three brokers: a new latency every second per broker at its own phase, one second
+    in nine slow (median 900 ms), flapping outages and partitions of one client."""
+    rows: list[tuple[Any, ...]] = [(0, b, None, "latency", None, 2.0, 10.0) for b in BROKERS]
+    for b in BROKERS:
+        down_until = -1
+        for t in range(rng.randrange(0, 1000), span, 1000):
+            median = 900.0 if rng.random() < 1 / 9 else float(rng.randint(1, 30))
+            rows.append((t, b, None, "latency", None, median, median * rng.choice([2.8, 3, 8])))
+            if outages and t >= down_until and rng.random() < 0.03:
+                down_until = t + 1000 * rng.randint(1, 10)
+                if rng.random() < 0.8:
+                    rows.append((t, b, None, "down", rng.choice(["clean", "silent"]), None,
+                                 None))
+                    rows.append((down_until, b, None, "up", None, None, None))
+                else:
+                    rows.append((t, b, "p0", "partition", None, None, None))
+                    rows.append((down_until, b, "p0", "heal", None, None, None))
+    rows.sort(key=lambda r: r[0])
+    names = ["time_ms", "broker", "client", "kind", "mode", "median_ms", "p99_ms"]
+    return {c: [r[i] for r in rows] for i, c in enumerate(names)}
+
+
+@pytest.mark.parametrize("case", range(16))
+def test_stretches_equal_stepping_when_conditions_churn(case: int) -> None:
+    """The churn family: conditions change every second per broker, so stretches run across
+    many changes (and the busy chain, backed up by slow seconds, decides which segment a send
+    starts in). Still exactly the stepped rows."""
+    rng = random.Random(1000 + case)
+    span = rng.choice([60_000, 200_000])
+    route = _route(rng.sample([1, 2, 3, 4, 8], 3))
+    conditions = Conditions.from_columns(_churn(rng, span))
+    for line in LINES:
+        for ft in (False, True):
+            config = ReplayConfig(line=line, fault_tolerance=ft, seed=case)
+            for producer in ("p0", "p1"):
+                due = _due(rng, rng.choice([300, 2000]), span)
+                stepped = list(replay_producer(producer, due, "T", route, conditions, ft,
+                                               config, vectorise=False))
+                stretched = list(replay_producer(producer, due, "T", route, conditions, ft,
+                                                 config, vectorise=True))
+                assert stretched == stepped, (line, ft, producer)
+
+
+def test_stretches_carry_through_latency_changes() -> None:
+    """A latency change cannot change which queue round robin picks (with fault tolerance off,
+    or while no send is slow enough to isolate): one stretch runs across many of them."""
+    rng = random.Random(3)
+    route = _route([4, 4, 4])
+    conditions = Conditions.from_columns(_churn(rng, 600_000, outages=False))
+    r = ProducerReplayer("p0", "T", route, conditions, False, ReplayConfig(), BROKERS)
+    due = np.arange(0, 600_000, 200, dtype=np.int64)          # 5 a second: the thread keeps up
+    r.run(due)
+    assert len(conditions.changes) >= 1700                   # three brokers, every second
+    assert r.stepped <= len(due) // 500          # only sends that time out (over 3 s) step
+    assert r.stretches <= len(conditions.changes) // 10
+
+
 def test_stretches_do_the_work_on_quiet_traffic() -> None:
     """On quiet traffic nearly every send goes through a stretch, not a step (a replay that
     silently stepped everything would still be right, but 50x slower)."""

@@ -38,6 +38,9 @@ def register(sub: Any) -> None:
     g.add_argument("--producers", type=int, default=64)
     g.add_argument("--rate", type=float, default=10_000.0, help="messages per second in all")
     g.add_argument("--files", type=int, default=8, help="part files (Spark tasks)")
+    g.add_argument("--churn", action="store_true",
+                   help="conditions that change every second per broker, about 10%% of sends "
+                        "above 550 ms, flapping outages (rocketlb_core.trace.generate)")
     add_seed(g)
     add_out(g)
     add_quiet(g)
@@ -87,7 +90,7 @@ def generate(args: argparse.Namespace) -> int:
     from rocketlb_core.trace.generate import generate as generate_trace
 
     generate_trace(args.out, args.sends, args.producers, args.rate, args.files, args.seed,
-                   force=args.force)
+                   churn=args.churn, force=args.force)
     print_json({"trace": str(args.out), "sends": args.sends})
     return 0
 

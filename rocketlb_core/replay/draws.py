@@ -16,7 +16,7 @@ batch it falls in; and cheap to take for a whole array of sends at once.
 >>> key = producer_key(0, "producer-0")
 >>> import numpy as np
 
-from rocketlb_core.conditions import FAIL_FAST_MS, latency_ms
+from rocketlb_core.conditions import FAIL_FAST_MS, latency_ms, lognormal_sigma
 >>> int(draw_bits_array(key, np.array([7], dtype=np.int64), 1)[0]) == draw_bits(key, 7, 1)
 True
 >>> t = LatencyTable.build(2.0, 10.0)
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from rocketlb_core.conditions import FAIL_FAST_MS, latency_ms
+from rocketlb_core.conditions import FAIL_FAST_MS, latency_ms, lognormal_sigma
 
 MASK64 = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
@@ -88,6 +88,19 @@ def _normal_quantiles() -> tuple[float, ...]:
     return tuple(inv((b + 0.5) / BUCKETS) for b in range(BUCKETS))
 
 
+@lru_cache(maxsize=1)
+def _quantile_array() -> np.ndarray[Any, Any]:
+    z = np.array(_normal_quantiles(), dtype=np.float64)
+    z.setflags(write=False)
+    return z
+
+
+NEAR_HALF = 1e-9
+"""How close (relative) to a rounding boundary ``k + 0.5`` NumPy's ``exp`` may land before a
+bucket is recomputed with ``math.exp``: far wider than the few ulps by which two ``exp``
+implementations can differ, so the table is exactly ``latency_ms`` bucket by bucket."""
+
+
 @dataclass(frozen=True, eq=False)
 class LatencyTable:
     """A broker's send latency in ms for each of the 2^16 draw buckets."""
@@ -98,6 +111,28 @@ class LatencyTable:
 
     @classmethod
     def build(cls, median_ms: float, p99_ms: float) -> LatencyTable:
+        """``latency_ms(median, p99, z)`` for every bucket's ``z``, bit for bit. Vectorised
+        (a trace whose conditions churn needs hundreds of tables): NumPy's ``exp`` may differ
+        from the C library's in the last ulp, which can change a rounding only next to a
+        boundary ``k + 0.5``; those few buckets are computed the scalar way."""
+        z = _quantile_array()
+        with np.errstate(over="ignore", invalid="ignore"):
+            x = median_ms * np.exp(lognormal_sigma(median_ms, p99_ms) * z)
+        if not np.isfinite(x).all():             # the scalar way raises the error it should
+            values = np.array([latency_ms(median_ms, p99_ms, q) for q in z.tolist()],
+                              dtype=np.int64)
+        else:
+            rounded = np.rint(x)
+            near = np.abs(x - np.floor(x) - 0.5) <= NEAR_HALF * np.maximum(x, 1.0)
+            for b in np.flatnonzero(near).tolist():
+                rounded[b] = latency_ms(median_ms, p99_ms, float(z[b]))
+            values = np.maximum(rounded, 1.0).astype(np.int64)
+        values.setflags(write=False)
+        return cls(median_ms, p99_ms, values)
+
+    @classmethod
+    def build_scalar(cls, median_ms: float, p99_ms: float) -> LatencyTable:
+        """The definition, one bucket at a time (the reference ``build`` is tested against)."""
         values = np.array([latency_ms(median_ms, p99_ms, z) for z in _normal_quantiles()],
                           dtype=np.int64)
         values.setflags(write=False)

@@ -18,8 +18,13 @@ traces for every line, with fault tolerance on and off):
   send ``k`` is a function of the counter (``(v0 + k) & 0x7FFFFFFF`` mod ``n``, walked past
   isolated brokers), latencies are table lookups of counter-based draws, and the sending thread's
   busy chain ``end_k = max(due_k, end_{k-1}) + latency_k`` is a running maximum over a cumulative
-  sum. A stretch stops before the first send that would fail, retry, isolate a broker, meet a
-  condition change or a route change, and that send is stepped.
+  sum. A stretch runs across condition changes: each send meets the latency table and the
+  failures of the segment (between two changes) it starts in, looked up in per-segment
+  matrices (``Conditions.broker_matrices``); the chain decides the segment, so it is guessed
+  from the due times, refined once from the chain's starts, and the stretch keeps the sends up
+  to the first wrong guess. A stretch stops before the first send that would fail, retry or
+  isolate a broker, before a broker's isolation ends, and before the first route poll that may
+  change the route; that send is stepped.
 
 Modelled on the recorded timeline: a ``latency`` row sets a broker's log-normal latency (median,
 p99); ``down`` makes sends fail fast (``mode`` clean: connection refused) or time out (silent);
@@ -105,6 +110,7 @@ class SteppedReplayer:
         self.next_poll: int | None = None
         self.seq = 0
         self.stepped = 0                      # sends that went the reference way
+        self.stretches = 0                    # stretches taken (each one or more sends)
         sc = config.send_config
         attempts = 1 + sc.retry_times_when_send_failed if sc.mode is SendMode.SYNC else 1
         budget = sc.send_msg_timeout_ms
@@ -120,8 +126,9 @@ class SteppedReplayer:
         self._fast = vectorise and sc.mode is not SendMode.ASYNC and threshold > 0
         self._chunk = MIN_STRETCH
         self._layout: tuple[tuple[int, ...], Any] | None = None
-        self._segments: dict[tuple[Any, ...], tuple[int, bool, Any, Any]] = {}
         self._walks: dict[bytes, np.ndarray[Any, Any]] = {}
+        self._ahead_key: tuple[Any, ...] | None = None
+        self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._buckets: np.ndarray[Any, Any] = np.empty(0, np.int64)
 
     # ------------------------------------------------------------------ driving
@@ -139,6 +146,7 @@ class SteppedReplayer:
                 m = self._stretch(out, i)
                 if m:
                     i += m
+                    self.stretches += 1
                     continue
             self._step(out, i)
             i += 1

@@ -23,7 +23,7 @@ from rocketlb_core.replay.stepped import (
     SteppedReplayer,
     rows_of,
 )
-from rocketlb_core.replay.timeline import FOREVER, Conditions, route_at
+from rocketlb_core.replay.timeline import FOREVER, Conditions
 
 _MASK31 = 0x7FFFFFFF
 
@@ -43,25 +43,53 @@ class ProducerReplayer(SteppedReplayer):
                                   np.array([self.broker_code[b] for b in names], np.int16)))
         return self._layout[1]
 
-    def _segment(self, t0: int, names: list[str]) -> tuple[int, bool, Any, Any]:
-        """What holds from ``t0`` until the next condition change (cached per segment): that
-        change's time, whether the route differs from the producer's, and per broker whether
-        sends to it fail and which latency table it uses."""
+    def _ahead(self, t0: int, names: list[str], next_poll: int
+               ) -> tuple[int, Any, Any, int]:
+        """What a stretch from ``t0`` needs, for every condition change it may run across:
+        ``t0``'s segment; per segment, the latency tables (shifted to index ``stacked``) and
+        the failing brokers of ``names``; and the horizon, the first route poll that may
+        change the producer's route: ``next_poll`` when the route already differs at ``t0``,
+        else the first poll at or after the start of the first segment where it differs
+        (``FOREVER``: none). Polls before it find the route the producer has."""
         cond = self.conditions
-        segment = int(np.searchsorted(cond.changes, t0, side="right"))
-        key = (segment, self.version, tuple(names))
-        cached = self._segments.get(key)
-        if cached is None:
-            horizon = int(cond.changes[segment]) if segment < len(cond.changes) else FOREVER
-            pending = route_at(self.route, cond, t0) != self.current
-            bad = np.array([cond.down_at(b, t0) is not None
-                            or cond.partitioned(self.producer, b, t0) for b in names])
-            tables = np.array([cond.table_id_at(b, t0) for b in names],
-                              np.int64) << BUCKET_BITS
-            if len(self._segments) > 64:
-                self._segments.clear()
-            cached = self._segments[key] = (horizon, pending, bad, tables)
-        return cached
+        key = (self.version, tuple(names))
+        if self._ahead_key != key:
+            tables, bad = cond.broker_matrices(tuple(names), self.producer)
+            full = tuple(sorted({qd.broker_name for qd in self.route.queue_datas}))
+            assert self.current is not None
+            mine = np.array([b in {qd.broker_name for qd in self.current.queue_datas}
+                             for b in full])
+            differs = np.flatnonzero((cond.route_matrix(full) != mine).any(axis=1))
+            self._ahead_key, self._ahead_val = key, (tables << BUCKET_BITS, bad, differs)
+        tables, bad, differs = self._ahead_val
+        s0 = int(np.searchsorted(cond.changes, t0, side="right"))
+        j = int(np.searchsorted(differs, s0, side="left"))
+        if j == len(differs):
+            return s0, tables, bad, FOREVER
+        changed = t0 if differs[j] == s0 else int(cond.changes[differs[j] - 1])
+        if changed <= next_poll:
+            return s0, tables, bad, next_poll
+        return s0, tables, bad, next_poll + ROUTE_POLL_MS * -(-(changed - next_poll)
+                                                             // ROUTE_POLL_MS)
+
+    def _chain(self, due: np.ndarray[Any, Any], lat: np.ndarray[Any, Any],
+               stop: np.ndarray[Any, Any]) -> tuple[int, Any, Any, Any]:
+        """The sending thread's busy chain over the sends before the first ``stop``:
+        ``end_k = max(due_k, end_{k-1}) + lat_k`` (the first also waits for ``self.busy``).
+        Returns (how many, starts, ends, latencies)."""
+        c = int(np.argmax(stop))
+        if not stop[c]:
+            c = len(stop)
+        if c == 0:
+            return 0, lat[:0], lat[:0], lat[:0]
+        lat = lat[:c]
+        cs = np.cumsum(lat)
+        free_at = due[:c] - cs                         # due_k - (cs_k - lat_k) - lat_k
+        free_at += lat
+        free_at[0] = max(int(free_at[0]), self.busy)   # the thread is busy until then
+        end = np.maximum.accumulate(free_at)
+        end += cs
+        return c, end - lat, end, lat
 
     def _walk(self, unavailable: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """4.x: for each list position, the first position at or after it (cyclically) whose
@@ -89,9 +117,7 @@ class ProducerReplayer(SteppedReplayer):
             return 0
         cond, strategy = self.conditions, self.strategy
         names, qlocal, qids, qcode = self._queue_layout(tp)
-        horizon, pending, bad, tables = self._segment(t0, names)
-        if pending:
-            horizon = min(horizon, next_poll)          # the next poll changes the route
+        _, seg_tables, seg_bad, horizon = self._ahead(t0, names, next_poll)
         n = len(qlocal)
         ft = strategy.send_latency_fault_enable
         unavailable = np.zeros(len(names), bool)
@@ -131,21 +157,27 @@ class ProducerReplayer(SteppedReplayer):
         if w == 0:
             return 0
         local = qlocal[pos]
-        lat = cond.stacked[tables[local] | self._buckets[i:i + w]]
-        stop = bad[local] | (lat >= self._threshold)
-        c = int(np.argmax(stop))
-        if not stop[c]:
-            c = len(stop)
+        buckets = self._buckets[i:i + w]
+        # Each send meets the conditions of the segment it starts in, which the busy chain
+        # decides: guess it from when the send could start at the earliest (its due time,
+        # not before t0), run the chain, and guess again from the starts it gave; the stretch
+        # keeps the sends up to the first whose guess was still wrong.
+        guess = np.maximum(due[i:i + w], t0)
+        for again in (True, False):
+            seg = cond.segment_of(guess)
+            lat = cond.stacked[seg_tables[seg, local] | buckets]
+            stop = seg_bad[seg, local] | (lat >= self._threshold)
+            c, start, end, lat = self._chain(due[i:i + w], lat, stop)
+            wrong = cond.segment_of(start) != seg[:c]
+            if not wrong.any():
+                break
+            k = int(np.argmax(wrong))              # >= 1: the first send starts at t0
+            if not again:
+                c, start, end, lat = k, start[:k], end[:k], lat[:k]
+                break
+            guess[k:c] = start[k:]
         if c == 0:
             return 0
-        lat = lat[:c]
-        cs = np.cumsum(lat)
-        free_at = due[i:i + c] - cs                    # due_k - (cs_k - lat_k) - lat_k
-        free_at += lat
-        free_at[0] = max(int(free_at[0]), self.busy)   # the thread is busy until then
-        end = np.maximum.accumulate(free_at)
-        end += cs
-        start = end - lat
         m = c if horizon >= FOREVER else int(np.searchsorted(start, horizon, side="left"))
         if m == 0:
             return 0

@@ -32,6 +32,7 @@ class Conditions:
     tables: tuple[LatencyTable, ...]                       # id 0: the default (2 ms, 10 ms)
     changes: np.ndarray[Any, Any]                          # every time anything changes
     stacked: np.ndarray[Any, Any] = field(repr=False)      # tables, flat: id << 16 | bucket
+    _matrices: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_columns(cls, c: dict[str, list[Any]]) -> Conditions:
@@ -100,6 +101,61 @@ class Conditions:
 
     def latency_at(self, broker: str, t: int) -> LatencyTable:
         return self.tables[self.table_id_at(broker, t)]
+
+    # -------------------------------------------------------------- per segment, vectorised
+    # Segment s holds the times t with changes[s-1] <= t < changes[s] (segment 0: before the
+    # first change); nothing changes inside one. The matrices below answer, for every segment
+    # at once, what the scalar methods answer for one time; a stretch that runs across many
+    # segments looks its sends up in them (``rocketlb_core.replay.stretch``).
+    def segment_of(self, t: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """The segment of each time in ``t``."""
+        return np.searchsorted(self.changes, t, side="right")
+
+    def _reps(self) -> np.ndarray[Any, Any]:
+        """One time inside each segment."""
+        first = int(self.changes[0]) - 1 if len(self.changes) else 0
+        return np.concatenate([np.array([first], np.int64), self.changes])
+
+    def broker_matrices(self, names: tuple[str, ...], client: str
+                        ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """Per segment (rows) and broker of ``names`` (columns): ``table_id_at`` and whether a
+        send from ``client`` fails (``down_at`` or ``partitioned``). Cached."""
+        key = ("brokers", names, client if any(c == client for c, _ in self.partitions)
+               else None)
+        hit = self._matrices.get(key)
+        if hit is None:
+            reps = self._reps()
+            tables = np.zeros((len(reps), len(names)), np.int64)
+            bad = np.zeros((len(reps), len(names)), bool)
+            for j, b in enumerate(names):
+                rows = self.latency.get(b)
+                if rows:
+                    times = np.array([t for t, _ in rows], np.int64)
+                    ids = np.array([i for _, i in rows], np.int64)
+                    at = np.maximum(np.searchsorted(times, reps, side="right") - 1, 0)
+                    tables[:, j] = ids[at]
+                spans = [(s, u) for s, u, _ in self.down.get(b, ())]
+                spans += list(self.partitions.get((client, b), ()))
+                for start, until in spans:
+                    bad[:, j] |= (reps >= start) & (reps < until)
+            if len(self._matrices) > 32:
+                self._matrices.clear()
+            hit = self._matrices[key] = (tables, bad)
+        return hit
+
+    def route_matrix(self, names: tuple[str, ...]) -> np.ndarray[Any, Any]:
+        """Per segment and broker of ``names``: ``in_route_at``. Cached."""
+        key = ("route", names)
+        hit = self._matrices.get(key)
+        if hit is None:
+            reps = self._reps()
+            listed = np.ones((len(reps), len(names)), bool)
+            for j, b in enumerate(names):
+                for start, until, mode in self.down.get(b, ()):
+                    gone = start if mode == "clean" else start + BROKER_EXPIRY_MS
+                    listed[:, j] &= ~((reps >= gone) & (reps < until))
+            hit = self._matrices[key] = listed
+        return hit
 
 
 @dataclass

@@ -7,12 +7,23 @@ share ``rate`` messages a second (default 10,000: a 10 M trace spans 1,000 s), e
 arrivals from its own seeded stream; ``files`` part files of whole producers (Spark runs one task
 per file). Broker-b is silent-down for 10 % of the span in the middle and broker-c slow (median
 700 ms) for another 20 %: enough faults that fault tolerance on and off differ.
+
+``churn=True`` (``--churn``) writes the shape of real data instead, where each broker's
+condition is what its sends met a moment ago (``churn_conditions``): every broker gets a new
+latency row every second (at its own phase), a slow second (median 900 ms, p99 2.5 s: about 87 %
+of its sends above 550 ms, the threshold that isolates a broker) one second in nine, so that
+about 10 % of sends are above 550 ms; and flapping outages: a broker goes down (clean or
+silent, even odds) in about one second in a hundred, for 1 to 10 s. A send then takes about
+123 ms on average, so keep each producer under about 8 sends a second (``rate / producers``),
+or its one sending thread falls ever further behind and the replay models exactly that (the
+benchmark uses 1,000 producers at 2,000 sends a second).
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +38,40 @@ CHUNK = 1_000_000
 COMMAND = "replay generate"
 
 
+CHURN_SLOW_P = 1 / 9          # a broker-second is slow with this probability
+CHURN_SLOW = (900.0, 2500.0)  # median, p99 of a slow second
+CHURN_DOWN_P = 0.01           # an outage starts in a broker-second with this probability
+
+
+def churn_conditions(span: int, seed: int) -> list[tuple[Any, ...]]:
+    """Condition rows (``CONDITIONS`` order) that change every second per broker: latency rows
+    (fast seconds: median 1 to 30 ms, p99 3 to 8 times that; slow seconds: ``CHURN_SLOW``) and
+    outages of 1 to 10 s that start in ``CHURN_DOWN_P`` of broker-seconds, from the seeded
+    stream ``(seed, 'churn')``."""
+    rng = np.random.default_rng([seed, 0x636875726E])          # "churn"
+    rows: list[tuple[Any, ...]] = []
+    for b in BROKERS:
+        phase = int(rng.integers(0, 1000))
+        down_until = -1
+        for t in range(phase, span, 1000):
+            if rng.random() < CHURN_SLOW_P:
+                median, p99 = CHURN_SLOW
+            else:
+                median = float(rng.integers(1, 31))
+                p99 = median * float(rng.integers(3, 9))
+            rows.append((t, b, None, "latency", None, median, p99))
+            if t >= down_until and rng.random() < CHURN_DOWN_P:
+                down_until = min(span, t + 1000 * int(rng.integers(1, 11)))
+                mode = "clean" if rng.random() < 0.5 else "silent"
+                rows.append((t, b, None, "down", mode, None, None))
+                if down_until < span:
+                    rows.append((down_until, b, None, "up", None, None, None))
+    return rows
+
+
 def generate(out: Path, sends: int, producers: int = 64, rate: float = 10_000.0,
-             files: int = 8, seed: int = 0, *, force: bool = False) -> None:
+             files: int = 8, seed: int = 0, *, churn: bool = False,
+             force: bool = False) -> None:
     """Write the trace folder ``out`` (atomically: all of it or nothing; ``out`` follows
     ``rocketlb_core.atomic``'s rule, ``force`` as there)."""
     for name, value, low in (("sends", sends, 1), ("producers", producers, 1),
@@ -42,17 +85,21 @@ def generate(out: Path, sends: int, producers: int = 64, rate: float = 10_000.0,
                          f"{MAX_TIME_MS} ms a trace may span (data/README.md)")
     span = int(sends / rate * 1000)
     t1, t2, t3 = int(span * 0.4), int(span * 0.5), int(span * 0.7)
-    rows = [(0, b, None, "latency", None, 2.0, 10.0) for b in BROKERS] + [
-        (t1, "broker-b", None, "down", "silent", None, None),
-        (t2, "broker-b", None, "up", None, None, None),
-        (t2, "broker-c", None, "latency", None, 700.0, 2000.0),
-        (t3, "broker-c", None, "latency", None, 2.0, 10.0)]
-    rows.sort(key=lambda r: r[0])
+    rows: list[tuple[Any, ...]] = [(0, b, None, "latency", None, 2.0, 10.0) for b in BROKERS]
+    if churn:
+        rows += churn_conditions(span, seed)
+    else:
+        rows += [(t1, "broker-b", None, "down", "silent", None, None),
+                 (t2, "broker-b", None, "up", None, None, None),
+                 (t2, "broker-c", None, "latency", None, 700.0, 2000.0),
+                 (t3, "broker-c", None, "latency", None, 2.0, 10.0)]
+    rows.sort(key=lambda r: int(r[0]))          # stable: a second's latency before its outage
     conditions = {c: [r[i] for r in rows] for i, c in enumerate(CONDITIONS)}
-    meta = {"name": f"generated-{sends}", "topic": TOPIC, "start_ms": 0, "end_ms": span,
-            "line": "4.9.8", "fault_tolerance": {},
+    meta = {"name": f"generated-{sends}" + ("-churn" if churn else ""), "topic": TOPIC,
+            "start_ms": 0, "end_ms": span, "line": "4.9.8", "fault_tolerance": {},
             "provenance": f"rocketlb trace generate --sends {sends} --producers {producers} "
-                          f"--rate {rate} --files {files} --seed {seed}"}
+                          f"--rate {rate} --files {files} --seed {seed}"
+                          + (" --churn" if churn else "")}
     brokers = [("DefaultCluster", b, 0, f"10.0.{i}.11:10911", "room-1")
                for i, b in enumerate(BROKERS)]
     routes = [(TOPIC, b, 8, 8, 6) for b in BROKERS]
