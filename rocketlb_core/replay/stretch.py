@@ -117,7 +117,7 @@ class ProducerReplayer(SteppedReplayer):
             return 0
         cond, strategy = self.conditions, self.strategy
         names, qlocal, qids, qcode = self._queue_layout(tp)
-        _, seg_tables, seg_bad, horizon = self._ahead(t0, names, next_poll)
+        s0, seg_tables, seg_bad, horizon = self._ahead(t0, names, next_poll)
         n = len(qlocal)
         ft = strategy.send_latency_fault_enable
         unavailable = np.zeros(len(names), bool)
@@ -159,23 +159,35 @@ class ProducerReplayer(SteppedReplayer):
         local = qlocal[pos]
         buckets = self._buckets[i:i + w]
         # Each send meets the conditions of the segment it starts in, which the busy chain
-        # decides: guess it from when the send could start at the earliest (its due time,
-        # not before t0), run the chain, and guess again from the starts it gave; the stretch
-        # keeps the sends up to the first whose guess was still wrong.
-        guess = np.maximum(due[i:i + w], t0)
-        for again in (True, False):
-            seg = cond.segment_of(guess)
-            lat = cond.stacked[seg_tables[seg, local] | buckets]
-            stop = seg_bad[seg, local] | (lat >= self._threshold)
+        # decides. All due before the next change (quiet traffic): t0's segment, up to the
+        # first send the chain pushes past the change. Else guess each send's segment from
+        # when it could start at the earliest (its due time, not before t0), run the chain,
+        # and guess again from the starts it gave; the stretch keeps the sends up to the first
+        # whose guess was still wrong.
+        changes = cond.changes
+        following = int(changes[s0]) if s0 < len(changes) else FOREVER
+        if int(due[i + w - 1]) < following:
+            lat = cond.stacked[seg_tables[s0][local] | buckets]
+            stop = seg_bad[s0][local] | (lat >= self._threshold)
             c, start, end, lat = self._chain(due[i:i + w], lat, stop)
-            wrong = cond.segment_of(start) != seg[:c]
-            if not wrong.any():
-                break
-            k = int(np.argmax(wrong))              # >= 1: the first send starts at t0
-            if not again:
-                c, start, end, lat = k, start[:k], end[:k], lat[:k]
-                break
-            guess[k:c] = start[k:]
+            if c and int(start[c - 1]) >= following:
+                c = int(np.searchsorted(start, following, side="left"))   # >= 1: t0 is before
+                lat, start, end = lat[:c], start[:c], end[:c]
+        else:
+            guess = np.maximum(due[i:i + w], t0)
+            for again in (True, False):
+                seg = cond.segment_of(guess)
+                lat = cond.stacked[seg_tables[seg, local] | buckets]
+                stop = seg_bad[seg, local] | (lat >= self._threshold)
+                c, start, end, lat = self._chain(due[i:i + w], lat, stop)
+                wrong = cond.segment_of(start) != seg[:c]
+                if not wrong.any():
+                    break
+                k = int(np.argmax(wrong))          # >= 1: the first send starts at t0
+                if not again:
+                    c, start, end, lat = k, start[:k], end[:k], lat[:k]
+                    break
+                guess[k:c] = start[k:]
         if c == 0:
             return 0
         m = c if horizon >= FOREVER else int(np.searchsorted(start, horizon, side="left"))
