@@ -22,9 +22,11 @@ traces for every line, with fault tolerance on and off):
   failures of the segment (between two changes) it starts in, looked up in per-segment
   matrices (``Conditions.broker_matrices``); the chain decides the segment, so it is guessed
   from the due times, refined once from the chain's starts, and the stretch keeps the sends up
-  to the first wrong guess. A stretch stops before the first send that would fail, retry or
-  isolate a broker, before a broker's isolation ends, and before the first route poll that may
-  change the route; that send is stepped.
+  to the first wrong guess. A stretch takes the polls that find the route unchanged (and makes
+  a poll first when its first send is due after one). It stops before the first send that would
+  fail or retry (that send is stepped), after a send slow enough to isolate its broker (its
+  fault item is reported with the others), before a broker's isolation ends, and before the
+  first route poll that may change the route.
 
 Modelled on the recorded timeline: a ``latency`` row sets a broker's log-normal latency (median,
 p99); ``down`` makes sends fail fast (``mode`` clean: connection refused) or time out (silent);
@@ -50,7 +52,7 @@ from rocketlb_core.replay.config import FAILED, STATUS_CODE, STATUSES, ReplayCon
 from rocketlb_core.replay.draws import BUCKET_BITS, draw_bits_array, producer_key
 from rocketlb_core.replay.timeline import Conditions, TimelineBroker, route_at
 
-MIN_STRETCH, MAX_STRETCH = 1024, 1 << 16
+MIN_STRETCH, MAX_STRETCH = 64, 1 << 16
 """The first and the largest number of sends a stretch looks at (it doubles while it can)."""
 
 
@@ -117,17 +119,18 @@ class SteppedReplayer:
         cap = sc.send_msg_max_timeout_per_request_ms
         if self.line.rules.caps_request_timeout and cap > -1 and attempts > 1 and budget > cap:
             budget = cap
-        threshold = budget                    # a first attempt at least this slow times out
-        if fault_tolerance:                   # ... or this slow isolates its broker
+        self._timeout = budget                # a first attempt at least this slow times out
+        self._isolates = budget               # ... at least this slow isolates its broker
+        if fault_tolerance:
             s = self.strategy
             slow = [x for x in sorted({0, *s.latency_max}) if s.compute_not_available_duration(x)]
-            threshold = min([threshold, *slow[:1]])
-        self._threshold = threshold
-        self._fast = vectorise and sc.mode is not SendMode.ASYNC and threshold > 0
+            self._isolates = min([budget, *slow[:1]])
+        self._fast = vectorise and sc.mode is not SendMode.ASYNC and self._isolates > 0
         self._chunk = MIN_STRETCH
-        self._layout: tuple[tuple[int, ...], Any] | None = None
+        self._layout: tuple[tuple[int, ...], Any, tuple[Any, ...]] | None = None
         self._walks: dict[bytes, np.ndarray[Any, Any]] = {}
         self._ahead_key: tuple[Any, ...] | None = None
+        self._steps_at = -1                    # a send the last stretch saw must be stepped
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._buckets: np.ndarray[Any, Any] = np.empty(0, np.int64)
 
@@ -136,6 +139,7 @@ class SteppedReplayer:
         """Replay the next sends of this producer (``due`` ascending, in ms)."""
         out = Columns.empty(due)
         i, n = 0, len(due)
+        self._steps_at = -1
         out.seq[:] = self.seq + np.arange(n, dtype=np.int64)   # every send takes the next number
         if self._fast:                         # what a stretch writes unless a step overwrites
             out.status[:], out.attempts[:], out.error[:] = 0, 1, -1

@@ -26,6 +26,8 @@ from rocketlb_core.replay.stepped import (
 from rocketlb_core.replay.timeline import FOREVER, Conditions
 
 _MASK31 = 0x7FFFFFFF
+GUESSES = 3
+"""How many times a stretch guesses which segment each send starts in (see ``_stretch``)."""
 
 
 class ProducerReplayer(SteppedReplayer):
@@ -33,6 +35,10 @@ class ProducerReplayer(SteppedReplayer):
 
     # ------------------------------------------------------------------ stretches
     def _queue_layout(self, tp: TopicPublishInfo) -> Any:
+        """The queue list as arrays, cached for the queue objects themselves: a route change
+        brings new ones, and so does 4.x's fallback, which replaces a queue of the list
+        (upstream mutates it in place). The cache holds the objects, so their ids, its key,
+        cannot be reused by others."""
         key = tuple(map(id, tp.queues))
         if self._layout is None or self._layout[0] != key:
             names = sorted({q.broker_name for q in tp.queues})
@@ -40,7 +46,8 @@ class ProducerReplayer(SteppedReplayer):
             self._layout = (key, (names,
                                   np.array([local[q.broker_name] for q in tp.queues], np.int64),
                                   np.array([q.queue_id for q in tp.queues], np.int32),
-                                  np.array([self.broker_code[b] for b in names], np.int16)))
+                                  np.array([self.broker_code[b] for b in names], np.int16)),
+                            tuple(tp.queues))
         return self._layout[1]
 
     def _ahead(self, t0: int, names: list[str], next_poll: int
@@ -71,6 +78,18 @@ class ProducerReplayer(SteppedReplayer):
             return s0, tables, bad, next_poll
         return s0, tables, bad, next_poll + ROUTE_POLL_MS * -(-(changed - next_poll)
                                                              // ROUTE_POLL_MS)
+
+    def _stops(self, fails: np.ndarray[Any, Any], lat: np.ndarray[Any, Any]
+               ) -> np.ndarray[Any, Any]:
+        """Where a stretch must stop: before a send that fails (its broker is down or cut off,
+        or the send times out), and after one slow enough to isolate its broker. That send is
+        still a plain first-attempt success, so the stretch takes it; the fault item it leaves
+        (reported with the others when the stretch ends) isolates the broker from then on."""
+        if self._isolates >= self._timeout:
+            return fails
+        stops = fails.copy()
+        stops[1:] |= lat[:-1] >= self._isolates
+        return stops
 
     def _chain(self, due: np.ndarray[Any, Any], lat: np.ndarray[Any, Any],
                stop: np.ndarray[Any, Any]) -> tuple[int, Any, Any, Any]:
@@ -108,12 +127,16 @@ class ProducerReplayer(SteppedReplayer):
     def _stretch(self, out: Columns, i: int) -> int:
         """Replay sends ``i, i+1, ...`` in closed form while nothing but round robin and the
         busy chain moves; returns how many (0: step this one)."""
-        tp, next_poll = self.tp, self.next_poll
-        if tp is None or next_poll is None or not tp.queues or tp.index.stored is None:
+        if i == self._steps_at:                        # the last stretch stopped before it
+            return 0
+        if self.tp is None or self.next_poll is None:
             return 0
         due = out.due
         t0 = max(int(due[i]), self.busy)
-        if t0 >= next_poll:
+        if t0 >= self.next_poll:    # the poll a step would make first, then on in closed form
+            self._poll(t0)
+        tp, next_poll = self.tp, self.next_poll
+        if tp is None or next_poll is None or not tp.queues or tp.index.stored is None:
             return 0
         cond, strategy = self.conditions, self.strategy
         names, qlocal, qids, qcode = self._queue_layout(tp)
@@ -159,41 +182,45 @@ class ProducerReplayer(SteppedReplayer):
         local = qlocal[pos]
         buckets = self._buckets[i:i + w]
         # Each send meets the conditions of the segment it starts in, which the busy chain
-        # decides. All due before the next change (quiet traffic): t0's segment, up to the
-        # first send the chain pushes past the change. Else guess each send's segment from
-        # when it could start at the earliest (its due time, not before t0), run the chain,
-        # and guess again from the starts it gave; the stretch keeps the sends up to the first
-        # whose guess was still wrong.
+        # decides. Guess each send's segment from when it could start at the earliest (its due
+        # time, not before t0; while every due time is before the next change, simply t0's
+        # segment), run the chain, and guess again from the starts it gave, up to
+        # ``GUESSES`` times; the stretch keeps the sends up to the first whose guess was still
+        # wrong (>= 1 send: the first starts at t0).
         changes = cond.changes
         following = int(changes[s0]) if s0 < len(changes) else FOREVER
+        seg: Any = None
+        sure = True                                    # stop[c] was met in its own segment
         if int(due[i + w - 1]) < following:
             lat = cond.stacked[seg_tables[s0][local] | buckets]
-            stop = seg_bad[s0][local] | (lat >= self._threshold)
-            c, start, end, lat = self._chain(due[i:i + w], lat, stop)
-            if c and int(start[c - 1]) >= following:
-                c = int(np.searchsorted(start, following, side="left"))   # >= 1: t0 is before
+            fails = seg_bad[s0][local] | (lat >= self._timeout)
+            c, start, end, lat = self._chain(due[i:i + w], lat, self._stops(fails, lat))
+            if not c or int(start[c - 1]) < following:
+                seg = s0
+        guess: Any = None if seg is not None else np.maximum(due[i:i + w], t0)
+        for attempt in range(GUESSES if seg is None else 0):
+            if attempt and c:
+                guess[:c] = start
+            seg = cond.segment_of(guess)
+            lat = cond.stacked[seg_tables[seg, local] | buckets]
+            fails = seg_bad[seg, local] | (lat >= self._timeout)
+            c, start, end, lat = self._chain(due[i:i + w], lat, self._stops(fails, lat))
+            wrong = cond.segment_of(start) != seg[:c]
+            if not wrong.any():
+                break
+            if attempt == GUESSES - 1:
+                c, sure = int(np.argmax(wrong)), False
                 lat, start, end = lat[:c], start[:c], end[:c]
-        else:
-            guess = np.maximum(due[i:i + w], t0)
-            for again in (True, False):
-                seg = cond.segment_of(guess)
-                lat = cond.stacked[seg_tables[seg, local] | buckets]
-                stop = seg_bad[seg, local] | (lat >= self._threshold)
-                c, start, end, lat = self._chain(due[i:i + w], lat, stop)
-                wrong = cond.segment_of(start) != seg[:c]
-                if not wrong.any():
-                    break
-                k = int(np.argmax(wrong))          # >= 1: the first send starts at t0
-                if not again:
-                    c, start, end, lat = k, start[:k], end[:k], lat[:k]
-                    break
-                guess[k:c] = start[k:]
         if c == 0:
             return 0
         m = c if horizon >= FOREVER else int(np.searchsorted(start, horizon, side="left"))
         if m == 0:
             return 0
         self._chunk = min(MAX_STRETCH, max(MIN_STRETCH, 2 * m))
+        if sure and m == c < len(fails) and fails[c]:
+            # Send i + m would fail, retry or isolate a broker: it is stepped next, so the
+            # stretch there need not be tried (stepping a send is always exact).
+            self._steps_at = i + m
         sl = slice(i, i + m)
         out.start[sl] = start[:m]
         out.end[sl] = end[:m]
