@@ -713,3 +713,33 @@ def live_kill_frame(live: Mapping[str, tuple[Path, Path]], scenario: Path | str,
                                                           mode=mode)]
         rows.append({"what": label, "taken over after (s)": f"{min(times):g} to {max(times):g}"})
     return pd.DataFrame(rows)
+
+
+def churn_queue_shares(settings: Mapping[str, ReplayConfig], sends: int = 200_000,
+                       producers: int = 100, rate: float = 200.0, seed: int = 0
+                       ) -> pd.DataFrame:
+    """Where each broker's messages went, queue by queue, when conditions churn: a churn trace
+    (``rocketlb_core.trace.generate``, ``churn=True``: a new latency per broker every second,
+    one slow second in nine, flapping outages) is generated in a temporary folder and
+    replayed under each setting (the Python engine). One row per setting, broker and queue
+    id: ``share`` of that broker's stored messages (a fair share is one over the queue count).
+    The folder is removed before this returns."""
+    import tempfile
+
+    import pandas as pd
+
+    from rocketlb_core.replay.engines import replay_producers_python
+    from rocketlb_core.trace.generate import generate
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rocketlb-churn-") as tmp:
+        trace = Path(tmp) / "trace"
+        generate(trace, sends, producers, rate, files=1, seed=seed, churn=True)
+        for k, (label, config) in enumerate(settings.items()):
+            s = replay_producers_python(trace, Path(tmp) / f"replay-{k}", config)
+            per_broker = s["stored_by_broker"]
+            for label_q, n in s["stored_by_queue"].items():
+                broker, qid = label_q.rsplit("/", 1)
+                rows.append({"setting": label, "broker": broker, "queue": int(qid),
+                             "share": round(n / per_broker[broker], 4)})
+    return pd.DataFrame(rows)
