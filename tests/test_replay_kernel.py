@@ -107,10 +107,17 @@ def _churn(rng: random.Random, span: int, outages: bool = True) -> dict[str, lis
 
 
 @pytest.mark.parametrize("case", range(16))
-def test_stretches_equal_stepping_when_conditions_churn(case: int) -> None:
+@pytest.mark.parametrize("path", ["mixed", "vector", "scalar"])
+def test_stretches_equal_stepping_when_conditions_churn(case: int, path: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The churn family: conditions change every second per broker, so stretches run across
     many changes (and the busy chain, backed up by slow seconds, decides which segment a send
-    starts in). Still exactly the stepped rows."""
+    starts in). Still exactly the stepped rows, whether short stretches go one send at a time
+    (mixed, the default) or every stretch takes the vector path, or the scalar one."""
+    from rocketlb_core.replay import stretch
+
+    monkeypatch.setattr(stretch, "SCALAR_MAX", {"mixed": stretch.SCALAR_MAX, "vector": 0,
+                                                "scalar": 1 << 30}[path])
     rng = random.Random(1000 + case)
     span = rng.choice([60_000, 200_000])
     route = _route(rng.sample([1, 2, 3, 4, 8], 3))

@@ -5,6 +5,7 @@ stretch applies and why the results are identical).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ from rocketlb_core.replay.timeline import FOREVER, Conditions
 
 _MASK31 = 0x7FFFFFFF
 GUESSES = 3
+SCALAR_MAX = 64
+"""Stretches that look at this few sends or fewer go one send at a time (``_scalar``)."""
 """How many times a stretch guesses which segment each send starts in (see ``_stretch``)."""
 
 
@@ -158,6 +161,9 @@ class ProducerReplayer(SteppedReplayer):
         v0 = tp.index.stored
         if self.line.rules.counter_clamps and v0 < 0:
             return 0
+        if w <= SCALAR_MAX:
+            return self._scalar(out, i, w, t0, tp, v0, next_poll, seg_tables, seg_bad, horizon,
+                                unavailable)
         if not unavailable.any():
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             pos = vals % n
@@ -216,7 +222,6 @@ class ProducerReplayer(SteppedReplayer):
         m = c if horizon >= FOREVER else int(np.searchsorted(start, horizon, side="left"))
         if m == 0:
             return 0
-        self._chunk = min(MAX_STRETCH, max(MIN_STRETCH, 2 * m))
         if sure and m == c < len(fails) and fails[c]:
             # Send i + m would fail, retry or isolate a broker: it is stepped next, so the
             # stretch there need not be tried (stepping a send is always exact).
@@ -226,23 +231,133 @@ class ProducerReplayer(SteppedReplayer):
         out.end[sl] = end[:m]
         out.broker[sl] = qcode[local[:m]]
         out.queue_id[sl] = qids[pos[:m]]
-        # The state after m sends, as m steps would have left it.
+        reports = [(j, int(lat[at]), int(end[at])) for j, at in _first_and_last(local[:m], n)] \
+            if ft else []
+        self._commit(m, int(start[m - 1]), int(end[m - 1]), int(vals[m - 1]), reports, v0,
+                     bool(unavailable.any()))
+        return m
+
+    def _commit(self, m: int, last_start: int, last_end: int, last_val: int,
+                reports: list[tuple[int, int, int]], v0: int, skipped: bool) -> None:
+        """The state after a stretch of ``m`` sends, as ``m`` steps would have left it.
+        ``last_val``: the counter value the last send's pick returned; ``reports``: (broker of
+        the layout, latency, end) of each broker's last send, in order of first appearance
+        (what the fault table's updates leave, in upstream's order)."""
+        tp, next_poll = self.tp, self.next_poll
+        assert tp is not None and next_poll is not None
+        self._chunk = min(MAX_STRETCH, max(MIN_STRETCH, 2 * m))
         self.seq += m
-        self.busy = int(end[m - 1])
-        last_start = int(start[m - 1])
+        self.busy = last_end
         if last_start >= next_poll:
             self.next_poll = next_poll + ROUTE_POLL_MS * ((last_start - next_poll)
                                                          // ROUTE_POLL_MS + 1)
-        if self.line.rules.selection == "5.x" and unavailable.any():
-            tp.index.stored = wrap32(v0 + int(vals[m - 1]) - (v0 & _MASK31))
+        if self.line.rules.selection == "5.x" and skipped:
+            tp.index.stored = wrap32(v0 + last_val - (v0 & _MASK31))
         elif self.line.rules.counter_clamps:
             tp.index.stored = (v0 + m) & _MASK31
         else:
             tp.index.stored = wrap32(v0 + m)
-        if ft:                  # each broker's last report, in order of first appearance
-            for j, at in _first_and_last(local[:m], n):
-                strategy.update_fault_item(names[j], int(lat[at]), False, int(end[at]))
+        names = self._layout[1][0] if self._layout is not None else []
+        for j, latency, end in reports:
+            self.strategy.update_fault_item(names[j], latency, False, end)
+
+    def _scalar(self, out: Columns, i: int, w: int, t0: int, tp: TopicPublishInfo, v0: int,
+                next_poll: int, seg_tables: Any, seg_bad: Any, horizon: int,
+                unavailable: np.ndarray[Any, Any]) -> int:
+        """The stretch one send at a time: for short stretches, where the vector path's fixed
+        cost (some forty NumPy calls) is more than the sends themselves. The same picks,
+        latencies, stops and state as the vector path; each send's segment is looked up from
+        its start, so no guessing."""
+        qlocal = self._queue_layout(tp)[1]
+        ql, qi, qc = self._layout_lists()
+        cond = self.conditions
+        changes = cond.change_list()
+        stacked, buckets, due = cond.stacked, self._buckets, out.due
+        timeout, isolates = self._timeout, self._isolates
+        n = len(ql)
+        skipped = bool(unavailable.any())
+        four = self.line.rules.selection == "4.x"
+        if skipped and four:
+            walk = self._walk(unavailable[qlocal]).tolist()
+        elif skipped:
+            free = np.flatnonzero(~unavailable[qlocal]).tolist()
+            first = (v0 & _MASK31) + 1                 # the first probe's returned value
+            if first > INT_MAX:
+                return 0
+            base, g0, nf = first - first % n, bisect.bisect_left(free, first % n), len(free)
+        starts: list[int] = []
+        ends: list[int] = []
+        picks: list[int] = []
+        reports: dict[int, tuple[int, int]] = {}
+        dues = due[i:i + w].tolist()
+        draws = buckets[i:i + w].tolist()
+        lookup = stacked.item
+        end = self.busy
+        v = last = v0
+        fails = False
+        seg, seg_end = FOREVER, FOREVER                # the segment of the last start: from, to
+        tables: list[int] = []
+        bad: list[bool] = []
+        for k in range(w):
+            if not skipped:
+                v = (v0 + k + 1) & _MASK31
+                p = v % n
+            elif four:
+                v = (v0 + k + 1) & _MASK31
+                if v > INT_MAX - n:
+                    break
+                p = walk[v % n]
+            else:
+                g = g0 + k
+                p = free[g % nf]
+                v = base + (g // nf) * n + p
+                if v > INT_MAX:
+                    break
+            start = t0 if k == 0 else max(dues[k], end)
+            if start >= horizon:
+                break
+            if not seg <= start < seg_end:
+                at = bisect.bisect_right(changes, start)
+                seg = changes[at - 1] if at else -FOREVER
+                seg_end = changes[at] if at < len(changes) else FOREVER
+                tables, bad = seg_tables[at].tolist(), seg_bad[at].tolist()
+            j = ql[p]
+            latency = lookup(tables[j] | draws[k])
+            if bad[j] or latency >= timeout:
+                fails = True
+                break
+            end = start + latency
+            starts.append(start)
+            ends.append(end)
+            picks.append(p)
+            last = v
+            reports[j] = (latency, end)
+            if latency >= isolates:                    # it isolates its broker: the last one
+                break
+        m = len(starts)
+        if m == 0:
+            return 0
+        if fails:
+            self._steps_at = i + m                     # stepped next, without a stretch
+        sl = slice(i, i + m)
+        out.start[sl] = starts
+        out.end[sl] = ends
+        out.broker[sl] = [qc[ql[p]] for p in picks]
+        out.queue_id[sl] = [qi[p] for p in picks]
+        ft = self.strategy.send_latency_fault_enable
+        self._commit(m, starts[-1], ends[-1], last,
+                     [(j, lat, e) for j, (lat, e) in reports.items()] if ft else [], v0, skipped)
         return m
+
+    def _layout_lists(self) -> tuple[list[int], list[int], list[int]]:
+        """The current queue layout's arrays as lists (for the scalar path)."""
+        layout = self._layout
+        assert layout is not None
+        if self._lists_of is not layout:
+            _, qlocal, qids, qcode = layout[1]
+            self._lists = (qlocal.tolist(), qids.tolist(), qcode.tolist())
+            self._lists_of = layout
+        return self._lists
 
 
 def _first_and_last(used: np.ndarray[Any, Any], n: int) -> list[tuple[int, int]]:

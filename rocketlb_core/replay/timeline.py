@@ -107,6 +107,13 @@ class Conditions:
     # first change); nothing changes inside one. The matrices below answer, for every segment
     # at once, what the scalar methods answer for one time; a stretch that runs across many
     # segments looks its sends up in them (``rocketlb_core.replay.stretch``).
+    def change_list(self) -> list[int]:
+        """``changes`` as a list (for ``bisect``, one time at a time). Cached."""
+        hit = self._matrices.get("changes")
+        if hit is None:
+            hit = self._matrices["changes"] = self.changes.tolist()
+        return hit  # type: ignore[no-any-return]
+
     def segment_of(self, t: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The segment of each time in ``t``."""
         return np.searchsorted(self.changes, t, side="right")
