@@ -155,7 +155,7 @@ class ProducerReplayer(SteppedReplayer):
                     unavailable[j] = True
                     horizon = min(horizon, item.start_timestamp)
             if unavailable.all():
-                return 0
+                return self._least_bad(out, i, t0, names, s0, seg_tables, seg_bad)
 
         w = min(len(due) - i, self._chunk)
         v0 = tp.index.stored
@@ -236,6 +236,32 @@ class ProducerReplayer(SteppedReplayer):
         self._commit(m, int(start[m - 1]), int(end[m - 1]), int(vals[m - 1]), reports, v0,
                      bool(unavailable.any()))
         return m
+
+    def _least_bad(self, out: Columns, i: int, t0: int, names: list[str], s0: int,
+                   seg_tables: Any, seg_bad: Any) -> int:
+        """One send while every broker is isolated: the pick is the least-bad branch's (the
+        real ``select``, which moves the counters as upstream does). Taken here, not stepped,
+        when it cannot fail: whichever broker the pick names answers within the budget (the
+        fault table names only brokers of the list, every one is up and reachable in ``t0``'s
+        segment, and this send's draw is below the timeout on each). Else 0: the send is
+        stepped."""
+        if not set(self.strategy.table.items) <= set(names):
+            return 0            # the pick may name a broker that has left the list
+        lat = self.conditions.stacked[seg_tables[s0] | self._buckets[i]]
+        if seg_bad[s0].any() or int(lat.max()) >= self._timeout:
+            return 0
+        tp = self.tp
+        assert tp is not None
+        mq = self.strategy.select(tp, None, t0)
+        latency = int(lat[names.index(mq.broker_name)])
+        end = t0 + latency
+        out.start[i], out.end[i] = t0, end
+        out.broker[i], out.queue_id[i] = self.broker_code[mq.broker_name], mq.queue_id
+        self.strategy.update_fault_item(mq.broker_name, latency, False, end)
+        self.seq += 1
+        self.busy = end
+        self._chunk = MIN_STRETCH
+        return 1
 
     def _commit(self, m: int, last_start: int, last_end: int, last_val: int,
                 reports: list[tuple[int, int, int]], v0: int, skipped: bool) -> None:
