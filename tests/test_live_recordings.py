@@ -128,14 +128,21 @@ def test_every_logged_assignment_is_the_strategy_on_the_imported_members(
                       check_recording(recording, imported[recording.name]))
 
 
-def assert_day_agrees(recording: Path, trace: Path, result: dict[str, object]) -> None:
+def assert_day_agrees(recording: Path, trace: Path, result: dict[str, object],
+                      min_exact: float = 0.75) -> None:
     """The allocation checks, shared with the live test (tests/test_live.py); and the timing of
     a killed consumer against the simulator: SIGKILL on a live host closes the consumer's
     connections, so the brokers drop it and notify the group at once, and the survivors take its
     queues over within a second; the simulator's ``consumer_crash`` in ``process`` mode predicts
     the same (its notification takes 1 ms), and its ``host`` mode (a vanished host, 90 to 150
     s) does not. Tolerance 1 s: both paths are event-driven, so neither the 20 s rebalance
-    period nor the 30 s heartbeat enters; what is left is the JVMs' processing time."""
+    period nor the 30 s heartbeat enters; what is left is the JVMs' processing time.
+
+    Every logged assignment must be explained; ``min_exact`` of them by the member list at the
+    logged time itself, the rest by a list either side of a membership change close to it (the
+    logs are stamped to the millisecond by different JVMs; on a loaded machine more rebalances
+    land close to a change). A wrong time mapping would leave few exact, so the share stays
+    checked."""
     from rocketlb_core.sim.experiments import crash_timing
     from rocketlb_core.sim.scenario import load
     from rocketlb_core.trace.agreement import kill_handover
@@ -158,7 +165,7 @@ def assert_day_agrees(recording: Path, trace: Path, result: dict[str, object]) -
     logged = sum(c["logged"] for c in consumers.values())
     assert logged >= 12
     assert all(c["unexplained"] == 0 for c in consumers.values()), consumers
-    assert sum(c["exact"] for c in consumers.values()) >= 0.75 * logged
+    assert sum(c["exact"] for c in consumers.values()) >= min_exact * logged
     # the duplicate client id trap: both "dup" processes hold the first slot's share, and the
     # second slot's queues are consumed by nobody, exactly as AVG over the listed ids says
     assert consumers["dup-1"]["held_at_end"] == consumers["dup-2"]["held_at_end"]

@@ -61,6 +61,17 @@ def _due(rng: random.Random, n: int, span: int) -> list[int]:
     return sorted(times)
 
 
+def _same_both_ways(producer: str, due: list[int], route: TopicRoute,
+                    conditions: Conditions, config: ReplayConfig) -> None:
+    """Stretched rows equal stepped rows for one producer's sends."""
+    ft = bool(config.fault_tolerance)
+    stepped = list(replay_producer(producer, due, "T", route, conditions, ft, config,
+                                   vectorise=False))
+    stretched = list(replay_producer(producer, due, "T", route, conditions, ft, config,
+                                     vectorise=True))
+    assert stretched == stepped, (str(config.line), ft, producer)
+
+
 @pytest.mark.parametrize("case", range(60))
 def test_stretches_equal_stepping(case: int) -> None:
     rng = random.Random(case)
@@ -74,12 +85,8 @@ def test_stretches_equal_stepping(case: int) -> None:
             config = ReplayConfig(line=line, fault_tolerance=ft, seed=case, index_start=start,
                                   send_config=SendConfig(mode=mode))
             for producer in ("p0", "p1"):
-                due = _due(rng, rng.choice([50, 3000]), span)
-                stepped = list(replay_producer(producer, due, "T", route, conditions, ft,
-                                               config, vectorise=False))
-                stretched = list(replay_producer(producer, due, "T", route, conditions, ft,
-                                                 config, vectorise=True))
-                assert stretched == stepped, (line, ft, producer)
+                _same_both_ways(producer, _due(rng, rng.choice([50, 3000]), span), route,
+                                conditions, config)
 
 
 def _churn(rng: random.Random, span: int, outages: bool = True) -> dict[str, list[Any]]:
@@ -126,12 +133,8 @@ def test_stretches_equal_stepping_when_conditions_churn(case: int, path: str,
         for ft in (False, True):
             config = ReplayConfig(line=line, fault_tolerance=ft, seed=case)
             for producer in ("p0", "p1"):
-                due = _due(rng, rng.choice([300, 2000]), span)
-                stepped = list(replay_producer(producer, due, "T", route, conditions, ft,
-                                               config, vectorise=False))
-                stretched = list(replay_producer(producer, due, "T", route, conditions, ft,
-                                                 config, vectorise=True))
-                assert stretched == stepped, (line, ft, producer)
+                _same_both_ways(producer, _due(rng, rng.choice([300, 2000]), span), route,
+                                conditions, config)
 
 
 def test_stretches_carry_through_latency_changes() -> None:
