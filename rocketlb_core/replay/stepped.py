@@ -131,8 +131,7 @@ class SteppedReplayer:
         self._walks: dict[bytes, np.ndarray[Any, Any]] = {}
         self._ahead_key: tuple[Any, ...] | None = None
         self._steps_at = -1                    # a send the last stretch saw must be stepped
-        self._lists: tuple[list[int], list[int], list[int]] = ([], [], [])
-        self._lists_of: object = None
+        self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._buckets: np.ndarray[Any, Any] = np.empty(0, np.int64)
 

@@ -28,9 +28,9 @@ from rocketlb_core.replay.timeline import FOREVER, Conditions
 
 _MASK31 = 0x7FFFFFFF
 GUESSES = 3
+"""How many times a stretch guesses which segment each send starts in (see ``_stretch``)."""
 SCALAR_MAX = 64
 """Stretches that look at this few sends or fewer go one send at a time (``_scalar``)."""
-"""How many times a stretch guesses which segment each send starts in (see ``_stretch``)."""
 
 
 class ProducerReplayer(SteppedReplayer):
@@ -51,6 +51,8 @@ class ProducerReplayer(SteppedReplayer):
                                   np.array([q.queue_id for q in tp.queues], np.int32),
                                   np.array([self.broker_code[b] for b in names], np.int16)),
                             tuple(tp.queues))
+            _, qlocal, qids, qcode = self._layout[1]
+            self._layout_lists = (qlocal.tolist(), qids.tolist(), qcode.tolist())
         return self._layout[1]
 
     def _ahead(self, t0: int, names: list[str], next_poll: int
@@ -67,8 +69,8 @@ class ProducerReplayer(SteppedReplayer):
             tables, bad = cond.broker_matrices(tuple(names), self.producer)
             full = tuple(sorted({qd.broker_name for qd in self.route.queue_datas}))
             assert self.current is not None
-            mine = np.array([b in {qd.broker_name for qd in self.current.queue_datas}
-                             for b in full])
+            listed = {qd.broker_name for qd in self.current.queue_datas}
+            mine = np.array([b in listed for b in full])
             differs = np.flatnonzero((cond.route_matrix(full) != mine).any(axis=1))
             self._ahead_key, self._ahead_val = key, (tables << BUCKET_BITS, bad, differs)
         tables, bad, differs = self._ahead_val
@@ -162,7 +164,7 @@ class ProducerReplayer(SteppedReplayer):
         if self.line.rules.counter_clamps and v0 < 0:
             return 0
         if w <= SCALAR_MAX:
-            return self._scalar(out, i, w, t0, tp, v0, next_poll, seg_tables, seg_bad, horizon,
+            return self._scalar(out, i, w, t0, tp, v0, seg_tables, seg_bad, horizon,
                                 unavailable)
         if not unavailable.any():
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
@@ -288,14 +290,14 @@ class ProducerReplayer(SteppedReplayer):
             self.strategy.update_fault_item(names[j], latency, False, end)
 
     def _scalar(self, out: Columns, i: int, w: int, t0: int, tp: TopicPublishInfo, v0: int,
-                next_poll: int, seg_tables: Any, seg_bad: Any, horizon: int,
+                seg_tables: Any, seg_bad: Any, horizon: int,
                 unavailable: np.ndarray[Any, Any]) -> int:
         """The stretch one send at a time: for short stretches, where the vector path's fixed
         cost (some forty NumPy calls) is more than the sends themselves. The same picks,
         latencies, stops and state as the vector path; each send's segment is looked up from
         its start, so no guessing."""
         qlocal = self._queue_layout(tp)[1]
-        ql, qi, qc = self._layout_lists()
+        ql, qi, qc = self._layout_lists
         cond = self.conditions
         changes = cond.change_list()
         stacked, buckets, due = cond.stacked, self._buckets, out.due
@@ -374,16 +376,6 @@ class ProducerReplayer(SteppedReplayer):
         self._commit(m, starts[-1], ends[-1], last,
                      [(j, lat, e) for j, (lat, e) in reports.items()] if ft else [], v0, skipped)
         return m
-
-    def _layout_lists(self) -> tuple[list[int], list[int], list[int]]:
-        """The current queue layout's arrays as lists (for the scalar path)."""
-        layout = self._layout
-        assert layout is not None
-        if self._lists_of is not layout:
-            _, qlocal, qids, qcode = layout[1]
-            self._lists = (qlocal.tolist(), qids.tolist(), qcode.tolist())
-            self._lists_of = layout
-        return self._lists
 
 
 def _first_and_last(used: np.ndarray[Any, Any], n: int) -> list[tuple[int, int]]:
