@@ -1,16 +1,30 @@
-"""Simulator speed: wall time of one simulated hour of a 100-queue, 10-producer, 20-consumer
-cluster at 1,000 messages/s (3.6 M messages, every one selected, sent, stored and delivered
-through the package's real code), and events per second.
+"""Simulator speed and memory (issue 15, part 3).
 
-Baseline, timed in the same run: the bare event kernel dispatching no-op timer events (what one
-event costs with no work attached). Run: .venv/bin/python bench/simulation.py [--minutes M]
+Two shapes, each run in its own process so its peak memory is its own:
+- ``hour``: one simulated hour of a 100-queue, 10-producer, 20-consumer cluster at 1,000 msg/s
+  (3.6 M messages), the bench of earlier sessions;
+- ``day``: the issue's cluster (1,000 queues on 4 brokers, 20 producers, 50 consumers) at
+  10 k msg/s for ``--seconds`` of simulated time, and the same for **10x as long**, so the
+  message count grows tenfold while queues, producers and consumers stay (the journal grows with
+  simulated time: a lag sample of every queue each 5 s, ownership at each change).
+
+Every message is selected, sent, stored and delivered through the package's real code.
+Baselines, in the same run: the bare event kernel dispatching no-op timer events (events per
+second), and the peak memory of a process that imports the package and runs that kernel. Memory is
+reported as a ratio to that process, and 10x against 1x (flat: about 1).
+
+Run: .venv/bin/python bench/simulation.py [--seconds S] [--minutes M] [--skip-hour]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.sim.events import SendTick
@@ -26,7 +40,7 @@ from rocketlb_core.sim.scenario import (
 from rocketlb_core.sim.world import run_scenario
 
 
-def scenario(minutes: float) -> Scenario:
+def hour(minutes: float) -> Scenario:
     brokers = tuple(BrokerSpec(f"broker-{i}") for i in range(4))
     return Scenario(
         name="bench-hour", description="", path="<bench>", duration_ms=int(minutes * 60_000),
@@ -36,6 +50,26 @@ def scenario(minutes: float) -> Scenario:
                         for i in range(10)),
         groups=(GroupSpec("GID_bench", "TopicTest", tuple(
             MemberSpec(f"consumer-{i}", f"10.9.0.{i}") for i in range(20))),),
+        events=(), expect={})
+
+
+def day(seconds: float, scale: int) -> Scenario:
+    """The issue's cluster: 1,000 queues, 20 producers at 500 msg/s, 50 consumers that keep up,
+    for ``seconds`` x ``scale`` of simulated time; brokers answer in 1 ms (p99 4 ms), so one
+    sending thread keeps up with 500 msg/s. (More messages by a higher rate would need
+    more producers, whose routes and fault tables are per-producer state: one sending thread
+    cannot send more than 1,000/s at 1 ms or more a send.)"""
+    brokers = tuple(BrokerSpec(f"broker-{i}", median_ms=1.0, p99_ms=4.0) for i in range(4))
+    return Scenario(
+        name=f"bench-day-x{scale}", description="", path="<bench>",
+        duration_ms=int(seconds * scale * 1000), drain_ms=10_000, line=ProducerLine.V4_9_8,
+        name_servers=2, brokers=brokers,
+        topics=(TopicSpec("TopicTest", tuple(b.name for b in brokers), 250, 250),),
+        producers=tuple(ProducerSpec(f"producer-{i}", "TopicTest", 500.0,
+                                     fault_tolerance=True) for i in range(20)),
+        groups=(GroupSpec("GID_bench", "TopicTest", tuple(
+            MemberSpec(f"consumer-{i}", f"10.9.{i // 200}.{i % 200}") for i in range(50)),
+            consume_rate_per_s=1000.0),),
         events=(), expect={})
 
 
@@ -54,25 +88,65 @@ def kernel_baseline(events: int) -> float:
     return events / (time.perf_counter() - t0)
 
 
+def peak_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux
+
+
+def child(args: argparse.Namespace) -> None:
+    """One measurement in this process: print it as one JSON line."""
+    if args.child == "kernel":
+        row = {"kernel_noop_events_per_s": round(kernel_baseline(300_000))}
+    else:
+        sc = hour(args.minutes) if args.child == "hour" else day(args.seconds, args.scale)
+        t0 = time.perf_counter()
+        result = run_scenario(sc, seed=0)
+        wall = time.perf_counter() - t0
+        s = result.summary
+        row = {"scenario": sc.name, "wall_s": round(wall, 2), "messages": s["messages_sent"],
+               "messages_per_wall_s": round(s["messages_sent"] / wall),
+               "events": s["events_processed"],
+               "events_per_wall_s": round(s["events_processed"] / wall),
+               "unconsumed": s["messages_unconsumed"], "duplicates": s["duplicate_deliveries"],
+               "failed": s["messages_failed"], "backlog": s["producer_backlog"],
+               "journal_records": len(result.world.env.journal)}
+    row["peak_kib"] = peak_kib()
+    print(json.dumps(row), flush=True)
+
+
+def measure(*extra: str) -> dict[str, object]:
+    out = subprocess.run([sys.executable, str(Path(__file__)), *extra], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--minutes", type=float, default=60.0)
+    ap.add_argument("--minutes", type=float, default=60.0, help="simulated minutes of 'hour'")
+    ap.add_argument("--seconds", type=float, default=60.0,
+                    help="simulated seconds of the 1,000-queue cluster, at 1x and 10x the rate")
+    ap.add_argument("--skip-hour", action="store_true")
+    ap.add_argument("--child", choices=("kernel", "hour", "day"), help=argparse.SUPPRESS)
+    ap.add_argument("--scale", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    base = kernel_baseline(300_000)
-    t0 = time.perf_counter()
-    result = run_scenario(scenario(args.minutes), seed=0)
-    wall = time.perf_counter() - t0
-    s = result.summary
-    events = s["events_processed"]
-    row = {"simulated_minutes": args.minutes, "wall_s": round(wall, 2),
-           "messages": s["messages_sent"], "messages_per_wall_s": round(s["messages_sent"] / wall),
-           "events": events, "events_per_wall_s": round(events / wall),
-           "kernel_noop_events_per_s": round(base),
-           "speedup_vs_real_time": round(args.minutes * 60 / wall, 1),
-           "unconsumed": s["messages_unconsumed"], "failed": s["messages_failed"]}
-    for k, v in row.items():
-        print(f"{k:28} {v}")
-    print(json.dumps(row), flush=True)
+    if args.child:
+        child(args)
+        return
+    base = measure("--child", "kernel")
+    rows = [measure("--child", "day", "--seconds", str(args.seconds), "--scale", str(k))
+            for k in (1, 10)]
+    if not args.skip_hour:
+        rows.append(measure("--child", "hour", "--minutes", str(args.minutes)))
+    print(f"bare kernel: {base['kernel_noop_events_per_s']:,} no-op events/s, "
+          f"peak {base['peak_kib'] / 1024:.1f} MiB")
+    for r in rows:
+        r["peak_vs_kernel"] = round(int(r["peak_kib"]) / int(base["peak_kib"]), 2)
+        print(f"{r['scenario']:14} {r['messages']:>11,} msgs  {r['wall_s']:>8} s  "
+              f"{r['messages_per_wall_s']:>9,} msg/s  peak {int(r['peak_kib']) / 1024:7.1f} MiB "
+              f"({r['peak_vs_kernel']}x the kernel)")
+    ratio = int(rows[1]["peak_kib"]) / int(rows[0]["peak_kib"])
+    print(f"peak memory at 10x the messages / at 1x: {ratio:.2f}")
+    print(json.dumps({"kernel": base, "runs": rows, "peak_10x_over_1x": round(ratio, 3)}),
+          flush=True)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,8 @@ MAX_CONSUME_RATE = 10_000_000.0    # a group's consume_rate_per_s in trace.json
 # ---------------------------------------------------------------- scenarios
 MAX_SCENARIO_BYTES = 4 << 20
 MAX_DURATION_MS = 31 * DAY_MS      # duration_ms, drain_ms, at_ms, start_ms, stop_ms
-MAX_SIM_MESSAGES = 50_000_000      # sum of producers' rate x sending time: the simulator keeps
-                                   # every message in memory (about 60 k messages a wall second)
+MAX_SIM_MESSAGES = 1_000_000_000   # sum of producers' rate x sending time: memory is flat in
+                                   # messages (sim.ledger), time is not (60-100 k a wall second)
 MAX_SIM_TICKS = 100_000_000        # (duration_ms / tick_ms) x producers
 MAX_BROKERS = 256
 MAX_TOPICS = 64

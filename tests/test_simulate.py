@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from rocketlb_core import data_path
-from rocketlb_core.commands.simulate import write_outputs
+from rocketlb_core.commands.simulate import simulate_to
 from rocketlb_core.consumer.metrics import ownership
 from rocketlb_core.model import MessageQueue
 from rocketlb_core.sim.events import Priority, Scripted
@@ -68,13 +68,13 @@ def test_fault_tolerance_changes_where_messages_go_during_an_outage() -> None:
 def test_same_scenario_and_seed_give_identical_bytes(tmp_path: Path) -> None:
     scenario = load(data_path("scenarios", "crash-without-unregister.toml"))
     for run in ("a", "b"):
-        write_outputs(run_scenario(scenario, seed=7), tmp_path / run)
+        simulate_to(scenario, 7, tmp_path / run)
     files = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert files == [".rocketlb-output.json", "deliveries.parquet", "journal.parquet",
                      "messages.parquet", "summary.json"]
     for name in files:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
-    write_outputs(run_scenario(scenario, seed=8), tmp_path / "c")
+    simulate_to(scenario, 8, tmp_path / "c")
     assert (tmp_path / "c" / "journal.parquet").read_bytes() != \
         (tmp_path / "a" / "journal.parquet").read_bytes()      # client ids come from the seed
 
@@ -207,10 +207,8 @@ class ClusterMachine(RuleBasedStateMachine):
         p = world.producers[0]
         p.spec = replace(p.spec, stop_ms=env.now)
         env.run(until=env.now + 400_000)             # quiet: expiry, rebalances, catch-up
-        stored = [m for m in world.ledger.messages if m.queue is not None]
-        delivered = {msg for _, msg, _ in world.ledger.deliveries}
-        lost = [m.msg_id for m in stored if m.msg_id not in delivered]
-        assert lost == [], f"{len(lost)} stored messages never delivered"
+        lost = world.ledger.undelivered()
+        assert lost == 0, f"{lost} stored messages never delivered"
         alive = {c.client_id: sorted(q for q, pq in c.table.items() if not pq.dropped)
                  for c in self.members.values() if c.alive}
         queues = [MessageQueue("T", b, i) for b in BROKERS for i in range(3)]
@@ -230,24 +228,27 @@ def test_the_summary_is_computed_from_the_written_records_alone(tmp_path: Path) 
     import pyarrow.parquet as pq
 
     from rocketlb_core.sim.kernel import JournalRecord
-    from rocketlb_core.sim.ledger import Ledger, MessageRecord
+    from rocketlb_core.sim.ledger import Ledger
     from rocketlb_core.sim.summary import summarise
 
     path = data_path("scenarios", "crash-without-unregister.toml")
     scenario = load(path)
-    write_outputs(run_scenario(scenario, seed=3), tmp_path / "run")
+    simulate_to(scenario, 3, tmp_path / "run")
     journal = [JournalRecord(r["time_ms"], r["kind"], r["entity"], json.loads(r["fields"]))
                for r in pq.read_table(tmp_path / "run" / "journal.parquet").to_pylist()]
     ledger = Ledger()
     for m in pq.read_table(tmp_path / "run" / "messages.parquet").to_pylist():
         queue = MessageQueue(m["topic"], m["broker"], m["queue_id"]) if m["broker"] else None
-        ledger.messages.append(MessageRecord(m["msg_id"], m["producer"], m["sent_ms"],
-                                             m["status"], queue, m["offset"], m["stored_ms"],
-                                             m["error"], m["attempts"], m["send_ms"]))
-    ledger.deliveries = [(d["time_ms"], d["msg_id"], d["consumer"]) for d in
-                         pq.read_table(tmp_path / "run" / "deliveries.parquet").to_pylist()]
+        ledger.record_send(m["producer"], m["sent_ms"], m["status"], queue, m["offset"],
+                           m["attempts"], m["send_ms"], m["error"])
+    for d in pq.read_table(tmp_path / "run" / "deliveries.parquet").to_pylist():
+        ledger.record_delivery(d["time_ms"], d["consumer"],
+                               MessageQueue(d["topic"], d["broker"], d["queue_id"]),
+                               d["first_offset"], d["count"])
     written = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert written.pop("expectations")["declared"] == len(scenario.expect)
     assert summarise(scenario, 3, journal, ledger) == written
+    assert written["duplicate_deliveries"] > 0      # the crash re-delivers: ranges overlap
     assert written["groups"]
 
 

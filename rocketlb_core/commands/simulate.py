@@ -1,5 +1,6 @@
 """``rocketlb simulate SCENARIO [--seed N] [--out DIR] [--record DIR]``: run a scenario file,
-print its summary as JSON, write the journal (Parquet) and ``summary.json`` into DIR and the
+print its summary as JSON, write into DIR the messages and deliveries (Parquet, streamed as the run
+goes, so memory stays flat in the message count), the journal and ``summary.json``, and the
 run's traffic as a trace into ``--record``, and exit 3 when the scenario's declared expectations
 fail (2 for a bad scenario file or an output folder that may not be written: both are checked
 before the run starts)."""
@@ -23,7 +24,8 @@ from rocketlb_core.cli import (
     subparser,
 )
 from rocketlb_core.errors import UsageError
-from rocketlb_core.sim.scenario import load
+from rocketlb_core.model import MessageQueue
+from rocketlb_core.sim.scenario import Scenario, load
 from rocketlb_core.sim.world import RunResult, check_expectations, run_scenario
 
 
@@ -51,11 +53,12 @@ def simulate(args: argparse.Namespace) -> int:
         if a == b or a in b.parents or b in a.parents:
             raise UsageError(f"--out {args.out} and --record {args.record} overlap: give them "
                              "separate folders")
-    result = run_scenario(scenario, args.seed)
-    problems = check_expectations(result.summary, scenario.expect)
-    result.summary["expectations"] = {"declared": len(scenario.expect), "failed": problems}
     if args.out is not None:
-        write_outputs(result, args.out, force=args.force)
+        result = simulate_to(scenario, args.seed, args.out, force=args.force)
+    else:
+        result = run_scenario(scenario, args.seed)
+        add_expectations(result, scenario)
+    problems = result.summary["expectations"]["failed"]
     if args.record is not None:
         from rocketlb_core.trace.record import record_trace
 
@@ -66,45 +69,102 @@ def simulate(args: argparse.Namespace) -> int:
     return EXIT_CHECK if problems else 0
 
 
-def write_outputs(result: RunResult, out_dir: Path, *, force: bool = False) -> None:
-    """journal/messages/deliveries as Parquet plus summary.json, replacing ``out_dir`` whole
-    (when ``rocketlb_core.atomic``'s rule allows it; ``force`` as there)."""
+def add_expectations(result: RunResult, scenario: Scenario) -> None:
+    """Put the scenario's declared expectations, and those that failed, into the summary."""
+    problems = check_expectations(result.summary, scenario.expect)
+    result.summary["expectations"] = {"declared": len(scenario.expect), "failed": problems}
+
+
+MESSAGES = {"msg_id": "int64", "producer": "string", "sent_ms": "int64", "status": "string",
+            "topic": "string", "broker": "string", "queue_id": "int32", "offset": "int64",
+            "stored_ms": "int64", "attempts": "int32", "send_ms": "int64", "error": "string"}
+DELIVERIES = {"time_ms": "int64", "consumer": "string", "topic": "string", "broker": "string",
+              "queue_id": "int32", "first_offset": "int64", "count": "int64"}
+ROW_GROUP = 1 << 16
+
+
+class _Table:
+    """One Parquet file written a row group at a time, so a run's memory does not grow with
+    its message count."""
+
+    def __init__(self, path: Path, columns: dict[str, str]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.schema = pa.schema([(k, getattr(pa, t)()) for k, t in columns.items()])
+        self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+        self.columns: list[list[Any]] = [[] for _ in columns]
+
+    def add(self, *row: Any) -> None:
+        for column, value in zip(self.columns, row, strict=True):
+            column.append(value)
+        if len(self.columns[0]) >= ROW_GROUP:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+
+        if self.columns[0]:
+            self.writer.write_table(pa.Table.from_arrays(
+                [pa.array(c, f.type) for c, f in zip(self.columns, self.schema, strict=True)],
+                schema=self.schema))
+            self.columns = [[] for _ in self.columns]
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+class ParquetSink:
+    """``sim.ledger.LedgerSink`` streaming ``messages.parquet`` (one row a send) and
+    ``deliveries.parquet`` (one row a delivered range of offsets) into ``folder``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.messages = _Table(folder / "messages.parquet", MESSAGES)
+        self.deliveries = _Table(folder / "deliveries.parquet", DELIVERIES)
+
+    def message(self, msg_id: int, producer: str, sent_ms: int, status: str,
+                queue: MessageQueue | None, offset: int, attempts: int, send_ms: int,
+                error: str | None) -> None:
+        stored = queue is not None
+        self.messages.add(msg_id, producer, sent_ms, status, queue.topic if queue else None,
+                          queue.broker_name if queue else None,
+                          queue.queue_id if queue else None, offset,
+                          sent_ms + send_ms if stored else -1, attempts, send_ms, error)
+
+    def delivery(self, time_ms: int, consumer: str, queue: MessageQueue, first: int,
+                 count: int) -> None:
+        self.deliveries.add(time_ms, consumer, queue.topic, queue.broker_name, queue.queue_id,
+                            first, count)
+
+    def close(self) -> None:
+        self.messages.close()
+        self.deliveries.close()
+
+
+def simulate_to(scenario: Scenario, seed: int, out_dir: Path, *,
+                force: bool = False) -> RunResult:
+    """Run ``scenario`` with ``seed``, writing ``out_dir`` whole (``rocketlb_core.atomic``'s rule;
+    ``force`` as there): ``messages.parquet`` and ``deliveries.parquet`` streamed as the run
+    goes, then ``journal.parquet`` and ``summary.json`` (with the expectations)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    world = result.world
-    with atomic_folder(out_dir, "simulate", inputs=[result.world.scenario.path],
-                       force=force) as tmp:
-        j = world.env.journal
-        tables = {
-            "journal": pa.table({
-                "time_ms": pa.array([r.time_ms for r in j], pa.int64()),
-                "kind": pa.array([r.kind for r in j], pa.string()),
-                "entity": pa.array([r.entity for r in j], pa.string()),
-                "fields": pa.array([json.dumps(r.fields, sort_keys=True, default=str)
-                                    for r in j], pa.string())}),
-            "messages": pa.table({
-                "msg_id": pa.array([m.msg_id for m in world.ledger.messages], pa.int64()),
-                "producer": pa.array([m.producer for m in world.ledger.messages], pa.string()),
-                "sent_ms": pa.array([m.sent_ms for m in world.ledger.messages], pa.int64()),
-                "status": pa.array([m.status for m in world.ledger.messages], pa.string()),
-                "topic": pa.array([m.queue.topic if m.queue else None
-                                   for m in world.ledger.messages], pa.string()),
-                "broker": pa.array([m.queue.broker_name if m.queue else None
-                                    for m in world.ledger.messages], pa.string()),
-                "queue_id": pa.array([m.queue.queue_id if m.queue else None
-                                      for m in world.ledger.messages], pa.int32()),
-                "offset": pa.array([m.offset for m in world.ledger.messages], pa.int64()),
-                "stored_ms": pa.array([m.stored_ms for m in world.ledger.messages], pa.int64()),
-                "attempts": pa.array([m.attempts for m in world.ledger.messages], pa.int32()),
-                "send_ms": pa.array([m.send_ms for m in world.ledger.messages], pa.int64()),
-                "error": pa.array([m.error for m in world.ledger.messages], pa.string())}),
-            "deliveries": pa.table({
-                "time_ms": pa.array([d[0] for d in world.ledger.deliveries], pa.int64()),
-                "msg_id": pa.array([d[1] for d in world.ledger.deliveries], pa.int64()),
-                "consumer": pa.array([d[2] for d in world.ledger.deliveries], pa.string())}),
-        }
-        for name, table in tables.items():
-            pq.write_table(table, tmp / f"{name}.parquet", compression="zstd")
+    with atomic_folder(out_dir, "simulate", inputs=[scenario.path], force=force) as tmp:
+        sink = ParquetSink(tmp)
+        try:
+            result = run_scenario(scenario, seed, sink)
+        finally:
+            sink.close()
+        add_expectations(result, scenario)
+        j = result.world.env.journal
+        journal = pa.table({
+            "time_ms": pa.array([r.time_ms for r in j], pa.int64()),
+            "kind": pa.array([r.kind for r in j], pa.string()),
+            "entity": pa.array([r.entity for r in j], pa.string()),
+            "fields": pa.array([json.dumps(r.fields, sort_keys=True, default=str)
+                                for r in j], pa.string())})
+        pq.write_table(journal, tmp / "journal.parquet", compression="zstd")
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=1, sort_keys=True)
                                           + "\n")
+    return result

@@ -45,6 +45,7 @@ from rocketlb_core.sim.events import (
     SendTick,
 )
 from rocketlb_core.sim.kernel import Environment, Event
+from rocketlb_core.sim.ledger import FAILED
 
 if TYPE_CHECKING:
     from rocketlb_core.consumer.base import AllocateStrategy
@@ -150,21 +151,18 @@ class Producer:
             if due >= end or due >= env.now or self.busy_until >= env.now:
                 break                            # nothing due yet, or the thread is still busy
             self.sent += 1
-            rec = ledger.sent(self.name, due)
             if self.tp is None or not self.tp.ok():
-                rec.status, rec.error = "FAILED", "No route info of this topic"
+                ledger.record_send(self.name, due, FAILED, error="No route info of this topic")
                 continue
             result = send(self.strategy, self.tp, self.broker_model, max(due, self.busy_until))
             self.busy_until = result.end_ms
-            rec.attempts, rec.send_ms = len(result.attempts), result.end_ms - due
-            rec.status = result.status
+            queue, offset = None, -1
             if result.stored and result.queue is not None:
-                broker = self.world.brokers[result.queue.broker_name]
-                rec.queue = result.queue
-                rec.offset = broker.append(result.queue.topic, result.queue.queue_id, rec.msg_id)
-                rec.stored_ms = result.end_ms
-            else:
-                rec.error = result.error
+                queue = result.queue
+                offset = self.world.brokers[queue.broker_name].append(queue.topic, queue.queue_id)
+            ledger.record_send(self.name, due, result.status, queue, offset,
+                               len(result.attempts), result.end_ms - due,
+                               None if queue is not None else result.error)
 
 
 class Consumer:
@@ -364,11 +362,9 @@ class Consumer:
             self.table[mq] = ProcessQueue(last_pull_ms=env.now)
             if budget <= 0 or not net.reachable(self.name, mq.broker_name):
                 continue
-            log = self.world.brokers[mq.broker_name].store.get((mq.topic, mq.queue_id), [])
+            stored = self.world.brokers[mq.broker_name].max_offset(mq.topic, mq.queue_id)
             start = self.offsets.get(mq, 0)
-            take = log[start:start + budget]
-            for msg_id in take:
-                ledger.delivered(msg_id, self.name, env.now)
-            self.offsets[mq] = start + len(take)
-            budget -= len(take)
-
+            take = max(0, min(budget, stored - start))
+            ledger.record_delivery(env.now, self.name, mq, start, take)
+            self.offsets[mq] = start + take
+            budget -= take

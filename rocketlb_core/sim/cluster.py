@@ -1,10 +1,10 @@
 """Name servers, brokers and the network between them and the clients (spec 5, 7, 8).
 
-Brokers keep topics, stored messages (per queue, by offset), the consumer table keyed by channel
-(one per client process: two processes with one client id appear twice), committed offsets, and
-send ``NOTIFY_CONSUMER_IDS_CHANGED`` when a channel joins or leaves cleanly. A scan every 10 s
-drops channels silent for 120 s, without notifying. Name servers take registrations every 30 s and
-drop a broker silent for 120 s (or at once when its connection resets).
+Brokers keep topics, stored messages (per queue, its next offset), the consumer table keyed by
+channel (one per client process: two processes with one client id appear twice), committed
+offsets, and send ``NOTIFY_CONSUMER_IDS_CHANGED`` when a channel joins or leaves cleanly. A scan
+every 10 s drops channels silent for 120 s, without notifying. Name servers take registrations
+every 30 s and drop a broker silent for 120 s (or at once when its connection resets).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Broker:
     median_ms: float
     p99_ms: float
     topics: dict[str, QueueData] = field(default_factory=dict)
-    store: dict[tuple[str, int], list[int]] = field(default_factory=dict)   # -> message ids
+    store: dict[tuple[str, int], int] = field(default_factory=dict)   # -> messages (next offset)
     consumers: dict[str, dict[str, Channel]] = field(default_factory=dict)  # group -> channels
     offsets: dict[tuple[str, str, int], int] = field(default_factory=dict)  # (group, topic, q)
     alive: bool = True
@@ -67,13 +67,15 @@ class Broker:
         """A send latency drawn from a log-normal with the broker's median and p99."""
         return latency_ms(self.median_ms, self.p99_ms, rng_value)
 
-    def append(self, topic: str, queue_id: int, msg_id: int) -> int:
-        log = self.store.setdefault((topic, queue_id), [])
-        log.append(msg_id)
-        return len(log) - 1
+    def append(self, topic: str, queue_id: int) -> int:
+        """Store one message on the queue: its offset (a queue is a log; the ledger, not the
+        broker, accounts for what each offset holds)."""
+        offset = self.store.get((topic, queue_id), 0)
+        self.store[(topic, queue_id)] = offset + 1
+        return offset
 
     def max_offset(self, topic: str, queue_id: int) -> int:
-        return len(self.store.get((topic, queue_id), ()))
+        return self.store.get((topic, queue_id), 0)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         """``QUERY_CONSUMER_OFFSET``: the committed offset, or -1 ("not found"). For a group

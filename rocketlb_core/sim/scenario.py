@@ -360,7 +360,7 @@ def _check_size(r: _Reader, duration: int, tick: int, producers: list[ProducerSp
                                              duration) - p.start_ms) / 1000 for p in producers)
     if messages > MAX_SIM_MESSAGES:
         raise r.fail("producers", f"about {messages:,.0f} messages in all: more than the "
-                                  f"{MAX_SIM_MESSAGES:,} the simulator keeps in memory (lower "
+                                  f"{MAX_SIM_MESSAGES:,} a run may send (lower "
                                   "the rates or duration_ms)")
     ticks = duration // tick * len(producers)
     if ticks > MAX_SIM_TICKS:

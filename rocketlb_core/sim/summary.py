@@ -6,22 +6,28 @@ recorded run) can recompute it.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from rocketlb_core.sim.kernel import JournalRecord
-from rocketlb_core.sim.ledger import Ledger, OwnershipTracker
+from rocketlb_core.sim.ledger import Ledger, OwnershipTracker, min_cover, union_size
 from rocketlb_core.sim.scenario import Scenario
 
 MEMBER_STATE = {"consumer_start": True, "consumer_crash": False, "consumer_shutdown": False}
 
 
-def _percentile(values: list[int], p: float) -> int:
-    if not values:
+def _percentile(histogram: Counter[int], p: float) -> int:
+    """The value at rank ``round(p * (n - 1))`` of the ``n`` values ``histogram`` counts."""
+    n = histogram.total()
+    if not n:
         return 0
-    s = sorted(values)
-    return s[min(len(s) - 1, int(p * (len(s) - 1) + 0.5))]
+    rank = min(n - 1, int(p * (n - 1) + 0.5))
+    for value in sorted(histogram):
+        rank -= histogram[value]
+        if rank < 0:
+            return value
+    raise AssertionError("unreachable: the ranks add up to n")
 
 
 def ownership(journal: Sequence[JournalRecord], group: str, count_double: bool,
@@ -49,12 +55,6 @@ def summarise(sc: Scenario, seed: int, journal: Sequence[JournalRecord],
             alive[r.entity] = MEMBER_STATE[r.kind]
         elif r.kind == "run_end":
             run_end = r.fields
-    msgs = ledger.messages
-    stored = [m for m in msgs if m.queue is not None]
-    failed = [m for m in msgs if m.status == "FAILED"]
-    by_msg: dict[int, Counter[str]] = defaultdict(Counter)
-    for _, msg, client in ledger.deliveries:
-        by_msg[msg][client] += 1
     groups: dict[str, Any] = {}
     totals = Counter[str]()
     for g in sc.groups:
@@ -62,24 +62,22 @@ def summarise(sc: Scenario, seed: int, journal: Sequence[JournalRecord],
         queues: dict[str, dict[str, int]] = {}
         consumed = unconsumed = dups = 0
         reach: list[int] = []
-        for m in stored:
-            assert m.queue is not None
-            if m.queue.topic != g.topic:
+        for mq, acct in ledger.queues.items():
+            if mq.topic != g.topic or not acct.stored:
                 continue
-            got = {c: n for c, n in by_msg.get(m.msg_id, {}).items() if c in names}
-            q = queues.setdefault(m.queue.short(), {"stored": 0, "consumed": 0, "unconsumed": 0})
-            q["stored"] += 1
-            if got:
-                consumed += 1
-                q["consumed"] += 1
-            else:
-                unconsumed += 1
-                q["unconsumed"] += 1
-            reach.append(len(got))
-            if g.model == "BROADCASTING":
-                dups += sum(n - 1 for n in got.values())
-            else:
-                dups += sum(got.values()) - 1 if got else 0
+            read = {c: s for c, s in acct.read.items() if c in names}
+            unique = union_size(read.values())
+            consumed += unique
+            unconsumed += acct.stored - unique
+            q = queues.setdefault(mq.short(), {"stored": 0, "consumed": 0, "unconsumed": 0})
+            q["stored"] += acct.stored
+            q["consumed"] += unique
+            q["unconsumed"] += acct.stored - unique
+            reach.append(min_cover(read.values(), acct.stored))
+            if g.model == "BROADCASTING":        # each member should read each message once
+                dups += sum(acct.deliveries[c] - len(s) for c, s in read.items())
+            else:                                # the group should read each message once
+                dups += sum(acct.deliveries[c] for c in read) - unique
         tracker, owners = ownership(journal, g.name, g.model == "CLUSTERING", end)
         for key in set(tracker.unowned_ms) | set(tracker.double_ms) | set(tracker.owners):
             q = queues.setdefault(key, {"stored": 0, "consumed": 0, "unconsumed": 0})
@@ -104,22 +102,21 @@ def summarise(sc: Scenario, seed: int, journal: Sequence[JournalRecord],
         totals.update({k: groups[g.name][k] for k in ("messages_consumed_unique",
                                                        "messages_unconsumed",
                                                        "duplicate_deliveries")})
-    send_ms = [m.send_ms for m in stored]
     return {
         "scenario": sc.name, "seed": seed, "line": sc.line.value,
         "duration_ms": sc.duration_ms, "drain_ms": sc.drain_ms,
-        "messages_sent": len(msgs), "messages_stored": len(stored),
-        "messages_failed": len(failed),
-        "failures_by_error": dict(sorted(Counter(m.error or "?" for m in failed).items())),
+        "messages_sent": ledger.sent, "messages_stored": ledger.stored,
+        "messages_failed": ledger.failed,
+        "failures_by_error": dict(sorted(ledger.errors.items())),
         "messages_consumed_unique": totals["messages_consumed_unique"],
         "messages_unconsumed": totals["messages_unconsumed"],
         "duplicate_deliveries": totals["duplicate_deliveries"],
-        "stored_by_broker": dict(sorted(Counter(m.queue.broker_name for m in stored
-                                                if m.queue).items())),
+        "stored_by_broker": dict(sorted(ledger.stored_by_broker.items())),
         "producer_backlog": sum(run_end["producer_backlog"].values()),
-        "send_retries": sum(max(0, m.attempts - 1) for m in msgs),
-        "send_ms_p50": _percentile(send_ms, 0.5), "send_ms_p99": _percentile(send_ms, 0.99),
-        "send_ms_max": max(send_ms, default=0),
+        "send_retries": ledger.retries,
+        "send_ms_p50": _percentile(ledger.send_ms, 0.5),
+        "send_ms_p99": _percentile(ledger.send_ms, 0.99),
+        "send_ms_max": max(ledger.send_ms, default=0),
         "events_processed": run_end["events_processed"],
         "groups": groups,
     }

@@ -22,7 +22,7 @@ from rocketlb_core.sim.cluster import Broker, BrokerEntity, NameServer, NameServ
 from rocketlb_core.sim.events import BrokerScan, LagSample, Priority, Scripted
 from rocketlb_core.sim.faults import FAULTS
 from rocketlb_core.sim.kernel import Environment, Event
-from rocketlb_core.sim.ledger import Ledger
+from rocketlb_core.sim.ledger import Ledger, LedgerSink
 from rocketlb_core.sim.scenario import EventSpec, GroupSpec, Scenario
 from rocketlb_core.sim.summary import summarise
 
@@ -34,11 +34,12 @@ class World:
     """Everything of one run. Entities get it as ``rocketlb_core.sim.services.Services``, the
     only part of it they may use."""
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
+    def __init__(self, scenario: Scenario, seed: int, sink: LedgerSink | None = None) -> None:
         self.scenario = scenario
         self.env = env = Environment(seed)
         self.network = Network()
-        self.ledger = Ledger()
+        self.ledger = Ledger(sink)
+        self._labels: dict[MessageQueue, str] = {}
         self.brokers: dict[str, Broker] = {}
         self.broker_entities: dict[str, BrokerEntity] = {}
         for i, spec in enumerate(scenario.brokers):
@@ -151,8 +152,16 @@ class World:
                     owners = [c.offsets[mq] for c in self.consumers[g.name]
                               if c.alive and mq in c.offsets]
                     done = max(owners) if owners else b.offsets.get((g.name, g.topic, i), 0)
-                    lag[mq.short()] = b.max_offset(g.topic, i) - done
+                    lag[self.label(mq)] = b.max_offset(g.topic, i) - done
             env.log("lag", g.name, lag=lag)
+
+    def label(self, mq: MessageQueue) -> str:
+        """``mq.short()``, one string per queue for the whole run: a day's lag samples hold
+        each label thousands of times, as references to one string."""
+        label = self._labels.get(mq)
+        if label is None:
+            label = self._labels[mq] = mq.short()
+        return label
 
     def ownership_changed(self, env: Environment) -> None:
         for g in self.scenario.groups:
@@ -191,9 +200,11 @@ class RunResult:
     summary: dict[str, Any]
 
 
-def run_scenario(scenario: Scenario, seed: int = 0) -> RunResult:
-    """Run ``scenario`` with ``seed`` to its end (duration plus drain) and summarise it."""
-    world = World(scenario, seed)
+def run_scenario(scenario: Scenario, seed: int = 0, sink: LedgerSink | None = None
+                 ) -> RunResult:
+    """Run ``scenario`` with ``seed`` to its end (duration plus drain) and summarise it;
+    ``sink`` receives every message and delivery as it happens (``sim.ledger``)."""
+    world = World(scenario, seed, sink)
     env = world.env
     for be in world.broker_entities.values():
         be.start(env)

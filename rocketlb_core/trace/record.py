@@ -22,11 +22,16 @@ def record_trace(result: RunResult, folder: Path, provenance: str = "", *,
     world = result.world
     sc = world.scenario
     topic = sc.producers[0].topic if sc.producers else sc.topics[0].name
-    msgs = sorted(world.ledger.messages, key=lambda m: (m.producer, m.sent_ms, m.msg_id))
+    # a producer's k-th send was due at due_at(k) (one sending thread, in order), so the sends
+    # come from each producer's count, not from a record per message (sim.ledger)
+    times: list[int] = []
+    names: list[str] = []
+    for p in sorted(world.producers, key=lambda p: p.name):
+        times.extend(p.due_at(k) for k in range(p.sent))
+        names.extend([p.name] * p.sent)
     sends: dict[str, list[Any]] = {
-             "time_ms": [m.sent_ms for m in msgs], "producer": [m.producer for m in msgs],
-             "topic": [topic] * len(msgs), "key": [None] * len(msgs),
-             "size": [MESSAGE_SIZE] * len(msgs)}
+             "time_ms": times, "producer": names, "topic": [topic] * len(times),
+             "key": [None] * len(times), "size": [MESSAGE_SIZE] * len(times)}
     cond: dict[str, list[Any]] = {k: [] for k in CONDITIONS}
 
     def add(t: int, broker: str, kind: str, client: str | None = None, mode: str | None = None,
