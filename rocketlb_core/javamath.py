@@ -102,6 +102,44 @@ def java_string_hash(s: str) -> int:
     return wrap32(h)
 
 
+JAVA_HASHMAP_TREEIFY = 8
+"""A ``java.util.HashMap`` bin this long is turned into a tree (or the table resized), which
+``java_hash_order`` does not model."""
+
+
+def java_hash_order(keys: list[str], *, compute_if_absent: bool = False) -> list[str]:
+    """The order in which a ``java.util.HashMap`` (or ``HashSet``) of ``String`` keys, built with
+    the default constructor and filled by ``put`` in the order of ``keys`` (repeats ignored),
+    iterates its keys: by bucket ``(h ^ h >>> 16) & (capacity - 1)`` of the final capacity
+    (16, doubled whenever the size passes three quarters of it), and within a bucket in the
+    order the keys went in (a resize splits a bin keeping that order). Filled by
+    ``computeIfAbsent`` instead, a new key goes to the front of its bin: newest first within a
+    bucket. Kafka's assignors iterate such maps; their output order follows it.
+
+    >>> java_hash_order(["b", "a", "c"])
+    ['a', 'b', 'c']
+    """
+    unique = list(dict.fromkeys(keys))
+    capacity = 16
+    while len(unique) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key) & _MASK32
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    buckets = [bucket(k) for k in unique]
+    sizes: dict[int, int] = {}
+    for b in buckets:
+        sizes[b] = sizes.get(b, 0) + 1
+        if sizes[b] >= JAVA_HASHMAP_TREEIFY:
+            raise ValueError(f"{sizes[b]} keys in one HashMap bin: Java would treeify it or "
+                             "resize, which java_hash_order does not model")
+    sign = -1 if compute_if_absent else 1
+    order = sorted(range(len(unique)), key=lambda i: (buckets[i], sign * i))
+    return [unique[i] for i in order]
+
+
 class JavaIndexOutOfBoundsError(IndexError):
     """What Java's ``List.get`` throws for an index outside the list."""
 

@@ -52,6 +52,8 @@ def _kind_of(obj: dict[str, Any]) -> str | None:
         return "primitives"
     if "strategy" in obj and "cases" in obj:
         return "allocation"
+    if "assignor" in obj and "members" in obj and "expected" in obj:
+        return "kafka-assignor"
     return None
 
 
@@ -107,6 +109,10 @@ def _dispatch(kind: str, obj: dict[str, Any], report: Report) -> None:
         from rocketlb_core.conformance.producer_vectors import run_primitive
 
         run_primitive(obj, report)
+    elif kind == "kafka-assignor":
+        from rocketlb_core.kafka.conformance import run_assignor_case
+
+        run_assignor_case(obj, report)
     else:
         from rocketlb_core.conformance.allocation_vectors import run_group
 

@@ -94,17 +94,6 @@ def java() -> str:
                              "JAVA_HOME")
 
 
-def _pom(artifacts: tuple[tuple[str, str], ...]) -> str:
-    deps = "\n".join(
-        f"    <dependency><groupId>org.apache.rocketmq</groupId><artifactId>{a}</artifactId>"
-        f"<version>{v}</version></dependency>" for a, v in artifacts)
-    return ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
-            "  <modelVersion>4.0.0</modelVersion>\n"
-            "  <groupId>rocketlb.live</groupId><artifactId>jars</artifactId><version>1</version>\n"
-            "  <packaging>pom</packaging>\n"
-            f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n")
-
-
 def jar_dir(line_name: str, role: str) -> Path:
     return cache_root() / line(line_name).name / role
 
@@ -123,13 +112,30 @@ def resolve(line_name: str, role: str, *, offline: bool = False) -> list[Path]:
     if jars:
         return jars
     spec = line(line_name)
+    resolve_maven([f"org.apache.rocketmq:{a}:{v}" for a, v in spec.artifacts(role)],
+                  jar_dir(line_name, role), f"live jars {spec.name} {role}", offline=offline)
+    return cached(line_name, role)
+
+
+def resolve_maven(coordinates: list[str], target: Path, label: str, *,
+                  offline: bool = False) -> list[Path]:
+    """Resolve ``group:artifact:version`` coordinates and their runtime dependencies through
+    Maven (checksums enforced) into ``target``, written whole (``rocketlb_core.atomic``)."""
     mvn = find_tool("mvn", "install Apache Maven (the project's machines have it) to resolve "
-                           "RocketMQ's jars from Maven Central")
-    target = jar_dir(line_name, role)
+                           "released jars from Maven Central")
+    deps = "\n".join(
+        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
+        f"<version>{v}</version></dependency>"
+        for g, a, v in (c.split(":") for c in coordinates))
+    pom_text = ("<project xmlns=\"http://maven.apache.org/POM/4.0.0\">\n"
+                "  <modelVersion>4.0.0</modelVersion>\n"
+                "  <groupId>rocketlb</groupId><artifactId>jars</artifactId><version>1</version>\n"
+                "  <packaging>pom</packaging>\n"
+                f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n")
     with tempfile.TemporaryDirectory(prefix="rocketlb-mvn-") as work:
         pom = Path(work) / "pom.xml"
-        pom.write_text(_pom(spec.artifacts(role)), encoding="utf-8")
-        with atomic_folder(target, f"live jars {spec.name} {role}") as tmp:
+        pom.write_text(pom_text, encoding="utf-8")
+        with atomic_folder(target, label) as tmp:
             cmd = [mvn, "-B", "-q", "--strict-checksums", "-f", str(pom),
                    "dependency:copy-dependencies", f"-DoutputDirectory={tmp}",
                    "-DincludeScope=runtime"]
@@ -138,12 +144,11 @@ def resolve(line_name: str, role: str, *, offline: bool = False) -> list[Path]:
             run = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
             if run.returncode != 0:
                 tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-8:])
-                wanted = ", ".join(f"{a}:{v}" for a, v in spec.artifacts(role))
-                raise LiveError(f"Maven could not resolve {wanted} (exit {run.returncode}):\n"
-                                f"{tail}")
+                raise LiveError(f"Maven could not resolve {', '.join(coordinates)} "
+                                f"(exit {run.returncode}):\n{tail}")
             if not any(Path(tmp).glob("*.jar")):
-                raise LiveError(f"Maven resolved no jar for RocketMQ {spec.name} {role}")
-    return cached(line_name, role)
+                raise LiveError(f"Maven resolved no jar for {', '.join(coordinates)}")
+    return sorted(target.glob("*.jar"))
 
 
 def class_path(jars: list[Path]) -> str:

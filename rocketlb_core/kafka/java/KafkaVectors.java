@@ -1,0 +1,174 @@
+// Conformance vectors from Kafka's own released classes (issue 16): seeded random consumer
+// groups run through kafka-clients' assignors, one JSON object per line on stdout. Built and run
+// by `python -m rocketlb_core.kafka.vectors` against the jars Maven resolves; nothing here is
+// computed by hand. Inputs are kept exactly as handed to the assignor: members in the order they
+// were put into the group's HashMap (as ConsumerCoordinator builds it from the JoinGroup
+// response), each member's topics as its subscription list.
+import java.nio.charset.StandardCharsets;
+import java.io.PrintStream;
+import java.util.*;
+
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
+import org.apache.kafka.clients.consumer.RangeAssignor;
+import org.apache.kafka.clients.consumer.RoundRobinAssignor;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+
+public final class KafkaVectors {
+    private static final String ALPHA = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.";
+    private static final String[] ODD = {"\u00e9", "\u4e2d", "\ud83d\ude00", "Z", "_", "0"};
+
+    public static void main(String[] args) {
+        String assignorName = args[0];
+        long seed = Long.parseLong(args[1]);
+        int cases = Integer.parseInt(args[2]);
+        String version = args[3];
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        Random rnd = new Random(seed);
+        for (int c = 0; c < cases; c++) {
+            out.println(oneCase(assignorName, version, String.format("%s-%06d", assignorName, c), rnd));
+        }
+        out.flush();
+    }
+
+    static ConsumerPartitionAssignor assignor(String name) {
+        switch (name) {
+            case "range": return new RangeAssignor();
+            case "roundrobin": return new RoundRobinAssignor();
+            default: throw new IllegalArgumentException("unknown assignor " + name);
+        }
+    }
+
+    static String name(Random rnd, String prefix) {
+        StringBuilder sb = new StringBuilder(prefix);
+        int n = 1 + rnd.nextInt(rnd.nextInt(10) == 0 ? 30 : 8);
+        for (int i = 0; i < n; i++) {
+            if (rnd.nextInt(25) == 0) sb.append(ODD[rnd.nextInt(ODD.length)]);
+            else sb.append(ALPHA.charAt(rnd.nextInt(ALPHA.length())));
+        }
+        return sb.toString();
+    }
+
+    static String oneCase(String assignorName, String version, String id, Random rnd) {
+        // topics and their partition counts (0: the topic has no metadata)
+        int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 8 : 3);
+        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+        while (topics.size() < nTopics) {
+            String t = name(rnd, rnd.nextBoolean() ? "topic-" : "");
+            int n = rnd.nextInt(12) == 0 ? 0 : 1 + rnd.nextInt(rnd.nextInt(5) == 0 ? 100 : 24);
+            topics.put(t, n);
+        }
+        List<String> topicNames = new ArrayList<>(topics.keySet());
+        // members: ids like the consumer's (client id + "-" + UUID), some static
+        int nMembers = 1 + rnd.nextInt(rnd.nextInt(5) == 0 ? 40 : 12);
+        boolean equalSubscriptions = rnd.nextBoolean();
+        List<String> shared = subset(rnd, topicNames);
+        LinkedHashMap<String, Subscription> members = new LinkedHashMap<>();
+        Map<String, String> instances = new HashMap<>();
+        Set<String> usedInstances = new HashSet<>();
+        StringBuilder membersJson = new StringBuilder("[");
+        while (members.size() < nMembers) {
+            // most like the consumer's own ids (client id, "-", a UUID), some short and odd
+            String memberId = rnd.nextInt(3) == 0 ? name(rnd, "")
+                : name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+            if (members.containsKey(memberId)) continue;
+            List<String> subs = equalSubscriptions ? new ArrayList<>(shared) : subset(rnd, topicNames);
+            Subscription s = new Subscription(subs, null, Collections.emptyList());
+            String instance = null;
+            if (rnd.nextInt(4) == 0) {
+                instance = name(rnd, "instance-");
+                if (!usedInstances.add(instance)) instance = null;
+            }
+            if (instance != null) s.setGroupInstanceId(Optional.of(instance));
+            members.put(memberId, s);
+            if (members.size() > 1) membersJson.append(',');
+            membersJson.append("{\"id\":").append(str(memberId))
+                .append(",\"instance\":").append(instance == null ? "null" : str(instance))
+                .append(",\"topics\":").append(strs(subs)).append('}');
+        }
+        membersJson.append(']');
+
+        Node node = new Node(0, "127.0.0.1", 9092);
+        List<PartitionInfo> parts = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : topics.entrySet())
+            for (int p = 0; p < e.getValue(); p++)
+                parts.add(new PartitionInfo(e.getKey(), p, node, new Node[]{node}, new Node[]{node}));
+        Cluster cluster = new Cluster("rocketlb", Collections.singletonList(node), parts,
+                                      Collections.emptySet(), Collections.emptySet());
+        Map<String, Subscription> group = new HashMap<>();
+        for (Map.Entry<String, Subscription> e : members.entrySet()) group.put(e.getKey(), e.getValue());
+
+        StringBuilder expected = new StringBuilder("{");
+        try {
+            Map<String, ConsumerPartitionAssignor.Assignment> result =
+                assignor(assignorName).assign(cluster, new GroupSubscription(group)).groupAssignment();
+            boolean first = true;
+            for (String m : members.keySet()) {
+                if (!first) expected.append(',');
+                first = false;
+                expected.append(str(m)).append(':');
+                ConsumerPartitionAssignor.Assignment a = result.get(m);
+                if (a == null) { expected.append("null"); continue; }
+                // runs of one topic's partitions, in the assignment's order: [[topic, [p, ...]], ...]
+                expected.append('[');
+                String runTopic = null;
+                for (TopicPartition tp : a.partitions()) {
+                    if (!tp.topic().equals(runTopic)) {
+                        if (runTopic != null) expected.append("]],");
+                        runTopic = tp.topic();
+                        expected.append('[').append(str(runTopic)).append(",[").append(tp.partition());
+                    } else {
+                        expected.append(',').append(tp.partition());
+                    }
+                }
+                if (runTopic != null) expected.append("]]");
+                expected.append(']');
+            }
+            expected.append('}');
+        } catch (RuntimeException ex) {
+            expected = new StringBuilder("{\"error\":{\"type\":").append(str(ex.getClass().getSimpleName()))
+                .append(",\"message\":").append(str(String.valueOf(ex.getMessage()))).append("}}");
+        }
+        StringBuilder topicsJson = new StringBuilder("[");
+        boolean first = true;
+        for (Map.Entry<String, Integer> e : topics.entrySet()) {
+            if (!first) topicsJson.append(',');
+            first = false;
+            topicsJson.append('[').append(str(e.getKey())).append(',').append(e.getValue()).append(']');
+        }
+        topicsJson.append(']');
+        return "{\"id\":" + str(id) + ",\"assignor\":" + str(assignorName)
+            + ",\"source\":{\"artifact\":\"org.apache.kafka:kafka-clients\",\"version\":" + str(version) + "}"
+            + ",\"topics\":" + topicsJson + ",\"members\":" + membersJson
+            + ",\"expected\":" + expected + "}";
+    }
+
+    static List<String> subset(Random rnd, List<String> all) {
+        List<String> out = new ArrayList<>();
+        for (String t : all) if (rnd.nextInt(3) != 0) out.add(t);
+        if (out.isEmpty()) out.add(all.get(rnd.nextInt(all.size())));
+        Collections.shuffle(out, rnd);
+        return out;
+    }
+
+    static String strs(List<String> xs) {
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < xs.size(); i++) { if (i > 0) sb.append(','); sb.append(str(xs.get(i))); }
+        return sb.append(']').toString();
+    }
+
+    static String str(String s) {
+        StringBuilder sb = new StringBuilder("\"");
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            if (ch == '"' || ch == '\\') sb.append('\\').append(ch);
+            else if (ch < 0x20 || ch > 0x7e) sb.append(String.format("\\u%04x", (int) ch));
+            else sb.append(ch);
+        }
+        return sb.append('"').toString();
+    }
+}

@@ -1,0 +1,154 @@
+"""Conformance vectors from Kafka's own released classes (issue 16).
+
+``python -m rocketlb_core.kafka.vectors [--out tests/vectors/kafka]`` resolves ``kafka-clients``
+through Maven Central (cached in ``.cache/kafka/<version>``, ignored by git, or under
+``$ROCKETLB_LIVE_CACHE``), compiles ``java/KafkaVectors.java`` against it, and runs it: seeded
+random consumer groups (1 to 8 topics of 0 to 100 partitions, 1 to 40 members, equal and unequal
+subscriptions, static members, non-ASCII names) handed to the real assignor, written as
+gzip-compressed JSONL, one case a line::
+
+    {"id": "range-000017", "assignor": "range",
+     "source": {"artifact": "org.apache.kafka:kafka-clients", "version": "4.3.1",
+                "identical_on": ["3.9.1"]},
+     "topics": [[topic, partitions], ...],            # partitions 0: no metadata
+     "members": [{"id": ..., "instance": null | group.instance.id, "topics": [...]}, ...],
+     "expected": {member id: [[topic, [partition, ...]], ...]}}   # runs, in Kafka's order
+
+``members`` are in the order they went into the group's ``HashMap``. ``identical_on``: the
+other releases that printed the same bytes for the same seed. ``--check`` regenerates the first
+``--cases`` of each file and compares them with the files instead of writing.
+
+Where releases differ (``FILES``): ``RangeAssignor`` before KIP-881 (3.4 and earlier) orders a
+member's partitions differently (``assignors.range_assign``); ``RoundRobinAssignor`` is the same
+from 3.4 to 4.3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocketlb_core.atomic import MARKER
+from rocketlb_core.live.jars import ENV_CACHE, LiveError, class_path, find_tool, java, resolve_maven
+
+JAVA_SOURCE = Path(__file__).with_name("java") / "KafkaVectors.java"
+SEED = 20261124
+
+
+@dataclass(frozen=True)
+class VectorFile:
+    assignor: str
+    version: str                        # the release whose output the file holds
+    also: tuple[str, ...]               # releases that must print the same bytes
+    cases: int
+
+    @property
+    def name(self) -> str:
+        return f"kafka-{self.assignor}-{self.version}.jsonl.gz"
+
+
+FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
+         VectorFile("range", "3.4.0", (), 3500),
+         VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 3500))
+
+
+def cache_dir(version: str) -> Path:
+    """``.cache/kafka/<version>`` in the checkout, or ``$ROCKETLB_LIVE_CACHE/kafka/<version>``."""
+    env = os.environ.get(ENV_CACHE)
+    root = Path(env) / "kafka" if env else Path(__file__).resolve().parents[2] / ".cache" / "kafka"
+    return root / version
+
+
+def jars(version: str) -> list[Path]:
+    """``kafka-clients`` ``version`` and its runtime dependencies, resolved once."""
+    folder = cache_dir(version)
+    if (folder / MARKER).is_file() and any(folder.glob("*.jar")):
+        return sorted(folder.glob("*.jar"))
+    return resolve_maven([f"org.apache.kafka:kafka-clients:{version}"], folder,
+                         f"kafka-clients {version}")
+
+
+def generate(assignor: str, version: str, cases: int, label: str, work: Path) -> bytes:
+    """The generator's output for ``cases`` cases on ``version`` (``label``: the version it
+    writes into ``source``, so outputs of two releases compare byte for byte)."""
+    cp = class_path(jars(version))
+    out = work / version
+    if not (out / "KafkaVectors.class").is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        javac = find_tool("javac", "install a JDK (17), or set JAVA_HOME")
+        subprocess.run([javac, "-d", str(out), "-cp", cp, str(JAVA_SOURCE)], check=True,
+                       capture_output=True, timeout=600)
+    run = subprocess.run([java(), "-cp", f"{out}{os.pathsep}{cp}", "KafkaVectors", assignor,
+                          str(SEED), str(cases), label], capture_output=True, timeout=1800,
+                         check=False)
+    if run.returncode != 0:
+        raise LiveError(f"KafkaVectors {assignor} on kafka-clients {version} failed "
+                        f"(exit {run.returncode}): {run.stderr.decode(errors='replace')[-800:]}")
+    return run.stdout
+
+
+def file_text(spec: VectorFile, cases: int, work: Path) -> str:
+    """The JSONL text of ``spec`` (its first ``cases``), ``identical_on`` checked by running
+    every release in ``spec.also``."""
+    primary = generate(spec.assignor, spec.version, cases, spec.version, work)
+    for other in spec.also:
+        if generate(spec.assignor, other, cases, spec.version, work) != primary:
+            raise LiveError(f"{spec.assignor}: kafka-clients {other} no longer prints what "
+                            f"{spec.version} prints: update FILES")
+    lines = []
+    for line in primary.decode("utf-8").splitlines():
+        obj = json.loads(line)
+        obj["source"]["identical_on"] = list(spec.also)
+        lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+    return "\n".join(lines) + "\n"
+
+
+def read_cases(path: Path, limit: int | None = None) -> list[str]:
+    """The first ``limit`` lines of a vector file (all when ``None``)."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        out: list[str] = []
+        for line in f:
+            if limit is not None and len(out) >= limit:
+                break
+            out.append(line.rstrip("\n"))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rocketlb_core.kafka.vectors",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=Path("tests/vectors/kafka"))
+    ap.add_argument("--check", action="store_true",
+                    help="compare the first --cases of each file with a fresh run; write nothing")
+    ap.add_argument("--cases", type=int, default=None)
+    args = ap.parse_args(argv)
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="rocketlb-kafka-") as tmp:
+        for spec in FILES:
+            cases = args.cases or spec.cases
+            text = file_text(spec, cases, Path(tmp))
+            target = args.out / spec.name
+            if args.check:
+                same = read_cases(target, cases) == text.splitlines()
+                bad += not same
+                print(f"{'same' if same else 'DIFFERS'}  {target} (first {cases})",
+                      file=sys.stderr)
+                continue
+            part = target.with_name(target.name + ".part")
+            with open(part, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
+                                                        filename="") as gz:
+                gz.write(text.encode("utf-8"))
+            part.replace(target)
+            print(f"wrote {target}: {cases} cases", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
