@@ -15,6 +15,7 @@ from rocketlb_core.conformance.runner import run_file
 from rocketlb_core.javamath import java_hash_order
 from rocketlb_core.kafka.assignors import ASSIGNORS, Member, range_assign, round_robin_assign
 from rocketlb_core.kafka.conformance import run_assignor_case
+from rocketlb_core.kafka.group import SESSION_TIMEOUT_MS, KafkaChange, member_timeline
 from rocketlb_core.kafka.vectors import FILES, read_cases
 
 VECTORS = Path(__file__).parent / "vectors" / "kafka"
@@ -94,3 +95,44 @@ def test_the_vectors_are_what_kafkas_own_classes_print() -> None:
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr.count("same") == len(FILES), proc.stderr
+
+
+# ------------------------------------------------------------------ Kafka's view of a group
+
+def _ids(change: KafkaChange) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for mid, member, _ in change.view:
+        out.setdefault(member, []).append(mid)
+    return out
+
+
+def test_a_dead_member_stays_for_its_session_and_a_leaving_one_goes_at_once() -> None:
+    rows = [(0, "join", "a", "10.0.0.1@1"), (0, "join", "b", "10.0.0.2@1"),
+            (0, "join", "c", "10.0.0.3@1"), (10_000, "kill", "a", "10.0.0.1@1"),
+            (20_000, "crash", "b", "10.0.0.2@1"), (30_000, "leave", "c", "10.0.0.3@1")]
+    changes = member_timeline(rows, seed=1)
+    at = {ch.time_ms: ch for ch in changes}
+    assert set(_ids(at[10_000])) == {"a", "b", "c"}                 # killed: still a member
+    assert len(at[10_000].alive) == 2
+    assert set(_ids(at[30_000])) == {"a", "b"}                      # LeaveGroup: gone at once
+    assert set(_ids(at[10_000 + SESSION_TIMEOUT_MS])) == {"b"}      # kill -9: 45 s, like a crash
+    assert set(_ids(at[20_000 + SESSION_TIMEOUT_MS])) == set()
+    assert member_timeline(rows, seed=1) == changes
+    assert member_timeline(rows, seed=2) != changes                 # the member ids come from it
+
+
+def test_no_duplicate_client_id_trap_and_a_restart_is_a_new_member() -> None:
+    cid = "10.0.0.1@4242"                       # two processes with one client id
+    rows = [(0, "join", "a", cid), (0, "join", "b", cid), (5_000, "crash", "a", cid),
+            (6_000, "join", "a", cid)]
+    changes = member_timeline(rows)
+    first = changes[0]
+    ids = _ids(first)
+    assert ids["a"] != ids["b"]
+    assert all(i.startswith(cid + "-") for v in ids.values() for i in v)
+    members = [Member(mid, ("T",)) for mid, _, _ in first.view]
+    shares = range_assign({"T": 8}, members)
+    assert sorted(len(v) for v in shares.values()) == [4, 4]        # both consume, half each
+    restarted = next(ch for ch in changes if ch.time_ms == 6_000)
+    assert len(_ids(restarted)["a"]) == 2       # the dead process's id waits out its session
+    assert len(restarted.alive) == 2

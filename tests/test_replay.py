@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,6 +26,7 @@ from rocketlb_core.trace.schema import TraceError
 
 TRACES = sorted(p.parent for p in data_path("traces").glob("*/trace.json"))
 STRATEGIES = list(default_strategies())      # every strategy that needs no configuration
+KAFKA = ["kafka-range", "kafka-roundrobin"]  # Kafka's assignors on Kafka's view of the group
 
 
 def test_the_shipped_traces() -> None:
@@ -62,8 +64,9 @@ def test_python_and_spark_engines_give_identical_outputs(spark, trace: Path,
         _rows(tmp_path / "spark" / "sends.parquet", OUTPUT_COLUMNS, key)
     assert _files(tmp_path / "py") == _files(tmp_path / "spark")       # byte for byte
     if load_trace(trace).membership is not None:
-        ca = replay_consumers_python(trace, tmp_path / "cpy", None, STRATEGIES)
-        cb = replay_consumers_spark(trace, tmp_path / "cspark", None, STRATEGIES)
+        ca = replay_consumers_python(trace, tmp_path / "cpy", None, STRATEGIES + KAFKA, seed=3)
+        cb = replay_consumers_spark(trace, tmp_path / "cspark", None, STRATEGIES + KAFKA,
+                                    seed=3)
         assert ca == cb
         cols = ("strategy", "change", "time_ms", "member", "client_id", "broker", "queue_id")
         assert _rows(tmp_path / "cpy" / "assignments.parquet", cols, cols) == \
@@ -96,6 +99,27 @@ def test_consumer_what_if_on_the_membership_day(tmp_path: Path) -> None:
     assert out["AVG"]["lag_message_seconds"] > 0
     assert set(out["AVG"]["lag_max_by_queue"]) == {f"broker-{b}/{i}" for b in "ab"
                                                    for i in range(4)}
+
+
+def test_kafka_what_if_on_the_membership_day(tmp_path: Path) -> None:
+    """Kafka's group drops the crashed member after its 45 s session, not RocketMQ's 120 s
+    channel expiry; a range assignor on one topic gives AVG's shares, in member-id order."""
+    trace = data_path("traces", "membership-day")
+    out = replay_consumers_python(trace, tmp_path / "c", None, ["AVG", *KAFKA])
+    s = out["strategies"]
+    assert out["seed"] == 0
+    assert s["AVG"]["unowned_ms_total"] == 120_000
+    assert s["kafka-range"]["unowned_ms_total"] == s["kafka-roundrobin"]["unowned_ms_total"] \
+        == 45_000
+    assert s["kafka-range"]["lag_max"] < s["AVG"]["lag_max"]
+    assert s["kafka-range"]["changes"] == s["AVG"]["changes"]
+    rows = pq.read_table(tmp_path / "c" / "assignments.parquet").to_pylist()
+    for change in {r["change"] for r in rows if r["strategy"] == "kafka-range"}:
+        shares = Counter(r["member"] for r in rows
+                         if r["strategy"] == "kafka-range" and r["change"] == change)
+        assert max(shares.values()) - min(shares.values()) <= 1      # range: even shares
+    again = replay_consumers_python(trace, tmp_path / "d", None, KAFKA)
+    assert again["strategies"] == {k: s[k] for k in KAFKA}           # same seed, same result
 
 
 def test_the_replay_is_deterministic(tmp_path: Path) -> None:

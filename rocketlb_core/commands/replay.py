@@ -59,7 +59,8 @@ def register(sub: Any) -> None:
     cons.add_argument("--group", default=None, help="consumer group (default: the only one)")
     cons.add_argument("--strategies", default=",".join(default_strategies()),
                       help="comma-separated names from the registry (rocketlb_core.consumer."
-                           "registry)")
+                           "registry), or Kafka's assignors: kafka-range, kafka-roundrobin")
+    add_seed(cons)
 
 
 def producer(args: argparse.Namespace) -> int:
@@ -89,16 +90,17 @@ def producer(args: argparse.Namespace) -> int:
 
 
 def consumer(args: argparse.Namespace) -> int:
+    check_seed(args.seed)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     if args.engine == "spark":
         from rocketlb_core.spark.consumer_replay import replay_consumers_spark
 
         summary = replay_consumers_spark(args.trace, args.out, args.group, strategies,
-                                         args.master, force=args.force)
+                                         args.master, force=args.force, seed=args.seed)
     else:
         from rocketlb_core.replay.consumer_engines import replay_consumers_python
 
         summary = replay_consumers_python(args.trace, args.out, args.group, strategies,
-                                          force=args.force)
+                                          force=args.force, seed=args.seed)
     print_json(summary)
     return 0

@@ -24,6 +24,9 @@ from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
 from rocketlb_core.consumer.base import Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import moved
 from rocketlb_core.consumer.registry import make
+from rocketlb_core.kafka.assignors import ASSIGNORS
+from rocketlb_core.kafka.assignors import Member as KafkaMember
+from rocketlb_core.kafka.group import KAFKA_PREFIX, KafkaChange, member_timeline
 from rocketlb_core.model import MessageQueue, subscribe_queues
 from rocketlb_core.replay.lag import OwnershipSpan, lag_timeline
 from rocketlb_core.trace.read import Trace
@@ -82,28 +85,72 @@ def replay_strategy(name: str, changes: Sequence[Change], queues: Sequence[Messa
     """One strategy over the timeline: its summary, its assignment rows and who owned what."""
     strategy = make(name)
     previous: Assignment | None = None
+    states: list[_State] = []
+    for ch in changes:
+        cids = [cid for _, cid in ch.view]
+        assignment: Assignment = {}
+        if cids:
+            mq_all, cid_all = rebalance_view(queues, cids)
+            assignment = assign_all(strategy, group, mq_all, cid_all, previous)
+        states.append(_State(ch.time_ms, assignment, tuple((m, c, c) for m, c in ch.view),
+                             frozenset((m, c) for m, c in ch.view if m in ch.alive)))
+        previous = assignment
+    return _account(name, states, queues, end_ms)
+
+
+def replay_kafka(name: str, changes: Sequence[KafkaChange], queues: Sequence[MessageQueue],
+                 end_ms: int, topic: str
+                 ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
+    """A Kafka assignor (``kafka-range``, ...) over Kafka's view of the timeline
+    (``rocketlb_core.kafka.group``): partition ``p`` of the topic is ``queues[p]``."""
+    assign = ASSIGNORS[name.removeprefix(KAFKA_PREFIX)]
+    states: list[_State] = []
+    for ch in changes:
+        members = [KafkaMember(mid, (topic,)) for mid, _, _ in ch.view]
+        result = assign({topic: len(queues)}, members) if members else {}
+        assignment = {mid: [queues[p] for _, p in tps] for mid, tps in result.items()}
+        states.append(_State(ch.time_ms, assignment,
+                             tuple((who, cid, mid) for mid, who, cid in ch.view),
+                             frozenset((who, mid) for mid, who, _ in ch.view if mid in ch.alive)))
+    return _account(name, states, queues, end_ms)
+
+
+@dataclass(frozen=True)
+class _State:
+    """The group after one change: each owner key's queues, the view as (member, client id,
+    owner key) and the (member, owner key) pairs consuming. RocketMQ's owner key is the client
+    id (two members with one id share a share), Kafka's the member id the coordinator gave (a
+    restarted member is a new one while its old id waits out its session)."""
+
+    time_ms: int
+    assignment: Assignment
+    view: tuple[tuple[str, str, str], ...]
+    alive: frozenset[tuple[str, str]]
+
+
+def _account(name: str, states: Sequence[_State], queues: Sequence[MessageQueue], end_ms: int
+             ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
+    """Moves, idle members, unowned and double-owned time, rows and ownership spans."""
+    previous: Assignment | None = None
     rows: list[tuple[Any, ...]] = []
     moves: list[int] = []
     idle_max = 0
     spans: list[OwnershipSpan] = []
     unowned: Counter[str] = Counter()
     double: Counter[str] = Counter()
-    for i, ch in enumerate(changes):
-        cids = [cid for _, cid in ch.view]
-        assignment: Assignment = {}
-        if cids:
-            mq_all, cid_all = rebalance_view(queues, cids)
-            assignment = assign_all(strategy, group, mq_all, cid_all, previous)
+    for i, st in enumerate(states):
+        ch, assignment = st, st.assignment
         if previous is not None:
             moves.append(moved(previous, assignment))
-        idle_max = max(idle_max, sum(1 for c in set(cids) if not assignment.get(c)))
-        span = (changes[i + 1].time_ms if i + 1 < len(changes) else end_ms) - ch.time_ms
+        keys = {key for _, _, key in st.view}
+        idle_max = max(idle_max, sum(1 for k in keys if not assignment.get(k)))
+        span = (states[i + 1].time_ms if i + 1 < len(states) else end_ms) - ch.time_ms
         owners: Counter[MessageQueue] = Counter()
         live: dict[str, list[str]] = {}
-        for member, cid in ch.view:
-            for q in assignment.get(cid, ()):
+        for member, cid, key in ch.view:
+            for q in assignment.get(key, ()):
                 rows.append((name, i, ch.time_ms, member, cid, q.broker_name, q.queue_id))
-                if member in ch.alive:
+                if (member, key) in ch.alive:
                     owners[q] += 1
                     live.setdefault(q.short(), []).append(member)
         spans.append(OwnershipSpan(ch.time_ms, {q: tuple(sorted(m)) for q, m in live.items()}))
@@ -113,7 +160,7 @@ def replay_strategy(name: str, changes: Sequence[Change], queues: Sequence[Messa
             elif owners[q] > 1:
                 double[q.short()] += max(0, span)
         previous = assignment
-    summary = {"changes": len(changes), "queues_moved": sum(moves), "moved_per_change": moves,
+    summary = {"changes": len(states), "queues_moved": sum(moves), "moved_per_change": moves,
                "idle_consumers_max": idle_max, "unowned_ms_total": sum(unowned.values()),
                "double_owned_ms_total": sum(double.values()),
                "unowned_ms_by_queue": dict(sorted(unowned.items())),
@@ -121,18 +168,34 @@ def replay_strategy(name: str, changes: Sequence[Change], queues: Sequence[Messa
     return summary, rows, spans
 
 
+def _membership_rows(trace: Trace, group: str) -> list[tuple[int, str, str, str]]:
+    m = trace.membership
+    if m is None:
+        raise ValueError(f"{trace.folder}: the trace has no membership.parquet")
+    return [(m["time_ms"][i], m["event"][i], m["member"][i], m["client_id"][i])
+            for i in range(len(m["time_ms"])) if m["group"][i] == group]
+
+
 def replay_group(trace: Trace, group: str, strategies: Sequence[str],
-                 arrivals: dict[str, Counter[int]] | None = None
+                 arrivals: dict[str, Counter[int]] | None = None, seed: int = 0
                  ) -> Iterator[tuple[str, dict[str, Any], list[tuple[Any, ...]],
                                      list[tuple[Any, ...]]]]:
     """Per strategy: summary (lag included when ``arrivals`` are given), assignment rows and
-    lag rows ``(strategy, time_s, queue, lag)``."""
+    lag rows ``(strategy, time_s, queue, lag)``. A ``kafka-`` strategy runs Kafka's assignor
+    on Kafka's view of the timeline (``rocketlb_core.kafka.group``; its member ids drawn with
+    ``seed``)."""
     changes = timeline(trace, group)
     queues = sorted(subscribe_queues(trace.topic, trace.layout.routes[trace.topic]))
     end = int(trace.meta.get("end_ms", changes[-1].time_ms))
     rate = float(trace.meta.get("groups", {}).get(group, {}).get("consume_rate_per_s", 2000.0))
+    kafka: list[KafkaChange] | None = None
     for name in strategies:
-        summary, rows, spans = replay_strategy(name, changes, queues, end, group)
+        if name.startswith(KAFKA_PREFIX):
+            if kafka is None:
+                kafka = member_timeline(_membership_rows(trace, group), seed)
+            summary, rows, spans = replay_kafka(name, kafka, queues, end, trace.topic)
+        else:
+            summary, rows, spans = replay_strategy(name, changes, queues, end, group)
         lag_rows: list[tuple[Any, ...]] = []
         if arrivals is not None:
             lag, samples = lag_timeline(spans, [q.short() for q in queues], arrivals, rate, end)

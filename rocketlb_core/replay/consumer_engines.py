@@ -11,6 +11,8 @@ from typing import Any
 from rocketlb_core.atomic import atomic_folder, check_output
 from rocketlb_core.consumer.registry import REGISTRY
 from rocketlb_core.errors import UsageError
+from rocketlb_core.kafka.assignors import ASSIGNORS
+from rocketlb_core.kafka.group import KAFKA_PREFIX
 from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.consumer import ASSIGNMENT_COLUMNS, replay_group
 from rocketlb_core.replay.engines import replay_rows, write_summary
@@ -38,14 +40,21 @@ Tables = Callable[[Any, str, list[str], Path, dict[str, Any]], None]
 ``result["strategies"]``."""
 
 
+def known_strategies() -> list[str]:
+    """RocketMQ's registry, then Kafka's assignors as ``kafka-<name>``."""
+    return [*REGISTRY, *(KAFKA_PREFIX + name for name in ASSIGNORS if "@" not in name)]
+
+
 def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
                      strategies: Sequence[str], *, tables: Tables, read_sends: bool = True,
-                     force: bool = False) -> dict[str, Any]:
+                     force: bool = False, seed: int = 0) -> dict[str, Any]:
     """Replay the trace's membership through ``strategies`` with an engine's ``tables``;
-    ``out_dir`` follows ``rocketlb_core.atomic``'s rule (``force`` as there)."""
-    unknown = [s for s in strategies if s not in REGISTRY]
+    ``out_dir`` follows ``rocketlb_core.atomic``'s rule (``force`` as there). ``seed``: for
+    Kafka's member ids (``rocketlb_core.kafka.group``), recorded in the summary when used."""
+    known = known_strategies()
+    unknown = [s for s in strategies if s not in known]
     if unknown or not strategies:
-        raise UsageError(f"unknown strategies {unknown} (known: {', '.join(REGISTRY)})")
+        raise UsageError(f"unknown strategies {unknown} (known: {', '.join(known)})")
     if len(set(strategies)) != len(strategies):
         raise UsageError(f"a strategy is named twice in {list(strategies)}")
     check_output(out_dir, COMMAND, inputs=[trace_dir], force=force)
@@ -53,6 +62,8 @@ def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
     g = _group_of(trace, group)
     result: dict[str, Any] = {"trace": str(trace.meta.get("name", trace_dir.name)),
                               "kind": "consumer", "group": g, "strategies": {}}
+    if any(s.startswith(KAFKA_PREFIX) for s in strategies):
+        result["seed"] = seed
     with atomic_folder(out_dir, COMMAND, inputs=[trace_dir], force=force) as tmp:
         tables(trace, g, list(strategies), tmp, result)
         write_summary(tmp, result)
@@ -60,11 +71,11 @@ def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
 
 
 def replay_consumers_python(trace_dir: Path, out_dir: Path, group: str | None,
-                            strategies: Sequence[str], *, force: bool = False
+                            strategies: Sequence[str], *, force: bool = False, seed: int = 0
                             ) -> dict[str, Any]:
     """Replay the trace's membership through ``strategies`` in this process."""
     return replay_consumers(trace_dir, out_dir, group, strategies, tables=_python_tables,
-                            force=force)
+                            force=force, seed=seed)
 
 
 def _python_tables(trace: Any, group: str, strategies: list[str], tmp: Path,
@@ -72,8 +83,8 @@ def _python_tables(trace: Any, group: str, strategies: list[str], tmp: Path,
     rows: list[tuple[Any, ...]] = []
     lags: list[tuple[Any, ...]] = []
     arrivals = arrivals_from_rows(replay_rows(trace, ReplayConfig()))
-    for name, summary, strategy_rows, lag_rows in replay_group(trace, group, strategies,
-                                                              arrivals):
+    for name, summary, strategy_rows, lag_rows in replay_group(
+            trace, group, strategies, arrivals, seed=result.get("seed", 0)):
         result["strategies"][name] = summary
         rows.extend(strategy_rows)
         lags.extend(lag_rows)

@@ -21,11 +21,11 @@ from rocketlb_core.spark.session import spark_session
 
 def replay_consumers_spark(trace_dir: Path, out_dir: Path, group: str | None,
                            strategies: Sequence[str], master: str | None = None, *,
-                           force: bool = False) -> dict[str, Any]:
+                           force: bool = False, seed: int = 0) -> dict[str, Any]:
     """``rocketlb_core.replay.consumer_engines.replay_consumers_python`` on Spark (``master``
     as ``rocketlb_core.spark.spark_session``)."""
     return replay_consumers(
-        trace_dir, out_dir, group, strategies, force=force, read_sends=False,
+        trace_dir, out_dir, group, strategies, force=force, read_sends=False, seed=seed,
         tables=lambda trace, g, names, tmp, result: _tables(trace, g, names, tmp, master,
                                                             result))
 
@@ -63,13 +63,14 @@ def _tables(trace: Any, group: str, strategies: list[str], tmp: Path, master: st
     with tempfile.TemporaryDirectory(prefix="rocketlb-arrivals-", dir=tmp.parent) as scratch:
         arrivals = _spark_arrivals(spark, trace.folder, master, Path(scratch) / "replay")
     names = spark.createDataFrame([(s,) for s in strategies], "strategy string")
+    seed = int(result.get("seed", 0))
     empty: dict[str, Any] = dict.fromkeys(("change", "time_ms", "member", "client_id", "broker",
                                            "queue_id", "time_s", "queue", "lag", "summary"))
 
     def everything(pdf: pd.DataFrame) -> pd.DataFrame:
         out: list[dict[str, Any]] = []
         for name, summary, rows, lags in replay_group(trace, group, list(pdf["strategy"]),
-                                                     arrivals):
+                                                     arrivals, seed=seed):
             out.append({**empty, "kind": "summary", "strategy": name,
                         "summary": json.dumps(summary, sort_keys=True)})
             out += [{**empty, "kind": "assignment", **dict(zip(ASSIGNMENT_COLUMNS, r,
