@@ -743,3 +743,34 @@ def churn_queue_shares(settings: Mapping[str, ReplayConfig], sends: int = 200_00
                 rows.append({"setting": label, "broker": broker, "queue": int(qid),
                              "share": round(n / per_broker[broker], 4)})
     return pd.DataFrame(rows)
+
+
+def kafka_side_by_side(days: Mapping[str, tuple[Path | str, str]],
+                       strategies: Sequence[str] = ("AVG", "STICKY", "kafka-range",
+                                                    "kafka-roundrobin"),
+                       seed: int = 0) -> pd.DataFrame:
+    """Each recorded day (label -> (trace folder, group)) through RocketMQ's strategies and
+    Kafka's assignors (``kafka-*``, on Kafka's view of the group: ``rocketlb_core.kafka.group``)
+    with the consumer replay's Python engine, in a temporary folder removed before this
+    returns. One row per day and strategy: queues moved, unowned and double-owned seconds, the
+    most idle members at once, the largest backlog."""
+    import tempfile
+
+    import pandas as pd
+
+    from rocketlb_core.replay.consumer_engines import replay_consumers_python
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rocketlb-kafka-") as tmp:
+        for k, (label, (trace, group)) in enumerate(days.items()):
+            out = replay_consumers_python(Path(trace), Path(tmp) / f"day-{k}", group,
+                                          list(strategies), seed=seed)
+            for name, s in out["strategies"].items():
+                rows.append({"day": label, "strategy": name,
+                             "system": "Kafka" if name.startswith("kafka-") else "RocketMQ",
+                             "queues moved": s["queues_moved"],
+                             "unowned s": round(s["unowned_ms_total"] / 1000, 1),
+                             "double-owned s": round(s["double_owned_ms_total"] / 1000, 1),
+                             "most idle": s["idle_consumers_max"],
+                             "largest backlog": s.get("lag_max", 0)})
+    return pd.DataFrame(rows)
