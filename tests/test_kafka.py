@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from rocketlb_core.javamath import java_hash_order
 from rocketlb_core.kafka.assignors import ASSIGNORS, Member, range_assign, round_robin_assign
 from rocketlb_core.kafka.conformance import run_assignor_case
 from rocketlb_core.kafka.group import SESSION_TIMEOUT_MS, KafkaChange, member_timeline
+from rocketlb_core.kafka.partitioner import BuiltInPartitioner, murmur2, partition_for_key
 from rocketlb_core.kafka.vectors import FILES, read_cases
 
 VECTORS = Path(__file__).parent / "vectors" / "kafka"
@@ -24,9 +26,53 @@ VECTORS = Path(__file__).parent / "vectors" / "kafka"
 @pytest.mark.parametrize("name", [f.name for f in FILES])
 def test_every_vector_passes(name: str) -> None:
     report = run_file(VECTORS / name)
-    assert report.kind == "kafka-assignor"
     assert report.failures() == []
-    assert report.passed == next(f.cases for f in FILES if f.name == name)
+    if "partitioner" in name:
+        assert report.kind == "kafka-partitioner"
+        steps = [s for line in read_cases(VECTORS / name) for s in json.loads(line)["steps"]]
+        assert report.passed == sum(s["op"] != "stats" for s in steps) >= 10_000
+    else:
+        assert report.kind == "kafka-assignor"
+        assert report.passed == next(f.cases for f in FILES if f.name == name)
+
+
+class _NotAdaptive(BuiltInPartitioner):
+    """KIP-480's sticky partitioner without KIP-794's weights: queue sizes are ignored."""
+
+    def update_load_stats(self, queue_sizes: Sequence[int] | None,
+                          partition_ids: Sequence[int], length: int) -> None:
+        self.cft = None
+
+
+def test_the_partitioner_vectors_tell_adaptive_from_uniform_switching() -> None:
+    """The same scenarios with the weights ignored must pick another partition somewhere, and
+    murmur2 must differ from a plain hash: the vectors exercise what KIP-794 added."""
+    name = "kafka-partitioner-4.3.1.jsonl.gz"
+    wrong = 0
+    draws: list[int] = []
+    for line in read_cases(VECTORS / name):
+        obj = json.loads(line)
+        available = obj["available"]
+        bp = _NotAdaptive(obj["sticky_batch_size"], lambda: draws.pop(0))
+        for step in obj["steps"]:
+            if step["op"] == "stats":
+                bp.update_load_stats(step["queue_sizes"], step["partition_ids"], step["length"])
+            elif step["op"] == "append":
+                draws[:] = step["draws"]
+                info = bp.peek(available)
+                bp.update_partition_info(info, step["bytes"], available, step["enable_switch"])
+                wrong += bp.peek(available).partition != step["next"]
+    assert wrong > 0
+
+
+def test_murmur2_on_kafkas_own_test_values() -> None:
+    """``UtilsTest.testMurmur2`` in apache/kafka: one value per tail length and a long key."""
+    cases = {b"21": -973932308, b"foobar": -790332482,
+             b"a-little-bit-long-string": -985981536,
+             b"a-little-bit-longer-string": -1486304829,
+             b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971, b"abc": 479470107}
+    assert {k: murmur2(k) for k in cases} == cases
+    assert partition_for_key(b"foobar", 7) == (-790332482 & 0x7FFFFFFF) % 7
 
 
 @pytest.mark.parametrize(("name", "other"), [

@@ -54,6 +54,8 @@ def _kind_of(obj: dict[str, Any]) -> str | None:
         return "allocation"
     if "assignor" in obj and "members" in obj and "expected" in obj:
         return "kafka-assignor"
+    if "partitioner" in obj and "steps" in obj:
+        return "kafka-partitioner"
     return None
 
 
@@ -113,6 +115,10 @@ def _dispatch(kind: str, obj: dict[str, Any], report: Report) -> None:
         from rocketlb_core.kafka.conformance import run_assignor_case
 
         run_assignor_case(obj, report)
+    elif kind == "kafka-partitioner":
+        from rocketlb_core.kafka.conformance import run_partitioner_case
+
+        run_partitioner_case(obj, report)
     else:
         from rocketlb_core.conformance.allocation_vectors import run_group
 

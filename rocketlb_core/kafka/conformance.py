@@ -1,6 +1,8 @@
-"""Checking one Kafka assignor vector (``rocketlb_core.kafka.vectors``) against the ports: the
-assignor the vector's release runs (``assignors.for_release``), each member's partitions in
-Kafka's order."""
+"""Checking Kafka's vectors (``rocketlb_core.kafka.vectors``) against the ports: an assignor
+case (the assignor the vector's release runs, ``assignors.for_release``; each member's
+partitions in Kafka's order), or a partitioner scenario (every step: the partition a keyed
+record goes to, or the sticky partition used and the one after, with the random draws the step
+made given as inputs)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 
 from rocketlb_core.conformance.report import Report
 from rocketlb_core.kafka.assignors import ASSIGNORS, Member, TopicPartition, for_release
+from rocketlb_core.kafka.partitioner import BuiltInPartitioner, partition_for_key
 
 
 def expected_assignment(obj: dict[str, Any]) -> dict[str, list[TopicPartition]]:
@@ -31,3 +34,38 @@ def run_assignor_case(obj: dict[str, Any], report: Report, assignor: str | None 
     if name not in ASSIGNORS:
         raise ValueError(f"unknown Kafka assignor {name!r}")
     report.check(str(obj["id"]), ASSIGNORS[name](partitions, members), expected_assignment(obj))
+
+
+def run_partitioner_case(obj: dict[str, Any], report: Report) -> None:
+    """Replay one scenario's steps on a fresh ``BuiltInPartitioner``; one outcome a step."""
+    available = [bool(a) for a in obj["available"]]
+    draws: list[int] = []
+
+    def draw() -> int:
+        if not draws:
+            raise ValueError("the port drew more random numbers than Kafka did")
+        return draws.pop(0)
+
+    bp = BuiltInPartitioner(int(obj["sticky_batch_size"]), draw)
+    for k, step in enumerate(obj["steps"]):
+        case = f"{obj['id']} step {k}"
+        op = step["op"]
+        if op == "stats":
+            bp.update_load_stats(step["queue_sizes"], step["partition_ids"], int(step["length"]))
+        elif op == "key":
+            got = partition_for_key(bytes.fromhex(step["key"]), int(step["partitions"]))
+            report.check(case, got, step["partition"])
+        elif op == "append":
+            draws[:] = [int(d) for d in step["draws"]]
+            try:
+                info = bp.peek(available)
+                used = info.partition
+                bp.update_partition_info(info, int(step["bytes"]), available,
+                                         bool(step["enable_switch"]))
+                got_pair = (used, bp.peek(available).partition, len(draws))
+            except ValueError as exc:
+                report.add(case, False, str(exc))
+                continue
+            report.check(case, got_pair, (step["partition"], step["next"], 0))
+        else:
+            raise ValueError(f"unknown partitioner step {op!r}")

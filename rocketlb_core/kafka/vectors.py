@@ -15,7 +15,9 @@ gzip-compressed JSONL, one case a line::
      "expected": {member id: [[topic, [partition, ...]], ...]}}   # runs, in Kafka's order
 
 ``members`` are in the order they went into the group's ``HashMap``. ``identical_on``: the
-other releases that printed the same bytes for the same seed. ``--check`` regenerates the first
+other releases that printed the same bytes for the same seed. The partitioner's file holds
+scenarios instead (``kafka.partitioner``; ``PartitionerVectors.java`` says what each step
+records). ``--check`` regenerates the first
 ``--cases`` of each file and compares them with the files instead of writing.
 
 Where releases differ (``FILES``): ``RangeAssignor`` before KIP-881 (3.4 and earlier) orders a
@@ -38,7 +40,10 @@ from pathlib import Path
 from rocketlb_core.atomic import MARKER
 from rocketlb_core.live.jars import ENV_CACHE, LiveError, class_path, find_tool, java, resolve_maven
 
-JAVA_SOURCE = Path(__file__).with_name("java") / "KafkaVectors.java"
+JAVA_ROOT = Path(__file__).with_name("java")
+JAVA_SOURCES = (JAVA_ROOT / "KafkaVectors.java",
+                JAVA_ROOT / "org/apache/kafka/clients/producer/internals/PartitionerVectors.java")
+PARTITIONER_MAIN = "org.apache.kafka.clients.producer.internals.PartitionerVectors"
 SEED = 20261124
 
 
@@ -56,7 +61,10 @@ class VectorFile:
 
 FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("range", "3.4.0", (), 3500),
-         VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 3500))
+         VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 3500),
+         VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 450))
+"""``partitioner``: ``BuiltInPartitioner`` and ``partitionForKey`` (``PartitionerVectors.java``),
+one scenario a line, each a sequence of steps; the others are assignors, one group a line."""
 
 
 def cache_dir(version: str) -> Path:
@@ -83,11 +91,14 @@ def generate(assignor: str, version: str, cases: int, label: str, work: Path) ->
     if not (out / "KafkaVectors.class").is_file():
         out.mkdir(parents=True, exist_ok=True)
         javac = find_tool("javac", "install a JDK (17), or set JAVA_HOME")
-        subprocess.run([javac, "-d", str(out), "-cp", cp, str(JAVA_SOURCE)], check=True,
-                       capture_output=True, timeout=600)
-    run = subprocess.run([java(), "-cp", f"{out}{os.pathsep}{cp}", "KafkaVectors", assignor,
-                          str(SEED), str(cases), label], capture_output=True, timeout=1800,
-                         check=False)
+        built = subprocess.run([javac, "-d", str(out), "-cp", cp, *map(str, JAVA_SOURCES)],
+                               capture_output=True, text=True, timeout=600, check=False)
+        if built.returncode != 0:
+            raise LiveError(f"javac against kafka-clients {version} failed:\n"
+                            f"{built.stderr[-1500:]}")
+    main = ([PARTITIONER_MAIN] if assignor == "partitioner" else ["KafkaVectors", assignor])
+    run = subprocess.run([java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(SEED),
+                          str(cases), label], capture_output=True, timeout=1800, check=False)
     if run.returncode != 0:
         raise LiveError(f"KafkaVectors {assignor} on kafka-clients {version} failed "
                         f"(exit {run.returncode}): {run.stderr.decode(errors='replace')[-800:]}")
