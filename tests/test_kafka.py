@@ -14,7 +14,15 @@ import pytest
 from rocketlb_core.conformance.report import Report
 from rocketlb_core.conformance.runner import run_file
 from rocketlb_core.javamath import java_hash_order
-from rocketlb_core.kafka.assignors import ASSIGNORS, Member, range_assign, round_robin_assign
+from rocketlb_core.kafka.assignors import (
+    ASSIGNORS,
+    Member,
+    StickyMember,
+    cooperative_sticky_assign,
+    eager_sticky_assign,
+    range_assign,
+    round_robin_assign,
+)
 from rocketlb_core.kafka.conformance import run_assignor_case
 from rocketlb_core.kafka.group import SESSION_TIMEOUT_MS, KafkaChange, member_timeline
 from rocketlb_core.kafka.partitioner import BuiltInPartitioner, murmur2, partition_for_key
@@ -80,6 +88,9 @@ def test_murmur2_on_kafkas_own_test_values() -> None:
     ("kafka-range-3.4.0.jsonl.gz", "range"),
     ("kafka-range-4.3.1.jsonl.gz", "roundrobin"),
     ("kafka-roundrobin-4.3.1.jsonl.gz", "range"),
+    ("kafka-sticky-4.3.1.jsonl.gz", "cooperative-sticky"),
+    ("kafka-cooperative-sticky-4.3.1.jsonl.gz", "sticky"),
+    ("kafka-sticky-4.3.1.jsonl.gz", "roundrobin"),
 ])
 def test_each_assignors_vectors_fail_under_another_assignors_rules(name: str, other: str
                                                                     ) -> None:
@@ -97,6 +108,24 @@ def test_each_assignors_vectors_fail_under_another_assignors_rules(name: str, ot
             want = {k: sorted((t, p) for t, ps in runs for p in ps)
                     for k, runs in obj["expected"].items()}
             assert {k: sorted(v) for k, v in got.items()} == want
+
+
+def test_sticky_vectors_cover_histories_and_stale_claims() -> None:
+    seen = {"no_history": 0, "moved": 0, "stale_claim": 0, "more_members": 0, "withheld": 0}
+    for line in read_cases(VECTORS / "kafka-cooperative-sticky-4.3.1.jsonl.gz"):
+        obj = json.loads(line)
+        members = obj["members"]
+        owned = [(t, p) for m in members for t, ps in m["owned"] for p in ps]
+        total = sum(n for _, n in obj["topics"])
+        given = sum(len(ps) for runs in obj["expected"].values() for _, ps in runs)
+        seen["no_history"] += not owned
+        seen["stale_claim"] += len(owned) != len(set(owned))
+        seen["more_members"] += len(members) > total
+        seen["withheld"] += given < total            # the cooperative first round holds back
+        seen["moved"] += any((t, p) not in {(a, b) for a, bs in m["owned"] for b in bs}
+                             for m in members if m["owned"]
+                             for t, ps in obj["expected"][m["id"]] for p in ps)
+    assert all(v >= 20 for v in seen.values()), seen
 
 
 def test_vectors_cover_what_the_assignors_branch_on() -> None:
@@ -182,3 +211,21 @@ def test_no_duplicate_client_id_trap_and_a_restart_is_a_new_member() -> None:
     restarted = next(ch for ch in changes if ch.time_ms == 6_000)
     assert len(_ids(restarted)["a"]) == 2       # the dead process's id waits out its session
     assert len(restarted.alive) == 2
+
+
+def test_the_cooperative_protocol_settles_in_two_rounds_where_the_eager_one_takes_one() -> None:
+    """Four members own 12 partitions; two join. The eager sticky assignor moves two partitions
+    from each old member at once; the cooperative one first only revokes them (unowned until
+    the second round), then hands them over: the same result in two rebalances."""
+    old = [StickyMember(f"m{i}", ("T",), None, tuple(("T", p) for p in range(i, 12, 4)), 1)
+           for i in range(4)]
+    group = [*old, StickyMember("m4", ("T",)), StickyMember("m5", ("T",))]
+    eager = eager_sticky_assign({"T": 12}, group)
+    first = cooperative_sticky_assign({"T": 12}, group)
+    assert first["m4"] == first["m5"] == []
+    assert sum(map(len, first.values())) == 8                       # four partitions withheld
+    assert all(set(first[m.member_id]) <= set(m.owned) for m in old)  # nothing moves yet
+    second = cooperative_sticky_assign({"T": 12}, [
+        StickyMember(m, ("T",), None, tuple(first.get(m, ())), 2) for m in sorted(eager)])
+    assert {m: sorted(v) for m, v in second.items()} == {m: sorted(v) for m, v in eager.items()}
+    assert sorted(len(v) for v in eager.values()) == [2] * 6

@@ -26,7 +26,8 @@ from rocketlb_core.trace.schema import TraceError
 
 TRACES = sorted(p.parent for p in data_path("traces").glob("*/trace.json"))
 STRATEGIES = list(default_strategies())      # every strategy that needs no configuration
-KAFKA = ["kafka-range", "kafka-roundrobin"]  # Kafka's assignors on Kafka's view of the group
+KAFKA = ["kafka-range", "kafka-roundrobin", "kafka-sticky",   # Kafka's assignors on Kafka's
+         "kafka-cooperative-sticky"]                           # view of the group
 
 
 def test_the_shipped_traces() -> None:
@@ -118,6 +119,15 @@ def test_kafka_what_if_on_the_membership_day(tmp_path: Path) -> None:
         shares = Counter(r["member"] for r in rows
                          if r["strategy"] == "kafka-range" and r["change"] == change)
         assert max(shares.values()) - min(shares.values()) <= 1      # range: even shares
+    # sticky: fewer moves than range; cooperative: the same moves, an extra rebalance when a
+    # partition moves between two members that both stay (a departed member's partitions are
+    # free at once), each such partition unowned between the two
+    assert s["kafka-sticky"]["queues_moved"] < s["kafka-range"]["queues_moved"]
+    coop = s["kafka-cooperative-sticky"]
+    assert coop["moved_per_change"] == s["kafka-sticky"]["moved_per_change"]
+    extra = sum(1 for m in coop["moved_per_change"] if m)
+    assert coop["changes"] < coop["rebalances"] <= coop["changes"] + extra
+    assert coop["unowned_ms_total"] > s["kafka-sticky"]["unowned_ms_total"]
     again = replay_consumers_python(trace, tmp_path / "d", None, KAFKA)
     assert again["strategies"] == {k: s[k] for k in KAFKA}           # same seed, same result
 

@@ -149,3 +149,224 @@ def for_release(assignor: str, version: str) -> str:
     if assignor not in ASSIGNORS:
         raise ValueError(f"unknown Kafka assignor {assignor!r}")
     return assignor
+
+
+# ------------------------------------------------------------------ the sticky assignors
+
+class KafkaAssignorError(RuntimeError):
+    """Where Kafka's assignor throws (``kind``: the Java exception's simple name)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class StickyMember(Member):
+    """A member as the sticky assignors see it: what it owned before and in which generation
+    (``None``: it brings no history). The eager ``StickyAssignor`` reads both from the user data
+    its own instance encoded; ``CooperativeStickyAssignor`` from the subscription's owned
+    partitions and generation."""
+
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int | None = None
+
+
+DEFAULT_GENERATION = -1
+
+
+def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], eager: bool
+                     ) -> tuple[bool, dict[str, list[TopicPartition]], set[TopicPartition]]:
+    """``AbstractStickyAssignor.allSubscriptionsEqual``: whether every member subscribes to the
+    same topics, each member's valid previous partitions, and the partitions two members of the
+    same generation both claimed (given to neither). A partition claimed twice goes to the higher
+    generation; the other claimant's generation is read from its subscription, which for the
+    eager assignor carries none (its generation lives in the user data), so there a claimant
+    with any history outranks the earlier one."""
+    equal = True
+    subscribed: set[str] = set()
+    previous_owner: dict[TopicPartition, str] = {}
+    owned_by: dict[str, list[TopicPartition]] = {}
+    multiple: set[TopicPartition] = set()
+    for consumer, m in group.items():
+        if not subscribed:
+            subscribed.update(m.topics)
+        elif equal and not (len(m.topics) == len(subscribed) and subscribed >= set(m.topics)):
+            equal = False
+        generation = DEFAULT_GENERATION if m.generation is None else m.generation
+        mine: list[TopicPartition] = []
+        owned_by[consumer] = mine
+        for tp in (m.owned if (m.generation is not None or not eager) else ()):
+            if tp[0] not in all_topics:
+                continue
+            other = previous_owner.get(tp)
+            if other is None:
+                mine.append(tp)
+                previous_owner[tp] = consumer
+                continue
+            om = group[other]
+            other_generation = DEFAULT_GENERATION if (eager or om.generation is None) \
+                else om.generation
+            if generation == other_generation:
+                multiple.add(tp)
+                _remove_first(owned_by[other], tp)
+                previous_owner[tp] = consumer
+            elif generation > other_generation:
+                mine.append(tp)
+                _remove_first(owned_by[other], tp)
+                previous_owner[tp] = consumer
+    return equal, owned_by, multiple
+
+
+def _remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
+    """``List.remove(Object)``."""
+    if tp in items:
+        items.remove(tp)
+
+
+def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPartition]],
+                 multiple: set[TopicPartition]
+                 ) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str]]:
+    """``ConstrainedAssignmentBuilder.build`` (every member subscribes to the same topics; no
+    racks): each member keeps what it owned up to its quota, the rest is dealt round robin to
+    the members below quota in member-id order. Also returns the partitions that change owner
+    (``partitionsTransferringOwnership``)."""
+    total = sum(partitions.values())
+    n = len(owned_by)
+    min_quota, max_quota = total // n, -(-total // n)
+    expected_over = total % n
+    current_over = 0
+    assignment: dict[str, list[TopicPartition]] = {c: [] for c in owned_by}
+    assigned: list[TopicPartition] = []
+    under: list[str] = []
+    exact: list[str] = []
+    maybe_revoked: dict[TopicPartition, str] = {}
+    transferring: dict[TopicPartition, str] = {}
+    for consumer, raw in owned_by.items():
+        owned = sorted(raw, key=lambda tp: (tp[1], java_string_key(tp[0])))
+        for tp in multiple:
+            _remove_first(owned, tp)
+        if len(owned) < min_quota:
+            assignment[consumer].extend(owned)
+            assigned.extend(owned)
+            under.append(consumer)
+        elif len(owned) >= max_quota and current_over < expected_over:
+            current_over += 1
+            if current_over == expected_over:
+                exact.clear()
+            assignment[consumer].extend(owned[:max_quota])
+            assigned.extend(owned[:max_quota])
+            for tp in owned[max_quota:]:
+                maybe_revoked[tp] = consumer
+        else:
+            assignment[consumer].extend(owned[:min_quota])
+            assigned.extend(owned[:min_quota])
+            for tp in owned[min_quota:]:
+                maybe_revoked[tp] = consumer
+            if current_over < expected_over:
+                exact.append(consumer)
+    unassigned = _unassigned(partitions, assigned)
+    under.sort(key=java_string_key)
+    exact.sort(key=java_string_key)
+
+    def give(tp: TopicPartition, consumer: str) -> int:
+        mine = assignment[consumer]
+        mine.append(tp)
+        if (tp in maybe_revoked and maybe_revoked[tp] != consumer) or tp in multiple:
+            transferring[tp] = consumer
+        return len(mine)
+
+    # assignRoundRobin, with java.util.LinkedList's iterator over ``under``
+    pos, last = 0, -1
+    for tp in unassigned:
+        if pos < len(under):
+            consumer, last = under[pos], pos
+            pos += 1
+        elif not under and not exact:
+            raise KafkaAssignorError("IllegalStateException",
+                                     "No more unfilled consumers to be assigned.")
+        elif not under:
+            consumer = exact.pop(0)
+        else:
+            pos, last = 1, 0
+            consumer = under[0]
+        count = give(tp, consumer)
+        if count == min_quota:
+            if last < 0:
+                raise KafkaAssignorError("IllegalStateException", "iterator remove")
+            del under[last]
+            pos, last = last, -1
+            exact.append(consumer)
+        elif count == max_quota:
+            current_over += 1
+    if under:                                           # verifyUnfilledMembers
+        if current_over != expected_over:
+            raise KafkaAssignorError(
+                "IllegalStateException", "We haven't reached the expected number of members "
+                "with more than the minQuota partitions, but no more partitions to be assigned")
+        for member in under:
+            if len(assignment[member]) != min_quota:
+                raise KafkaAssignorError(
+                    "IllegalStateException", f"Consumer: [{member}] doesn't reach minQuota "
+                    "partitions, and no more partitions to be assigned")
+    return assignment, transferring
+
+
+def _unassigned(partitions: Mapping[str, int], assigned: list[TopicPartition]
+                ) -> list[TopicPartition]:
+    """``getUnassignedPartitions``: every partition, topics in ``String`` order, minus the
+    assigned ones (walked in step with them, sorted, as Kafka does)."""
+    topics = sorted(partitions, key=java_string_key)
+    if not assigned:
+        return [(t, i) for t in topics for i in range(partitions[t])]
+    ordered = sorted(assigned, key=lambda tp: (java_string_key(tp[0]), tp[1]))
+    out: list[TopicPartition] = []
+    k, direct = 0, False
+    for t in topics:
+        for i in range(partitions[t]):
+            if direct or ordered[k] != (t, i):
+                out.append((t, i))
+            elif k + 1 < len(ordered):
+                k += 1
+            else:
+                direct = True
+    return out
+
+
+def sticky_assign(partitions: Mapping[str, int], members: Sequence[StickyMember], *,
+                  cooperative: bool = False) -> dict[str, list[TopicPartition]]:
+    """``StickyAssignor`` (eager) or ``CooperativeStickyAssignor``: each member id's
+    partitions, in Kafka's order. The cooperative one leaves out the partitions that change
+    owner: their old owner gives them up, and a second rebalance assigns them. Members must
+    subscribe to the same topics (the general builder is not ported)."""
+    group = _group(members)
+    have = {t: n for t, n in _partitions_per_topic(group, partitions)}
+    sticky_group = {mid: m if isinstance(m, StickyMember) else StickyMember(
+        m.member_id, m.topics, m.instance_id) for mid, m in group.items()}
+    equal, owned_by, multiple = _owned_by_member(sticky_group, set(have), eager=not cooperative)
+    if not equal:
+        raise NotImplementedError("Kafka's general sticky assignment (unequal subscriptions) "
+                                  "is not ported yet")
+    assignment, transferring = _constrained(have, owned_by, multiple)
+    if cooperative:
+        for tp, consumer in transferring.items():
+            _remove_first(assignment[consumer], tp)
+    return assignment
+
+
+def cooperative_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member]
+                              ) -> dict[str, list[TopicPartition]]:
+    """``CooperativeStickyAssignor``: the first of the cooperative protocol's two rebalances."""
+    return sticky_assign(partitions, [m if isinstance(m, StickyMember) else StickyMember(
+        m.member_id, m.topics, m.instance_id) for m in members], cooperative=True)
+
+
+def eager_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member]
+                        ) -> dict[str, list[TopicPartition]]:
+    """``StickyAssignor``."""
+    return sticky_assign(partitions, [m if isinstance(m, StickyMember) else StickyMember(
+        m.member_id, m.topics, m.instance_id) for m in members])
+
+
+ASSIGNORS["sticky"] = eager_sticky_assign
+ASSIGNORS["cooperative-sticky"] = cooperative_sticky_assign

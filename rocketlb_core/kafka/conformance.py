@@ -9,7 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from rocketlb_core.conformance.report import Report
-from rocketlb_core.kafka.assignors import ASSIGNORS, Member, TopicPartition, for_release
+from rocketlb_core.kafka.assignors import (
+    ASSIGNORS,
+    KafkaAssignorError,
+    Member,
+    StickyMember,
+    TopicPartition,
+    for_release,
+)
 from rocketlb_core.kafka.partitioner import BuiltInPartitioner, partition_for_key
 
 
@@ -20,9 +27,17 @@ def expected_assignment(obj: dict[str, Any]) -> dict[str, list[TopicPartition]]:
 
 
 def case_inputs(obj: dict[str, Any]) -> tuple[dict[str, int], list[Member]]:
+    """The case's partitions per topic and its members (with their history when it has one)."""
     partitions = {str(t): int(n) for t, n in obj["topics"]}
-    members = [Member(str(m["id"]), tuple(str(t) for t in m["topics"]), m["instance"])
-               for m in obj["members"]]
+    members: list[Member] = []
+    for m in obj["members"]:
+        topics = tuple(str(t) for t in m["topics"])
+        if "owned" in m:
+            owned = tuple((str(t), int(p)) for t, ps in m["owned"] for p in ps)
+            members.append(StickyMember(str(m["id"]), topics, m["instance"], owned,
+                                        m["generation"]))
+        else:
+            members.append(Member(str(m["id"]), topics, m["instance"]))
     return partitions, members
 
 
@@ -33,6 +48,15 @@ def run_assignor_case(obj: dict[str, Any], report: Report, assignor: str | None 
     name = assignor or for_release(obj["assignor"], obj["source"]["version"])
     if name not in ASSIGNORS:
         raise ValueError(f"unknown Kafka assignor {name!r}")
+    if "error" in obj["expected"]:
+        want = obj["expected"]["error"]["type"]
+        try:
+            ASSIGNORS[name](partitions, members)
+        except KafkaAssignorError as exc:
+            report.check(str(obj["id"]), exc.kind, want)
+            return
+        report.add(str(obj["id"]), False, f"expected {want}, got an assignment")
+        return
     report.check(str(obj["id"]), ASSIGNORS[name](partitions, members), expected_assignment(obj))
 
 

@@ -34,9 +34,17 @@ from dataclasses import dataclass
 SESSION_TIMEOUT_MS = 45_000
 """``session.timeout.ms``: a member silent this long is removed (default since Kafka 3.0)."""
 
+COOPERATIVE_GAP_MS = 3_000
+"""Between the cooperative protocol's two rebalances: the members that gave partitions up
+rejoin at once, the others learn of the rebalance from their next heartbeat
+(``heartbeat.interval.ms``, 3 s by default), so the second completes within about one
+heartbeat interval. An assumption of the model (the replay has no clock finer than the
+recorded changes); the partitions that move are unowned for this long."""
+
 KAFKA_PREFIX = "kafka-"
 """Strategy names of the consumer replay that run a Kafka assignor: ``kafka-range``,
-``kafka-roundrobin`` (``assignors.ASSIGNORS`` after the prefix)."""
+``kafka-roundrobin``, ``kafka-sticky``, ``kafka-cooperative-sticky`` (``assignors.ASSIGNORS``
+after the prefix)."""
 
 
 @dataclass(frozen=True)

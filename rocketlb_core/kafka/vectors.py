@@ -22,7 +22,10 @@ records). ``--check`` regenerates the first
 
 Where releases differ (``FILES``): ``RangeAssignor`` before KIP-881 (3.4 and earlier) orders a
 member's partitions differently (``assignors.range_assign``); ``RoundRobinAssignor`` is the same
-from 3.4 to 4.3.
+from 3.4 to 4.3. The sticky assignors' cases carry a history (a first rebalance, then members
+leaving and joining, sometimes a stale claim); 3.4's sticky assignors give other results on
+about a third of them (1,121 of 3,000 eager cases, 511 of them in the shares themselves): not
+ported, so no 3.4 file.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ class VectorFile:
 FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("range", "3.4.0", (), 3500),
          VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 3500),
+         VectorFile("sticky", "4.3.1", ("3.9.1",), 2000),
+         VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 2000),
          VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 450))
 """``partitioner``: ``BuiltInPartitioner`` and ``partitionForKey`` (``PartitionerVectors.java``),
 one scenario a line, each a sequence of steps; the others are assignors, one group a line."""

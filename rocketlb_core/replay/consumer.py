@@ -24,9 +24,14 @@ from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
 from rocketlb_core.consumer.base import Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import moved
 from rocketlb_core.consumer.registry import make
-from rocketlb_core.kafka.assignors import ASSIGNORS
+from rocketlb_core.kafka.assignors import ASSIGNORS, StickyMember
 from rocketlb_core.kafka.assignors import Member as KafkaMember
-from rocketlb_core.kafka.group import KAFKA_PREFIX, KafkaChange, member_timeline
+from rocketlb_core.kafka.group import (
+    COOPERATIVE_GAP_MS,
+    KAFKA_PREFIX,
+    KafkaChange,
+    member_timeline,
+)
 from rocketlb_core.model import MessageQueue, subscribe_queues
 from rocketlb_core.replay.lag import OwnershipSpan, lag_timeline
 from rocketlb_core.trace.read import Trace
@@ -102,17 +107,58 @@ def replay_kafka(name: str, changes: Sequence[KafkaChange], queues: Sequence[Mes
                  end_ms: int, topic: str
                  ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
     """A Kafka assignor (``kafka-range``, ...) over Kafka's view of the timeline
-    (``rocketlb_core.kafka.group``): partition ``p`` of the topic is ``queues[p]``."""
-    assign = ASSIGNORS[name.removeprefix(KAFKA_PREFIX)]
+    (``rocketlb_core.kafka.group``): partition ``p`` of the topic is ``queues[p]``. The sticky
+    assignors get each member's previous partitions and the group's generation; the
+    cooperative one runs the protocol's two rebalances: the first withholds every partition
+    that changes owner (its old owner gives it up), the second, ``COOPERATIVE_GAP_MS`` later,
+    assigns them, unless another change comes first. The summary counts rebalances
+    (``rebalances``) and moves between settled assignments only."""
+    kind = name.removeprefix(KAFKA_PREFIX)
+    assign = ASSIGNORS[kind]
+    sticky = kind in ("sticky", "cooperative-sticky")
     states: list[_State] = []
-    for ch in changes:
-        members = [KafkaMember(mid, (topic,)) for mid, _, _ in ch.view]
+    owned: dict[str, list[int]] = {}                 # member id -> partitions it was given
+    generation = 0
+
+    def run(members_view: tuple[tuple[str, str, str], ...]) -> dict[str, list[int]]:
+        members: list[KafkaMember] = []
+        for mid, _, _ in members_view:
+            if sticky:
+                mine = owned.get(mid)
+                members.append(StickyMember(
+                    mid, (topic,), None, tuple((topic, p) for p in mine or ()),
+                    generation if mine is not None else None))
+            else:
+                members.append(KafkaMember(mid, (topic,)))
         result = assign({topic: len(queues)}, members) if members else {}
-        assignment = {mid: [queues[p] for _, p in tps] for mid, tps in result.items()}
-        states.append(_State(ch.time_ms, assignment,
-                             tuple((who, cid, mid) for mid, who, cid in ch.view),
-                             frozenset((who, mid) for mid, who, _ in ch.view if mid in ch.alive)))
-    return _account(name, states, queues, end_ms)
+        return {mid: [p for _, p in tps] for mid, tps in result.items()}
+
+    for k, ch in enumerate(changes):
+        view = tuple((who, cid, mid) for mid, who, cid in ch.view)
+        alive = frozenset((who, mid) for mid, who, _ in ch.view if mid in ch.alive)
+        result = run(ch.view)
+        generation += 1
+        owned = {mid: ps for mid, ps in result.items()}
+        first = {mid: [queues[p] for p in ps] for mid, ps in result.items()}
+        if kind != "cooperative-sticky":
+            states.append(_State(ch.time_ms, first, view, alive))
+            continue
+        withheld = len(queues) - sum(len(ps) for ps in result.values()) if result else 0
+        nxt = changes[k + 1].time_ms if k + 1 < len(changes) else end_ms
+        second_at = ch.time_ms + COOPERATIVE_GAP_MS
+        if withheld == 0 or second_at >= nxt:
+            states.append(_State(ch.time_ms, first, view, alive))
+            continue
+        states.append(_State(ch.time_ms, first, view, alive, settled=False))
+        result = run(ch.view)                        # the revoking members rejoin
+        generation += 1
+        owned = {mid: ps for mid, ps in result.items()}
+        states.append(_State(second_at, {mid: [queues[p] for p in ps]
+                                         for mid, ps in result.items()}, view, alive))
+    summary, rows, spans = _account(name, states, queues, end_ms)
+    summary["changes"] = len(changes)
+    summary["rebalances"] = len(states)
+    return summary, rows, spans
 
 
 @dataclass(frozen=True)
@@ -126,6 +172,7 @@ class _State:
     assignment: Assignment
     view: tuple[tuple[str, str, str], ...]
     alive: frozenset[tuple[str, str]]
+    settled: bool = True                     # False: the first of two cooperative rebalances
 
 
 def _account(name: str, states: Sequence[_State], queues: Sequence[MessageQueue], end_ms: int
@@ -140,7 +187,7 @@ def _account(name: str, states: Sequence[_State], queues: Sequence[MessageQueue]
     double: Counter[str] = Counter()
     for i, st in enumerate(states):
         ch, assignment = st, st.assignment
-        if previous is not None:
+        if previous is not None and st.settled:
             moves.append(moved(previous, assignment))
         keys = {key for _, _, key in st.view}
         idle_max = max(idle_max, sum(1 for k in keys if not assignment.get(k)))
@@ -159,7 +206,8 @@ def _account(name: str, states: Sequence[_State], queues: Sequence[MessageQueue]
                 unowned[q.short()] += max(0, span)
             elif owners[q] > 1:
                 double[q.short()] += max(0, span)
-        previous = assignment
+        if st.settled:
+            previous = assignment
     summary = {"changes": len(states), "queues_moved": sum(moves), "moved_per_change": moves,
                "idle_consumers_max": idle_max, "unowned_ms_total": sum(unowned.values()),
                "double_owned_ms_total": sum(double.values()),

@@ -8,7 +8,12 @@ import java.nio.charset.StandardCharsets;
 import java.io.PrintStream;
 import java.util.*;
 
+import java.nio.ByteBuffer;
+
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.StickyAssignor;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
 import org.apache.kafka.clients.consumer.RangeAssignor;
@@ -30,7 +35,9 @@ public final class KafkaVectors {
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
         for (int c = 0; c < cases; c++) {
-            out.println(oneCase(assignorName, version, String.format("%s-%06d", assignorName, c), rnd));
+            String id = String.format("%s-%06d", assignorName, c);
+            out.println(assignorName.endsWith("sticky") ? stickyCase(assignorName, version, id, rnd)
+                                                       : oneCase(assignorName, version, id, rnd));
         }
         out.flush();
     }
@@ -39,6 +46,8 @@ public final class KafkaVectors {
         switch (name) {
             case "range": return new RangeAssignor();
             case "roundrobin": return new RoundRobinAssignor();
+            case "sticky": return new StickyAssignor();
+            case "cooperative-sticky": return new CooperativeStickyAssignor();
             default: throw new IllegalArgumentException("unknown assignor " + name);
         }
     }
@@ -145,6 +154,154 @@ public final class KafkaVectors {
             + ",\"source\":{\"artifact\":\"org.apache.kafka:kafka-clients\",\"version\":" + str(version) + "}"
             + ",\"topics\":" + topicsJson + ",\"members\":" + membersJson
             + ",\"expected\":" + expected + "}";
+    }
+
+    // The sticky assignors need a history: a first rebalance of a group with no owners, then the
+    // case itself, a second rebalance after members left and joined (and, in some cases, topics
+    // grew), where the members that stayed bring what they were given (the eager StickyAssignor in
+    // its user data, encoded by the member's own assignor instance; the cooperative one in the
+    // subscription's owned partitions and generation). Some cases add a stale claim: a member also
+    // claims a partition another owns, in the same or an older generation. Subscriptions are equal
+    // (the constrained assignment builder; the general one is not ported yet).
+    static String stickyCase(String assignorName, String version, String id, Random rnd) {
+        int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 6 : 2);
+        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+        while (topics.size() < nTopics) {
+            String t = name(rnd, rnd.nextBoolean() ? "topic-" : "");
+            topics.put(t, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 64 : 16));
+        }
+        List<String> shared = new ArrayList<>(topics.keySet());
+        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
+        List<String> first = new ArrayList<>();
+        Map<String, String> instances = new HashMap<>();
+        while (first.size() < n1) {
+            String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+            if (!first.contains(m)) first.add(m);
+            if (rnd.nextInt(5) == 0) instances.put(m, name(rnd, "instance-"));
+        }
+        boolean history = rnd.nextInt(5) != 0;
+        Map<String, List<TopicPartition>> before = new HashMap<>();
+        List<String> members = new ArrayList<>(first);
+        if (history) {
+            Map<String, Subscription> g1 = new HashMap<>();
+            for (String m : first) g1.put(m, subscription(assignorName, shared, null, -1, instances.get(m)));
+            Map<String, ConsumerPartitionAssignor.Assignment> a1 =
+                assignor(assignorName).assign(cluster(topics), new GroupSubscription(g1)).groupAssignment();
+            for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
+            members = new ArrayList<>();
+            for (String m : first) if (rnd.nextInt(10) < 7) members.add(m);
+            int joining = rnd.nextInt(rnd.nextInt(3) == 0 ? 12 : 4);
+            for (int j = 0; j < joining; j++) {
+                String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+                if (!members.contains(m) && !first.contains(m)) members.add(m);
+            }
+            if (members.isEmpty()) members.add(first.get(0));
+            if (rnd.nextInt(6) == 0)
+                for (String t : shared) topics.put(t, topics.get(t) + rnd.nextInt(8));
+        }
+        Map<String, Integer> generation = new HashMap<>();
+        for (String m : members) if (history && before.containsKey(m)) generation.put(m, 1);
+        if (history && rnd.nextInt(6) == 0 && members.size() > 1) {
+            // a stale claim: a member also claims another's partition
+            String a = members.get(rnd.nextInt(members.size()));
+            String b = members.get(rnd.nextInt(members.size()));
+            List<TopicPartition> theirs = before.getOrDefault(b, Collections.emptyList());
+            if (!a.equals(b) && !theirs.isEmpty()) {
+                before.computeIfAbsent(a, k -> new ArrayList<>()).add(theirs.get(rnd.nextInt(theirs.size())));
+                generation.put(a, rnd.nextBoolean() ? 1 : 0);
+            }
+        }
+        Map<String, Subscription> group = new HashMap<>();
+        StringBuilder membersJson = new StringBuilder("[");
+        for (int i = 0; i < members.size(); i++) {
+            String m = members.get(i);
+            List<String> subs = new ArrayList<>(shared);
+            Collections.shuffle(subs, rnd);
+            List<TopicPartition> owned = before.getOrDefault(m, Collections.emptyList());
+            Integer gen = generation.get(m);
+            group.put(m, subscription(assignorName, subs, owned, gen == null ? -1 : gen, instances.get(m)));
+            if (i > 0) membersJson.append(',');
+            membersJson.append("{\"id\":").append(str(m))
+                .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
+                .append(",\"topics\":").append(strs(subs))
+                .append(",\"owned\":").append(runs(owned))
+                .append(",\"generation\":").append(gen == null ? "null" : gen.toString()).append('}');
+        }
+        membersJson.append(']');
+        StringBuilder expected = new StringBuilder("{");
+        try {
+            Map<String, ConsumerPartitionAssignor.Assignment> result =
+                assignor(assignorName).assign(cluster(topics), new GroupSubscription(group)).groupAssignment();
+            boolean firstOut = true;
+            for (String m : members) {
+                if (!firstOut) expected.append(',');
+                firstOut = false;
+                ConsumerPartitionAssignor.Assignment a = result.get(m);
+                expected.append(str(m)).append(':').append(a == null ? "null" : runs(a.partitions()));
+            }
+            expected.append('}');
+        } catch (RuntimeException ex) {
+            expected = new StringBuilder("{\"error\":{\"type\":").append(str(ex.getClass().getSimpleName()))
+                .append(",\"message\":").append(str(String.valueOf(ex.getMessage()))).append("}}");
+        }
+        StringBuilder topicsJson = new StringBuilder("[");
+        boolean f = true;
+        for (Map.Entry<String, Integer> e : topics.entrySet()) {
+            if (!f) topicsJson.append(',');
+            f = false;
+            topicsJson.append('[').append(str(e.getKey())).append(',').append(e.getValue()).append(']');
+        }
+        topicsJson.append(']');
+        return "{\"id\":" + str(id) + ",\"assignor\":" + str(assignorName)
+            + ",\"source\":{\"artifact\":\"org.apache.kafka:kafka-clients\",\"version\":" + str(version) + "}"
+            + ",\"topics\":" + topicsJson + ",\"members\":" + membersJson
+            + ",\"expected\":" + expected + "}";
+    }
+
+    static Subscription subscription(String assignorName, List<String> topics, List<TopicPartition> owned,
+                                     int generation, String instance) {
+        Subscription s;
+        List<TopicPartition> mine = owned == null ? Collections.emptyList() : owned;
+        if (assignorName.equals("sticky")) {
+            ByteBuffer userData = null;
+            if (generation >= 0) {      // what the member's own StickyAssignor encodes after its last assignment
+                StickyAssignor own = new StickyAssignor();
+                own.onAssignment(new ConsumerPartitionAssignor.Assignment(mine),
+                                 new ConsumerGroupMetadata("g", generation, "m", Optional.empty()));
+                userData = own.subscriptionUserData(new HashSet<>(topics));
+            }
+            s = new Subscription(topics, userData, Collections.emptyList());
+        } else {
+            s = new Subscription(topics, null, mine, generation, Optional.empty());
+        }
+        if (instance != null) s.setGroupInstanceId(Optional.of(instance));
+        return s;
+    }
+
+    static Cluster cluster(Map<String, Integer> topics) {
+        Node node = new Node(0, "127.0.0.1", 9092);
+        List<PartitionInfo> parts = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : topics.entrySet())
+            for (int p = 0; p < e.getValue(); p++)
+                parts.add(new PartitionInfo(e.getKey(), p, node, new Node[]{node}, new Node[]{node}));
+        return new Cluster("rocketlb", Collections.singletonList(node), parts,
+                           Collections.emptySet(), Collections.emptySet());
+    }
+
+    static String runs(List<TopicPartition> tps) {
+        StringBuilder sb = new StringBuilder("[");
+        String runTopic = null;
+        for (TopicPartition tp : tps) {
+            if (!tp.topic().equals(runTopic)) {
+                if (runTopic != null) sb.append("]],");
+                runTopic = tp.topic();
+                sb.append('[').append(str(runTopic)).append(",[").append(tp.partition());
+            } else {
+                sb.append(',').append(tp.partition());
+            }
+        }
+        if (runTopic != null) sb.append("]]");
+        return sb.append(']').toString();
     }
 
     static List<String> subset(Random rnd, List<String> all) {
