@@ -7,7 +7,13 @@ For each strategy, two ways to get all 128 shares, timed in the same run:
 Targets from the issue (upstream Java on this machine, spec 12): AVG for all 128 shares in
 0.13 ms; CONSISTENT_HASH within 31 ms (Java: 310 ms).
 
-Run: .venv/bin/python bench/allocation.py [--repeat R]
+Kafka's assignors (``rocketlb_core.kafka.assignors``, issue 16) at the same size, one topic of
+1024 partitions, 128 members (the sticky ones with the history of a group of 120 before), as a
+ratio to AVG's whole-group time in the same run; with ``--large``, Kafka's own large case for
+the sticky assignors (``AbstractStickyAssignorTest``: 1,000,000 partitions, 2,000 members; about
+1.4 s in upstream's Java), once each.
+
+Run: .venv/bin/python bench/allocation.py [--repeat R] [--large]
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Callable
 from rocketlb_core.consumer.base import assign_all, rebalance_view
 from rocketlb_core.consumer.registry import REGISTRY, make
 from rocketlb_core.consumer.strategies import avg
+from rocketlb_core.kafka.assignors import ASSIGNORS, Member, StickyMember
 from rocketlb_core.model import MessageQueue
 
 QUEUES, CONSUMERS = 1024, 128
@@ -37,6 +44,8 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--large", action="store_true",
+                    help="also Kafka's large case for the sticky assignors (1 M x 2,000)")
     args = ap.parse_args()
     raw_q = [MessageQueue("TopicTest", f"room{b % 2}-broker-{b}", i)
              for b in range(16) for i in range(QUEUES // 16)]
@@ -62,7 +71,39 @@ def main() -> None:
         print(f"{r['strategy']:26} {r['whole_group_ms']:15.3f} {r['per_client_ms']:14.3f} "
               f"{r['speedup']:7.1f}x")
     print("targets: AVG <= 0.13 ms (upstream Java), CONSISTENT_HASH <= 31 ms")
-    print(json.dumps({"rows": rows}), flush=True)
+    avg_ms = float(next(r["whole_group_ms"] for r in rows if r["strategy"] == "AVG"))
+    kafka = kafka_rows(QUEUES, CONSUMERS, args.repeat, avg_ms)
+    if args.large:
+        kafka += kafka_rows(1_000_000, 2_000, 1, avg_ms, names=("sticky", "cooperative-sticky"))
+    print(f"Kafka's assignors, one topic; ratio to AVG's whole group ({avg_ms:.3f} ms)")
+    for r in kafka:
+        print(f"{r['assignor']:20} {r['partitions']:>9,} x {r['members']:>5,}  "
+              f"{r['ms']:12.1f} ms  {r['vs_avg']:10.1f}x AVG")
+    print(json.dumps({"rows": rows, "kafka": kafka}), flush=True)
+
+
+def kafka_rows(partitions: int, members: int, repeat: int, avg_ms: float,
+               names: tuple[str, ...] = ("range", "roundrobin", "sticky", "cooperative-sticky")
+               ) -> list[dict[str, object]]:
+    """Each of ``names`` on one topic; the sticky ones see members 0..n-9 owning the round-robin
+    split of a group without the last eight (so they keep, and give up, partitions)."""
+    ids = [f"consumer-{i:05d}-{(i * 2654435761) % 10**8:08d}" for i in range(members)]
+    before = ids[:-8] if members > 8 else ids
+    owned: dict[str, list[tuple[str, int]]] = {m: [] for m in before}
+    for p in range(partitions):
+        owned[before[p % len(before)]].append(("T", p))
+    out = []
+    for name in names:
+        if "sticky" in name:
+            group: list[Member] = [StickyMember(m, ("T",), None, tuple(owned.get(m, ())),
+                                                1 if m in owned else None) for m in ids]
+        else:
+            group = [Member(m, ("T",)) for m in ids]
+        ms = best(lambda name=name, group=group: ASSIGNORS[name]({"T": partitions}, group),
+                  repeat)
+        out.append({"assignor": name, "partitions": partitions, "members": members,
+                    "ms": round(ms, 2), "vs_avg": round(ms / avg_ms, 1)})
+    return out
 
 
 if __name__ == "__main__":

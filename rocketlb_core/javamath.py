@@ -140,6 +140,41 @@ def java_hash_order(keys: list[str], *, compute_if_absent: bool = False) -> list
     return [unique[i] for i in order]
 
 
+def java_grown_capacity(size: int) -> int:
+    """The table size of a ``java.util.HashMap`` made with the default constructor after
+    ``size`` puts (16, doubled whenever the size passes three quarters of it)."""
+    capacity = 16
+    while size > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
+def java_copy_capacity(size: int) -> int:
+    """The table size of ``new HashSet<>(collection)`` (or ``new HashMap<>(map)``) of ``size``
+    elements: the power of two at or above ``max(size / .75 + 1, 16)``."""
+    want = max(int(size / 0.75) + 1, 16)
+    capacity = 1
+    while capacity < want:
+        capacity *= 2
+    return capacity
+
+
+def java_table_order(hashes: list[int], capacity: int) -> list[int]:
+    """The positions of ``hashes`` (each key's ``hashCode``, in insertion order, keys distinct)
+    in the order a ``HashMap`` of table size ``capacity``, filled by ``put``, iterates them."""
+    def bucket(h: int) -> int:
+        h &= _MASK32
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(range(len(hashes)), key=lambda i: (bucket(hashes[i]), i))
+
+
+def java_uuid_hash(most: int, least: int) -> int:
+    """``org.apache.kafka.common.Uuid.hashCode``: the two halves of ``most ^ least`` xored."""
+    h = (most ^ least) & 0xFFFFFFFFFFFFFFFF
+    return wrap32((h >> 32) ^ h)
+
+
 class JavaIndexOutOfBoundsError(IndexError):
     """What Java's ``List.get`` throws for an index outside the list."""
 

@@ -18,10 +18,12 @@ from rocketlb_core.kafka.assignors import (
     ASSIGNORS,
     Member,
     StickyMember,
+    Topic,
     cooperative_sticky_assign,
     eager_sticky_assign,
     range_assign,
     round_robin_assign,
+    uniform_assign,
 )
 from rocketlb_core.kafka.conformance import run_assignor_case
 from rocketlb_core.kafka.group import SESSION_TIMEOUT_MS, KafkaChange, member_timeline
@@ -91,6 +93,8 @@ def test_murmur2_on_kafkas_own_test_values() -> None:
     ("kafka-sticky-4.3.1.jsonl.gz", "cooperative-sticky"),
     ("kafka-cooperative-sticky-4.3.1.jsonl.gz", "sticky"),
     ("kafka-sticky-4.3.1.jsonl.gz", "roundrobin"),
+    ("kafka-uniform-4.3.1.jsonl.gz", "uniform@4.0"),
+    ("kafka-uniform-4.0.0.jsonl.gz", "uniform"),
 ])
 def test_each_assignors_vectors_fail_under_another_assignors_rules(name: str, other: str
                                                                     ) -> None:
@@ -229,3 +233,18 @@ def test_the_cooperative_protocol_settles_in_two_rounds_where_the_eager_one_take
         StickyMember(m, ("T",), None, tuple(first.get(m, ())), 2) for m in sorted(eager)])
     assert {m: sorted(v) for m, v in second.items()} == {m: sorted(v) for m, v in eager.items()}
     assert sorted(len(v) for v in eager.values()) == [2] * 6
+
+
+def test_uniform_assignor_41_keeps_more_than_40() -> None:
+    """KIP-848's server-side assignor: 4.1 passes an extra slot on when the member cannot fill
+    it from what it holds, so it revokes fewer partitions than 4.0 on the same histories."""
+    revoked = {"uniform": 0, "uniform@4.0": 0}
+    for line in read_cases(VECTORS / "kafka-uniform-4.3.1.jsonl.gz"):
+        obj = json.loads(line)
+        topics = [Topic(n, c, tuple(u)) for n, c, u in obj["topics"]]
+        members = [(m["id"], {t: ps for t, ps in m["owned"]}) for m in obj["members"]]
+        for name in revoked:
+            got = uniform_assign(topics, members, extra_to_first=name == "uniform@4.0")
+            revoked[name] += sum(len(set(ps) - set(got[m].get(t, ())))
+                                 for m, owned in members for t, ps in owned.items())
+    assert revoked["uniform"] < revoked["uniform@4.0"], revoked

@@ -23,7 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cmp_to_key
 
-from rocketlb_core.javamath import java_hash_order, java_string_compare, java_string_key
+from rocketlb_core.javamath import (
+    java_copy_capacity,
+    java_grown_capacity,
+    java_hash_order,
+    java_string_compare,
+    java_string_key,
+    java_table_order,
+    java_uuid_hash,
+)
 
 TopicPartition = tuple[str, int]
 
@@ -142,10 +150,13 @@ as kafka-clients 3.4 and earlier release it, where it differs)."""
 
 
 def for_release(assignor: str, version: str) -> str:
-    """The ``ASSIGNORS`` key of ``assignor`` as kafka-clients ``version`` runs it."""
+    """The ``ASSIGNORS`` key of ``assignor`` as kafka-clients ``version`` runs it
+    (``uniform``: the group coordinator's)."""
     major, minor = (int(x) for x in version.split(".")[:2])
     if assignor == "range" and (major, minor) < (3, 5):
         return "range@3.4"
+    if assignor == "uniform":
+        return "uniform@4.0" if (major, minor) < (4, 1) else "uniform"
     if assignor not in ASSIGNORS:
         raise ValueError(f"unknown Kafka assignor {assignor!r}")
     return assignor
@@ -370,3 +381,92 @@ def eager_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member]
 
 ASSIGNORS["sticky"] = eager_sticky_assign
 ASSIGNORS["cooperative-sticky"] = cooperative_sticky_assign
+
+
+# ------------------------------------------------------------------ KIP-848: the server side
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic as the group coordinator knows it: its name, partition count and topic id (the
+    id's two 64-bit halves, which decide the coordinator's hash order)."""
+
+    name: str
+    partitions: int
+    topic_id: tuple[int, int]
+
+
+def uniform_assign(topics: Sequence[Topic],
+                   members: Sequence[tuple[str, Mapping[str, Sequence[int]]]], *,
+                   extra_to_first: bool = False) -> dict[str, dict[str, list[int]]]:
+    """KIP-848's ``UniformAssignor`` on the broker (kafka-group-coordinator), for a group whose
+    members all subscribe to ``topics`` (``UniformHomogeneousAssignmentBuilder``): ``members``
+    are (member id, its current target assignment: topic name -> partitions), in the order the
+    coordinator put them into its map. Each member keeps what it has up to its quota (one more
+    for ``partitions % members`` of them: in the coordinator's order, a member that can fill
+    the extra slot from what it holds keeps it, one that cannot passes it on while enough
+    members follow); what it has beyond is revoked; the free partitions (topics in the
+    coordinator's topic-id order, then the revoked ones) fill the members below quota in order.
+    Returns each member's partitions per topic, sorted (the coordinator's are sets).
+
+    ``extra_to_first``: as in 4.0, where the first ``partitions % members`` members in the
+    coordinator's order get the extra slot whatever they hold (4.1 and later pass it on, which
+    moves fewer partitions)."""
+    ids = java_hash_order([m for m, _ in members])
+    current = {m: owned for m, owned in members}
+    by_name = {t.name: t for t in topics}
+    if not ids:
+        return {}
+    order = java_table_order([java_uuid_hash(*t.topic_id) for t in topics],
+                             java_copy_capacity(len(topics)))
+    subscribed = [topics[i] for i in order]
+    assigned = {(t, p) for owned in current.values() for t, ps in owned.items() for p in ps}
+    unassigned: list[TopicPartition] = [(t.name, p) for t in subscribed
+                                        for p in range(t.partitions) if (t.name, p) not in assigned]
+    total = sum(t.partitions for t in topics)
+    min_quota, extra = divmod(total, len(ids))
+    target: dict[str, dict[str, list[int]]] = {}
+    unfilled: list[tuple[str, int]] = []
+    for index, member in enumerate(ids):
+        quota, got_extra = min_quota, extra > 0
+        if got_extra:
+            quota += 1
+        owned = current.get(member, {})
+        names = [n for n, ps in owned.items() if ps]
+        kept: dict[str, list[int]] = {}
+        for i in java_table_order([java_uuid_hash(*by_name[n].topic_id) for n in names],
+                                  java_grown_capacity(len(names))):
+            name = names[i]
+            parts = list(owned[name])
+            if len(parts) <= quota:
+                quota -= len(parts)
+                kept[name] = parts
+                continue
+            mine = []
+            for k in java_table_order(parts, java_copy_capacity(len(parts))):
+                if quota > 0:
+                    quota -= 1
+                    mine.append(parts[k])
+                else:
+                    unassigned.append((name, parts[k]))
+            kept[name] = mine
+        if quota > 0 and got_extra and len(ids) - index > extra and not extra_to_first:
+            # the extra partition stays free for a member that already holds one more (4.x):
+            # enough members follow to take every remaining extra
+            quota -= 1
+            got_extra = False
+        if quota > 0:
+            unfilled.append((member, quota))
+        if got_extra:
+            extra -= 1
+        target[member] = kept
+    at = 0
+    for member, quota in unfilled:
+        for _ in range(quota):
+            if at >= len(unassigned):
+                break
+            name, p = unassigned[at]
+            at += 1
+            target[member].setdefault(name, []).append(p)
+    if at < len(unassigned):
+        raise KafkaAssignorError("PartitionAssignorException", "Partitions were left unassigned")
+    return {m: {n: sorted(ps) for n, ps in kept.items() if ps} for m, kept in target.items()}

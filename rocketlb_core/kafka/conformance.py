@@ -14,8 +14,10 @@ from rocketlb_core.kafka.assignors import (
     KafkaAssignorError,
     Member,
     StickyMember,
+    Topic,
     TopicPartition,
     for_release,
+    uniform_assign,
 )
 from rocketlb_core.kafka.partitioner import BuiltInPartitioner, partition_for_key
 
@@ -44,8 +46,11 @@ def case_inputs(obj: dict[str, Any]) -> tuple[dict[str, int], list[Member]]:
 def run_assignor_case(obj: dict[str, Any], report: Report, assignor: str | None = None) -> None:
     """Compare one case; ``assignor`` overrides the one its release runs (to show that a
     vector tells the assignors apart)."""
-    partitions, members = case_inputs(obj)
     name = assignor or for_release(obj["assignor"], obj["source"]["version"])
+    if obj["assignor"] == "uniform" or name.startswith("uniform"):
+        run_uniform_case(obj, report, name)
+        return
+    partitions, members = case_inputs(obj)
     if name not in ASSIGNORS:
         raise ValueError(f"unknown Kafka assignor {name!r}")
     if "error" in obj["expected"]:
@@ -93,3 +98,15 @@ def run_partitioner_case(obj: dict[str, Any], report: Report) -> None:
             report.check(case, got_pair, (step["partition"], step["next"], 0))
         else:
             raise ValueError(f"unknown partitioner step {op!r}")
+
+
+def run_uniform_case(obj: dict[str, Any], report: Report, name: str) -> None:
+    """A KIP-848 ``UniformAssignor`` case (``uniform``, or ``uniform@4.0``)."""
+    if not name.startswith("uniform"):
+        raise ValueError(f"a uniform assignor case cannot run under {name!r}")
+    topics = [Topic(str(n), int(c), (int(u[0]), int(u[1]))) for n, c, u in obj["topics"]]
+    members = [(str(m["id"]), {str(t): [int(p) for p in ps] for t, ps in m["owned"]})
+               for m in obj["members"]]
+    want = {m: {t: ps for t, ps in runs} for m, runs in obj["expected"].items()}
+    got = uniform_assign(topics, members, extra_to_first=name == "uniform@4.0")
+    report.check(str(obj["id"]), got, want)

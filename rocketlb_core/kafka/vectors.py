@@ -20,6 +20,12 @@ scenarios instead (``kafka.partitioner``; ``PartitionerVectors.java`` says what 
 records). ``--check`` regenerates the first
 ``--cases`` of each file and compares them with the files instead of writing.
 
+``uniform``: KIP-848's server-side ``UniformAssignor`` (``UniformVectors.java``, against
+``kafka-group-coordinator``) on groups with one subscription: ``topics`` carry their topic ids,
+``members`` their current target assignment (``owned``), ``expected`` each member's partitions
+per topic, sorted (the coordinator's are sets). 4.0 gives the extra partitions to the first
+members in its order; 4.1 and later pass them on (``assignors.uniform_assign``).
+
 Where releases differ (``FILES``): ``RangeAssignor`` before KIP-881 (3.4 and earlier) orders a
 member's partitions differently (``assignors.range_assign``); ``RoundRobinAssignor`` is the same
 from 3.4 to 4.3. The sticky assignors' cases carry a history (a first rebalance, then members
@@ -44,8 +50,12 @@ from rocketlb_core.atomic import MARKER
 from rocketlb_core.live.jars import ENV_CACHE, LiveError, class_path, find_tool, java, resolve_maven
 
 JAVA_ROOT = Path(__file__).with_name("java")
-JAVA_SOURCES = (JAVA_ROOT / "KafkaVectors.java",
-                JAVA_ROOT / "org/apache/kafka/clients/producer/internals/PartitionerVectors.java")
+JAVA_SOURCES = {
+    "kafka-clients": (JAVA_ROOT / "KafkaVectors.java",
+                      JAVA_ROOT / "org/apache/kafka/clients/producer/internals/"
+                                  "PartitionerVectors.java"),
+    "kafka-group-coordinator": (JAVA_ROOT / "UniformVectors.java",),
+}
 PARTITIONER_MAIN = "org.apache.kafka.clients.producer.internals.PartitionerVectors"
 SEED = 20261124
 
@@ -61,51 +71,63 @@ class VectorFile:
     def name(self) -> str:
         return f"kafka-{self.assignor}-{self.version}.jsonl.gz"
 
+    @property
+    def artifact(self) -> str:
+        """KIP-848's server-side assignors live in the group coordinator, the rest in the
+        client."""
+        return "kafka-group-coordinator" if self.assignor == "uniform" else "kafka-clients"
+
 
 FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("range", "3.4.0", (), 3500),
          VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 3500),
          VectorFile("sticky", "4.3.1", ("3.9.1",), 2000),
          VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 2000),
-         VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 450))
+         VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 450),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 2000),
+         VectorFile("uniform", "4.0.0", (), 2000))
 """``partitioner``: ``BuiltInPartitioner`` and ``partitionForKey`` (``PartitionerVectors.java``),
 one scenario a line, each a sequence of steps; the others are assignors, one group a line."""
 
 
-def cache_dir(version: str) -> Path:
-    """``.cache/kafka/<version>`` in the checkout, or ``$ROCKETLB_LIVE_CACHE/kafka/<version>``."""
+def cache_dir(artifact: str, version: str) -> Path:
+    """``.cache/kafka/<artifact>-<version>`` in the checkout, or the same under
+    ``$ROCKETLB_LIVE_CACHE/kafka``."""
     env = os.environ.get(ENV_CACHE)
     root = Path(env) / "kafka" if env else Path(__file__).resolve().parents[2] / ".cache" / "kafka"
-    return root / version
+    return root / f"{artifact}-{version}"
 
 
-def jars(version: str) -> list[Path]:
-    """``kafka-clients`` ``version`` and its runtime dependencies, resolved once."""
-    folder = cache_dir(version)
+def jars(artifact: str, version: str) -> list[Path]:
+    """``org.apache.kafka:<artifact>:<version>`` and its runtime dependencies, resolved once."""
+    folder = cache_dir(artifact, version)
     if (folder / MARKER).is_file() and any(folder.glob("*.jar")):
         return sorted(folder.glob("*.jar"))
-    return resolve_maven([f"org.apache.kafka:kafka-clients:{version}"], folder,
-                         f"kafka-clients {version}")
+    return resolve_maven([f"org.apache.kafka:{artifact}:{version}"], folder,
+                         f"{artifact} {version}")
 
 
 def generate(assignor: str, version: str, cases: int, label: str, work: Path) -> bytes:
     """The generator's output for ``cases`` cases on ``version`` (``label``: the version it
     writes into ``source``, so outputs of two releases compare byte for byte)."""
-    cp = class_path(jars(version))
-    out = work / version
-    if not (out / "KafkaVectors.class").is_file():
-        out.mkdir(parents=True, exist_ok=True)
+    artifact = VectorFile(assignor, version, (), 0).artifact
+    cp = class_path(jars(artifact, version))
+    out = work / f"{artifact}-{version}"
+    if not out.is_dir():
+        out.mkdir(parents=True)
         javac = find_tool("javac", "install a JDK (17), or set JAVA_HOME")
-        built = subprocess.run([javac, "-d", str(out), "-cp", cp, *map(str, JAVA_SOURCES)],
+        built = subprocess.run([javac, "-d", str(out), "-cp", cp,
+                                *map(str, JAVA_SOURCES[artifact])],
                                capture_output=True, text=True, timeout=600, check=False)
         if built.returncode != 0:
-            raise LiveError(f"javac against kafka-clients {version} failed:\n"
+            raise LiveError(f"javac against {artifact} {version} failed:\n"
                             f"{built.stderr[-1500:]}")
-    main = ([PARTITIONER_MAIN] if assignor == "partitioner" else ["KafkaVectors", assignor])
+    main = ([PARTITIONER_MAIN] if assignor == "partitioner"
+            else ["UniformVectors"] if assignor == "uniform" else ["KafkaVectors", assignor])
     run = subprocess.run([java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(SEED),
                           str(cases), label], capture_output=True, timeout=1800, check=False)
     if run.returncode != 0:
-        raise LiveError(f"KafkaVectors {assignor} on kafka-clients {version} failed "
+        raise LiveError(f"the {assignor} generator on {artifact} {version} failed "
                         f"(exit {run.returncode}): {run.stderr.decode(errors='replace')[-800:]}")
     return run.stdout
 

@@ -1,0 +1,157 @@
+// Conformance vectors for KIP-848's server-side UniformAssignor (kafka-group-coordinator), on
+// groups whose members subscribe to the same topics (the homogeneous builder). Each case is a
+// second rebalance: a first one from no assignment, then members leave and join and the
+// coordinator hands the assignor the target assignment of those that stayed. Built and run by
+// `python -m rocketlb_core.kafka.vectors`. Inputs are built as the group coordinator builds
+// them: the members in a HashMap, each member's assignment an unmodifiable HashMap of topic id
+// to a HashSet of partitions (made from the ascending list recorded in the vector).
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.*;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.coordinator.group.api.assignor.*;
+import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
+import org.apache.kafka.coordinator.group.modern.MemberAssignmentImpl;
+
+public final class UniformVectors {
+    static final class Spec implements GroupSpec {
+        final Map<String, Set<Uuid>> subs = new HashMap<>();
+        final Map<String, Map<Uuid, Set<Integer>>> assigned = new HashMap<>();
+        public Collection<String> memberIds() { return subs.keySet(); }
+        public SubscriptionType subscriptionType() { return SubscriptionType.HOMOGENEOUS; }
+        public boolean isPartitionAssigned(Uuid t, int p) {
+            for (Map<Uuid, Set<Integer>> a : assigned.values()) {
+                Set<Integer> s = a.get(t);
+                if (s != null && s.contains(p)) return true;
+            }
+            return false;
+        }
+        public boolean isPartitionAssignable(Uuid t, int p) { return true; }
+        public MemberSubscription memberSubscription(String id) {
+            Set<Uuid> s = subs.get(id);
+            return new MemberSubscription() {
+                public Optional<String> rackId() { return Optional.empty(); }
+                public Optional<String> instanceId() { return Optional.empty(); }
+                public Set<Uuid> subscribedTopicIds() { return s; }
+            };
+        }
+        public MemberAssignment memberAssignment(String id) {
+            Map<Uuid, Set<Integer>> a = assigned.get(id);
+            return new MemberAssignmentImpl(a == null ? Collections.emptyMap() : a);
+        }
+    }
+
+    public static void main(String[] args) {
+        long seed = Long.parseLong(args[0]);
+        int cases = Integer.parseInt(args[1]);
+        String version = args[2];
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        Random rnd = new Random(seed);
+        for (int c = 0; c < cases; c++)
+            out.println(oneCase(String.format("uniform-%06d", c), version, rnd));
+        out.flush();
+    }
+
+    static String oneCase(String id, String version, Random rnd) {
+        int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 8 : 3);
+        List<String> names = new ArrayList<>();
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<Uuid, Integer> counts = new HashMap<>();
+        while (names.size() < nTopics) {
+            String t = "topic-" + names.size();
+            Uuid u = new Uuid(rnd.nextLong(), rnd.nextLong());
+            names.add(t);
+            ids.put(t, u);
+            counts.put(u, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 64 : 16));
+        }
+        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
+            public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
+            public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
+        };
+        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
+        List<String> first = new ArrayList<>();
+        while (first.size() < n1) {
+            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
+            if (!first.contains(m)) first.add(m);
+        }
+        Set<Uuid> topicSet = new HashSet<>();
+        for (String t : names) topicSet.add(ids.get(t));
+        Spec g1 = new Spec();
+        for (String m : first) g1.subs.put(m, topicSet);
+        Map<String, MemberAssignment> a1 = new UniformAssignor().assign(g1, describer).members();
+        boolean history = rnd.nextInt(5) != 0;
+        List<String> members = new ArrayList<>();
+        if (history) {
+            for (String m : first) if (rnd.nextInt(10) < 7) members.add(m);
+            int joining = rnd.nextInt(rnd.nextInt(3) == 0 ? 12 : 4);
+            for (int j = 0; j < joining; j++) members.add(new Uuid(rnd.nextLong(), rnd.nextLong()).toString());
+            if (members.isEmpty()) members.add(first.get(0));
+            if (rnd.nextInt(6) == 0)
+                for (String t : names) counts.put(ids.get(t), counts.get(ids.get(t)) + rnd.nextInt(8));
+        } else {
+            members.addAll(first);
+        }
+        Spec g2 = new Spec();
+        StringBuilder membersJson = new StringBuilder("[");
+        for (int i = 0; i < members.size(); i++) {
+            String m = members.get(i);
+            g2.subs.put(m, topicSet);
+            StringBuilder owned = new StringBuilder("[");
+            if (history && a1.containsKey(m)) {
+                Map<Uuid, Set<Integer>> mine = new HashMap<>();
+                boolean f = true;
+                for (String t : names) {
+                    Set<Integer> s = a1.get(m).partitions().get(ids.get(t));
+                    if (s == null || s.isEmpty()) continue;
+                    List<Integer> sorted = new ArrayList<>(s);
+                    Collections.sort(sorted);
+                    mine.put(ids.get(t), Collections.unmodifiableSet(new HashSet<>(sorted)));
+                    if (!f) owned.append(',');
+                    f = false;
+                    owned.append("[\"").append(t).append("\",").append(sorted.toString().replace(" ", "")).append(']');
+                }
+                g2.assigned.put(m, Collections.unmodifiableMap(mine));
+            }
+            owned.append(']');
+            if (i > 0) membersJson.append(',');
+            membersJson.append("{\"id\":\"").append(m).append("\",\"owned\":").append(owned).append('}');
+        }
+        membersJson.append(']');
+        StringBuilder expected = new StringBuilder("{");
+        try {
+            Map<String, MemberAssignment> a2 = new UniformAssignor().assign(g2, describer).members();
+            boolean f = true;
+            for (String m : members) {
+                if (!f) expected.append(',');
+                f = false;
+                expected.append('"').append(m).append("\":[");
+                boolean f2 = true;
+                MemberAssignment a = a2.get(m);
+                for (String t : names) {
+                    Set<Integer> s = a == null ? null : a.partitions().get(ids.get(t));
+                    if (s == null || s.isEmpty()) continue;
+                    List<Integer> sorted = new ArrayList<>(s);
+                    Collections.sort(sorted);
+                    if (!f2) expected.append(',');
+                    f2 = false;
+                    expected.append("[\"").append(t).append("\",").append(sorted.toString().replace(" ", "")).append(']');
+                }
+                expected.append(']');
+            }
+            expected.append('}');
+        } catch (RuntimeException ex) {
+            expected = new StringBuilder("{\"error\":{\"type\":\"" + ex.getClass().getSimpleName() + "\"}}");
+        }
+        StringBuilder topicsJson = new StringBuilder("[");
+        for (int i = 0; i < names.size(); i++) {
+            Uuid u = ids.get(names.get(i));
+            if (i > 0) topicsJson.append(',');
+            topicsJson.append("[\"").append(names.get(i)).append("\",").append(counts.get(u))
+                .append(",[").append(u.getMostSignificantBits()).append(',').append(u.getLeastSignificantBits()).append("]]");
+        }
+        topicsJson.append(']');
+        return "{\"id\":\"" + id + "\",\"assignor\":\"uniform\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
+            + version + "\"},\"topics\":" + topicsJson + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+    }
+}
