@@ -27,7 +27,7 @@ from rocketlb_core.trace.schema import TraceError
 TRACES = sorted(p.parent for p in data_path("traces").glob("*/trace.json"))
 STRATEGIES = list(default_strategies())      # every strategy that needs no configuration
 KAFKA = ["kafka-range", "kafka-roundrobin", "kafka-sticky",   # Kafka's assignors on Kafka's
-         "kafka-cooperative-sticky"]                           # view of the group
+         "kafka-cooperative-sticky", "kafka-uniform"]          # view of the group
 
 
 def test_the_shipped_traces() -> None:
@@ -128,6 +128,11 @@ def test_kafka_what_if_on_the_membership_day(tmp_path: Path) -> None:
     extra = sum(1 for m in coop["moved_per_change"] if m)
     assert coop["changes"] < coop["rebalances"] <= coop["changes"] + extra
     assert coop["unowned_ms_total"] > s["kafka-sticky"]["unowned_ms_total"]
+    # KIP-848: no rebalance; a moved partition waits for two heartbeats (old owner, new owner)
+    kip848 = s["kafka-uniform"]
+    assert kip848["rebalances"] == 0
+    assert kip848["queues_moved"] < s["kafka-range"]["queues_moved"]
+    assert kip848["unowned_ms_total"] > s["kafka-sticky"]["unowned_ms_total"]
     again = replay_consumers_python(trace, tmp_path / "d", None, KAFKA)
     assert again["strategies"] == {k: s[k] for k in KAFKA}           # same seed, same result
 

@@ -41,10 +41,15 @@ rejoin at once, the others learn of the rebalance from their next heartbeat
 heartbeat interval. An assumption of the model (the replay has no clock finer than the
 recorded changes); the partitions that move are unowned for this long."""
 
+KIP848_HEARTBEAT_MS = 5_000
+"""``group.consumer.heartbeat.interval.ms`` (KIP-848's default): a member learns of a new
+target, and the coordinator of a revocation, on a heartbeat."""
+
 KAFKA_PREFIX = "kafka-"
 """Strategy names of the consumer replay that run a Kafka assignor: ``kafka-range``,
 ``kafka-roundrobin``, ``kafka-sticky``, ``kafka-cooperative-sticky`` (``assignors.ASSIGNORS``
-after the prefix)."""
+after the prefix) and ``kafka-uniform`` (KIP-848: ``assignors.uniform_assign`` on the
+coordinator)."""
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,12 @@ from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
 from rocketlb_core.consumer.base import Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import moved
 from rocketlb_core.consumer.registry import make
-from rocketlb_core.kafka.assignors import ASSIGNORS, StickyMember
+from rocketlb_core.kafka.assignors import ASSIGNORS, StickyMember, Topic, uniform_assign
 from rocketlb_core.kafka.assignors import Member as KafkaMember
 from rocketlb_core.kafka.group import (
     COOPERATIVE_GAP_MS,
     KAFKA_PREFIX,
+    KIP848_HEARTBEAT_MS,
     KafkaChange,
     member_timeline,
 )
@@ -114,6 +115,8 @@ def replay_kafka(name: str, changes: Sequence[KafkaChange], queues: Sequence[Mes
     assigns them, unless another change comes first. The summary counts rebalances
     (``rebalances``) and moves between settled assignments only."""
     kind = name.removeprefix(KAFKA_PREFIX)
+    if kind == "uniform":
+        return _replay_uniform(name, changes, queues, end_ms, topic)
     assign = ASSIGNORS[kind]
     sticky = kind in ("sticky", "cooperative-sticky")
     states: list[_State] = []
@@ -158,6 +161,49 @@ def replay_kafka(name: str, changes: Sequence[KafkaChange], queues: Sequence[Mes
     summary, rows, spans = _account(name, states, queues, end_ms)
     summary["changes"] = len(changes)
     summary["rebalances"] = len(states)
+    return summary, rows, spans
+
+
+def _replay_uniform(name: str, changes: Sequence[KafkaChange], queues: Sequence[MessageQueue],
+                    end_ms: int, topic: str
+                    ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
+    """KIP-848 (``kafka-uniform``): at each change the coordinator computes the target with
+    the server-side ``UniformAssignor`` from every member's current target, and the members
+    reconcile on their heartbeats (``KIP848_HEARTBEAT_MS``): a partition that moves between two
+    members stays with its old owner until that owner's next heartbeat, then has no owner
+    until the new owner's (each wait taken as half an interval, the mean of a uniform phase);
+    partitions of departed members and new ones go at once. No group-wide rebalance."""
+    topic_id = (0, 0)                  # one topic: its id decides no order
+    target: dict[str, list[int]] = {}
+    states: list[_State] = []
+    half = KIP848_HEARTBEAT_MS // 2
+    for k, ch in enumerate(changes):
+        view = tuple((who, cid, mid) for mid, who, cid in ch.view)
+        alive = frozenset((who, mid) for mid, who, _ in ch.view if mid in ch.alive)
+        members = [(mid, {topic: target[mid]} if target.get(mid) else {})
+                   for mid, _, _ in ch.view]
+        new = {mid: parts.get(topic, []) for mid, parts in
+               uniform_assign([Topic(topic, len(queues), topic_id)], members).items()}
+        old_owner = {p: mid for mid, ps in target.items() if mid in new for p in ps}
+        moving = {p: mid for mid, ps in new.items() for p in ps
+                  if p in old_owner and old_owner[p] != mid}
+        target = new
+        settled = {mid: [queues[p] for p in ps] for mid, ps in new.items()}
+        nxt = changes[k + 1].time_ms if k + 1 < len(changes) else end_ms
+        if not moving or ch.time_ms + half >= nxt:
+            states.append(_State(ch.time_ms, settled, view, alive))
+            continue
+        keep = {mid: [queues[p] for p in ps if p not in moving] for mid, ps in new.items()}
+        for p, _ in moving.items():
+            keep[old_owner[p]].append(queues[p])
+        states.append(_State(ch.time_ms, keep, view, alive, settled=False))
+        revoked = {mid: [queues[p] for p in ps if p not in moving] for mid, ps in new.items()}
+        states.append(_State(ch.time_ms + half, revoked, view, alive, settled=False))
+        if ch.time_ms + 2 * half < nxt:
+            states.append(_State(ch.time_ms + 2 * half, settled, view, alive))
+    summary, rows, spans = _account(name, states, queues, end_ms)
+    summary["changes"] = len(changes)
+    summary["rebalances"] = 0                      # KIP-848 has none: members reconcile
     return summary, rows, spans
 
 
