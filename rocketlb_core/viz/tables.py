@@ -748,14 +748,14 @@ def churn_queue_shares(settings: Mapping[str, ReplayConfig], sends: int = 200_00
 def kafka_side_by_side(days: Mapping[str, tuple[Path | str, str]],
                        strategies: Sequence[str] = ("AVG", "STICKY", "kafka-range",
                                                     "kafka-roundrobin", "kafka-sticky",
-                                                    "kafka-cooperative-sticky"),
+                                                    "kafka-cooperative-sticky", "kafka-uniform"),
                        seed: int = 0) -> pd.DataFrame:
     """Each recorded day (label -> (trace folder, group)) through RocketMQ's strategies and
     Kafka's assignors (``kafka-*``, on Kafka's view of the group: ``rocketlb_core.kafka.group``)
     with the consumer replay's Python engine, in a temporary folder removed before this
     returns. One row per day and strategy: queues moved, rebalances (RocketMQ: one per change;
-    Kafka's cooperative protocol adds a second where partitions move), unowned and double-owned
-    seconds, the most idle members at once, the largest backlog."""
+    Kafka's cooperative protocol adds a second where partitions move; KIP-848 has none),
+    unowned and double-owned seconds, the most idle members at once, the largest backlog."""
     import tempfile
 
     import pandas as pd
