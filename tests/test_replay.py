@@ -64,6 +64,10 @@ def test_python_and_spark_engines_give_identical_outputs(spark, trace: Path,
     assert _rows(tmp_path / "py" / "sends.parquet", OUTPUT_COLUMNS, key) == \
         _rows(tmp_path / "spark" / "sends.parquet", OUTPUT_COLUMNS, key)
     assert _files(tmp_path / "py") == _files(tmp_path / "spark")       # byte for byte
+    kafka = ReplayConfig(partitioner="kafka")                          # Kafka's partitioner
+    assert replay_producers_python(trace, tmp_path / "kpy", kafka) == \
+        replay_producers_spark(trace, tmp_path / "kspark", kafka)
+    assert _files(tmp_path / "kpy") == _files(tmp_path / "kspark")
     if load_trace(trace).membership is not None:
         ca = replay_consumers_python(trace, tmp_path / "cpy", None, STRATEGIES + KAFKA, seed=3)
         cb = replay_consumers_spark(trace, tmp_path / "cspark", None, STRATEGIES + KAFKA,
@@ -87,6 +91,25 @@ def test_what_if_fault_tolerance_over_the_recorded_outage(tmp_path: Path) -> Non
     v5 = replay_producers_python(trace, tmp_path / "v5", ReplayConfig(line="5.3.3",
                                                                        fault_tolerance=True))
     assert v5["stored_by_broker"]["broker-a"] > on["stored_by_broker"]["broker-a"]  # 10 s, not 600
+
+
+def test_kafkas_partitioner_over_the_recorded_outage(tmp_path: Path) -> None:
+    """broker-a falls silent at 60 s and is back at 240 s. Kafka's producer has no second
+    broker to retry on: records sent to broker-a before the controller fences it (9 s) wait for
+    its return and expire after 120 s; once fenced, its partitions are skipped."""
+    trace = data_path("traces", "seed002-outage")
+    out = replay_producers_python(trace, tmp_path / "k", ReplayConfig(partitioner="kafka"))
+    assert out["config"]["partitioner"] == "kafka"
+    assert out["sends"] == len(load_trace(trace).sends["time_ms"])
+    rows = pq.read_table(tmp_path / "k" / "sends.parquet").to_pylist()
+    failed = [r for r in rows if r["status"] == "FAILED"]
+    assert failed
+    assert {r["broker"] for r in failed} == {"broker-a"}
+    assert all(60_000 <= r["due_ms"] < 60_000 + 9_000 + 1_000 for r in failed)
+    assert all(r["end_ms"] - r["due_ms"] == 120_000 for r in failed)     # delivery.timeout.ms
+    fenced = [r for r in rows if 70_000 <= r["due_ms"] < 240_000 and r["status"] != "FAILED"]
+    assert fenced
+    assert all(r["broker"] == "broker-b" for r in fenced)
 
 
 def test_consumer_what_if_on_the_membership_day(tmp_path: Path) -> None:

@@ -54,6 +54,9 @@ def register(sub: Any) -> None:
     prod.add_argument("--line", default="4.9.8", help="4.7.1, 4.9.7, 4.9.8 or 5.3.3")
     prod.add_argument("--fault-tolerance", choices=("recorded", "on", "off"), default="recorded",
                       help="sendLatencyFaultEnable for every producer (default: as recorded)")
+    prod.add_argument("--partitioner", choices=("rocketmq", "kafka"), default="rocketmq",
+                      help="kafka: send through Kafka's sticky, adaptive partitioner instead "
+                           "(rocketlb_core.kafka.producer; --line and --fault-tolerance unused)")
     add_seed(prod)
     cons = kinds.choices["consumer"]
     cons.add_argument("--group", default=None, help="consumer group (default: the only one)")
@@ -74,7 +77,8 @@ def producer(args: argparse.Namespace) -> int:
         raise UsageError(f"--line: {exc}") from None
     check_seed(args.seed)
     ft = {"recorded": None, "on": True, "off": False}[args.fault_tolerance]
-    config = ReplayConfig(line=args.line, fault_tolerance=ft, seed=args.seed)
+    config = ReplayConfig(line=args.line, fault_tolerance=ft, seed=args.seed,
+                          partitioner=None if args.partitioner == "rocketmq" else "kafka")
     quiet = args.quiet
     if args.engine == "spark":
         from rocketlb_core.spark.producer_replay import replay_producers_spark

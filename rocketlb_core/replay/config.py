@@ -28,13 +28,20 @@ class ReplayConfig:
     send_config: SendConfig = field(default_factory=SendConfig)
     index_start: int | None = None
     """Pin the round-robin counter's start for every route version (upstream: random)."""
+    partitioner: str | None = None
+    """``"kafka"``: send through Kafka's partitioner instead of RocketMQ's selection
+    (``rocketlb_core.kafka.producer``; ``line`` and ``fault_tolerance`` then play no part)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "line", ProducerLine.parse(self.line))
+        if self.partitioner not in (None, "kafka"):
+            raise ValueError(f"unknown partitioner {self.partitioner!r} (only 'kafka')")
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"line": self.line.value, "fault_tolerance": self.fault_tolerance,
                                "seed": self.seed}
         if self.index_start is not None:
             out["index_start"] = self.index_start
+        if self.partitioner is not None:
+            out["partitioner"] = self.partitioner
         return out

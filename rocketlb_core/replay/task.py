@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from rocketlb_core.kafka.producer import KafkaProducerReplayer
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.replay.aggregates import Aggregates
 from rocketlb_core.replay.config import OUTPUT_COLUMNS, STATUSES, ReplayConfig
@@ -145,7 +146,7 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[tuple[np.ndarray
     bounds = np.cumsum([0] + [n for _, n in f.runs])
     writer = _PartWriter(out_dir / f"part-{f.index:05d}.parquet", producers, job.brokers)
     agg, errors = Aggregates(), dict[str, int]()
-    replayer: ProducerReplayer | None = None
+    replayer: ProducerReplayer | KafkaProducerReplayer | None = None
     run, expected, last_time, stepped = -1, 0, 0, 0
     head_min = 2**63 - 1                 # the first row group's smallest time, as received
     try:
@@ -169,9 +170,14 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[tuple[np.ndarray
                 due = np.ascontiguousarray(times[pos:pos + take], dtype=np.int64)
                 if replayer is None:
                     producer = producers[run]
-                    replayer = ProducerReplayer(producer, job.topic, job.route, job.conditions,
-                                                job.fault_tolerance(producer), job.config,
-                                                job.brokers, errors)
+                    if job.config.partitioner == "kafka":
+                        replayer = KafkaProducerReplayer(producer, job.topic, job.route,
+                                                         job.conditions, job.config,
+                                                         job.brokers, errors)
+                    else:
+                        replayer = ProducerReplayer(producer, job.topic, job.route,
+                                                    job.conditions, job.fault_tolerance(producer),
+                                                    job.config, job.brokers, errors)
                     last_time = int(due[0]) if take else 0
                 if take and (due[0] < last_time or (take > 1 and (np.diff(due) < 0).any())):
                     k = 0 if due[0] < last_time else int(np.argmax(np.diff(due) < 0)) + 1
