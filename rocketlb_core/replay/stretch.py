@@ -411,6 +411,13 @@ def replay_producer(producer: str, due_times: Sequence[int], topic: str, route: 
     in ``OUTPUT_COLUMNS`` order."""
     brokers = sorted({qd.broker_name for qd in route.queue_datas})
     errors: dict[str, int] = {}
+    due = np.asarray(due_times, dtype=np.int64)
+    if config.partitioner == "kafka":
+        from rocketlb_core.kafka.producer import KafkaProducerReplayer
+
+        k = KafkaProducerReplayer(producer, topic, route, conditions, config, brokers, errors)
+        yield from rows_of(producer, k.run(due), brokers, errors)
+        return
     r = ProducerReplayer(producer, topic, route, conditions, fault_tolerance, config, brokers,
                          errors, vectorise)
-    yield from rows_of(producer, r.run(np.asarray(due_times, dtype=np.int64)), brokers, errors)
+    yield from rows_of(producer, r.run(due), brokers, errors)
