@@ -95,6 +95,8 @@ def test_murmur2_on_kafkas_own_test_values() -> None:
     ("kafka-sticky-4.3.1.jsonl.gz", "roundrobin"),
     ("kafka-uniform-4.3.1.jsonl.gz", "uniform@4.0"),
     ("kafka-uniform-4.0.0.jsonl.gz", "uniform"),
+    ("kafka-server-range-4.3.1.jsonl.gz", "uniform"),
+    ("kafka-uniform-4.3.1.jsonl.gz", "server-range"),
 ])
 def test_each_assignors_vectors_fail_under_another_assignors_rules(name: str, other: str
                                                                     ) -> None:

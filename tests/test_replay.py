@@ -27,7 +27,8 @@ from rocketlb_core.trace.schema import TraceError
 TRACES = sorted(p.parent for p in data_path("traces").glob("*/trace.json"))
 STRATEGIES = list(default_strategies())      # every strategy that needs no configuration
 KAFKA = ["kafka-range", "kafka-roundrobin", "kafka-sticky",   # Kafka's assignors on Kafka's
-         "kafka-cooperative-sticky", "kafka-uniform"]          # view of the group
+         "kafka-cooperative-sticky", "kafka-uniform",          # view of the group
+         "kafka-server-range"]
 
 
 def test_the_shipped_traces() -> None:
@@ -156,6 +157,9 @@ def test_kafka_what_if_on_the_membership_day(tmp_path: Path) -> None:
     assert kip848["rebalances"] == 0
     assert kip848["queues_moved"] < s["kafka-range"]["queues_moved"]
     assert kip848["unowned_ms_total"] > s["kafka-sticky"]["unowned_ms_total"]
+    # the server's range assignor is not sticky: range's moves, without a rebalance
+    assert s["kafka-server-range"]["queues_moved"] > kip848["queues_moved"]
+    assert s["kafka-server-range"]["rebalances"] == 0
     again = replay_consumers_python(trace, tmp_path / "d", None, KAFKA)
     assert again["strategies"] == {k: s[k] for k in KAFKA}           # same seed, same result
 

@@ -157,6 +157,8 @@ def for_release(assignor: str, version: str) -> str:
         return "range@3.4"
     if assignor == "uniform":
         return "uniform@4.0" if (major, minor) < (4, 1) else "uniform"
+    if assignor == "server-range":
+        return "server-range"
     if assignor not in ASSIGNORS:
         raise ValueError(f"unknown Kafka assignor {assignor!r}")
     return assignor
@@ -470,3 +472,27 @@ def uniform_assign(topics: Sequence[Topic],
     if at < len(unassigned):
         raise KafkaAssignorError("PartitionAssignorException", "Partitions were left unassigned")
     return {m: {n: sorted(ps) for n, ps in kept.items() if ps} for m, kept in target.items()}
+
+
+def server_range_assign(topics: Sequence[Topic],
+                        members: Sequence[tuple[str, Mapping[str, Sequence[int]]]]
+                        ) -> dict[str, dict[str, list[int]]]:
+    """KIP-848's ``RangeAssignor`` on the broker (kafka-group-coordinator 4.x), for a group whose
+    members all subscribe to ``topics`` (no racks): the members sorted by member id (static ones
+    first, by instance id; the vectors have none), and each topic dealt in contiguous ranges,
+    the first ``partitions % members`` one partition more: the client's range shares, computed
+    once for the group. It is not sticky: the current assignments play no part (same arguments
+    and result as ``uniform_assign``)."""
+    ids = sorted((m for m, _ in members), key=java_string_key)
+    target: dict[str, dict[str, list[int]]] = {m: {} for m in ids}
+    for t in topics:
+        per, extra = divmod(t.partitions, len(ids)) if ids else (0, 0)
+        start = 0
+        for m in ids:
+            quota = per + (1 if extra > 0 else 0)
+            extra -= 1 if extra > 0 else 0
+            end = min(start + quota, t.partitions)
+            if start < end:
+                target[m][t.name] = list(range(start, end))
+            start = end
+    return target

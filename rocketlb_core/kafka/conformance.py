@@ -17,6 +17,7 @@ from rocketlb_core.kafka.assignors import (
     Topic,
     TopicPartition,
     for_release,
+    server_range_assign,
     uniform_assign,
 )
 from rocketlb_core.kafka.partitioner import BuiltInPartitioner, partition_for_key
@@ -47,7 +48,8 @@ def run_assignor_case(obj: dict[str, Any], report: Report, assignor: str | None 
     """Compare one case; ``assignor`` overrides the one its release runs (to show that a
     vector tells the assignors apart)."""
     name = assignor or for_release(obj["assignor"], obj["source"]["version"])
-    if obj["assignor"] == "uniform" or name.startswith("uniform"):
+    if obj["assignor"] in ("uniform", "server-range") or name.startswith(("uniform",
+                                                                           "server-range")):
         run_uniform_case(obj, report, name)
         return
     partitions, members = case_inputs(obj)
@@ -101,12 +103,13 @@ def run_partitioner_case(obj: dict[str, Any], report: Report) -> None:
 
 
 def run_uniform_case(obj: dict[str, Any], report: Report, name: str) -> None:
-    """A KIP-848 ``UniformAssignor`` case (``uniform``, or ``uniform@4.0``)."""
-    if not name.startswith("uniform"):
-        raise ValueError(f"a uniform assignor case cannot run under {name!r}")
+    """A KIP-848 server-side case (``uniform``, ``uniform@4.0`` or ``server-range``)."""
+    if not name.startswith(("uniform", "server-range")):
+        raise ValueError(f"a server-side assignor case cannot run under {name!r}")
     topics = [Topic(str(n), int(c), (int(u[0]), int(u[1]))) for n, c, u in obj["topics"]]
     members = [(str(m["id"]), {str(t): [int(p) for p in ps] for t, ps in m["owned"]})
                for m in obj["members"]]
     want = {m: {t: ps for t, ps in runs} for m, runs in obj["expected"].items()}
-    got = uniform_assign(topics, members, extra_to_first=name == "uniform@4.0")
+    got = (server_range_assign(topics, members) if name == "server-range" else
+           uniform_assign(topics, members, extra_to_first=name == "uniform@4.0"))
     report.check(str(obj["id"]), got, want)

@@ -48,8 +48,8 @@ target, and the coordinator of a revocation, on a heartbeat."""
 KAFKA_PREFIX = "kafka-"
 """Strategy names of the consumer replay that run a Kafka assignor: ``kafka-range``,
 ``kafka-roundrobin``, ``kafka-sticky``, ``kafka-cooperative-sticky`` (``assignors.ASSIGNORS``
-after the prefix) and ``kafka-uniform`` (KIP-848: ``assignors.uniform_assign`` on the
-coordinator)."""
+after the prefix), ``kafka-uniform`` and ``kafka-server-range`` (KIP-848:
+``assignors.uniform_assign`` and ``server_range_assign`` on the coordinator)."""
 
 
 @dataclass(frozen=True)

@@ -20,11 +20,13 @@ scenarios instead (``kafka.partitioner``; ``PartitionerVectors.java`` says what 
 records). ``--check`` regenerates the first
 ``--cases`` of each file and compares them with the files instead of writing.
 
-``uniform``: KIP-848's server-side ``UniformAssignor`` (``UniformVectors.java``, against
-``kafka-group-coordinator``) on groups with one subscription: ``topics`` carry their topic ids,
-``members`` their current target assignment (``owned``), ``expected`` each member's partitions
-per topic, sorted (the coordinator's are sets). 4.0 gives the extra partitions to the first
-members in its order; 4.1 and later pass them on (``assignors.uniform_assign``).
+``uniform`` and ``server-range``: KIP-848's server-side ``UniformAssignor`` and
+``RangeAssignor`` (``UniformVectors.java``, against ``kafka-group-coordinator``) on groups with
+one subscription: ``topics`` carry their topic ids, ``members`` their current target assignment
+(``owned``), ``expected`` each member's partitions per topic, sorted (the coordinator's are
+sets). The uniform assignor of 4.0 gives the extra partitions to the first members in its
+order; 4.1 and later pass them on (``assignors.uniform_assign``). The server's range assignor
+is the same from 4.0 to 4.3, and not sticky.
 
 Where releases differ (``FILES``): ``RangeAssignor`` before KIP-881 (3.4 and earlier) orders a
 member's partitions differently (``assignors.range_assign``); ``RoundRobinAssignor`` is the same
@@ -75,7 +77,8 @@ class VectorFile:
     def artifact(self) -> str:
         """KIP-848's server-side assignors live in the group coordinator, the rest in the
         client."""
-        return "kafka-group-coordinator" if self.assignor == "uniform" else "kafka-clients"
+        return ("kafka-group-coordinator" if self.assignor in ("uniform", "server-range")
+                else "kafka-clients")
 
 
 FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
@@ -85,7 +88,8 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 2000),
          VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 450),
          VectorFile("uniform", "4.3.1", ("4.1.0",), 2000),
-         VectorFile("uniform", "4.0.0", (), 2000))
+         VectorFile("uniform", "4.0.0", (), 2000),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500))
 """``partitioner``: ``BuiltInPartitioner`` and ``partitionForKey`` (``PartitionerVectors.java``),
 one scenario a line, each a sequence of steps; the others are assignors, one group a line."""
 
@@ -122,10 +126,12 @@ def generate(assignor: str, version: str, cases: int, label: str, work: Path) ->
         if built.returncode != 0:
             raise LiveError(f"javac against {artifact} {version} failed:\n"
                             f"{built.stderr[-1500:]}")
-    main = ([PARTITIONER_MAIN] if assignor == "partitioner"
-            else ["UniformVectors"] if assignor == "uniform" else ["KafkaVectors", assignor])
+    main, tail = {"partitioner": ([PARTITIONER_MAIN], []), "uniform": (["UniformVectors"], []),
+                  "server-range": (["UniformVectors"], ["range"])
+                  }.get(assignor, (["KafkaVectors", assignor], []))
     run = subprocess.run([java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(SEED),
-                          str(cases), label], capture_output=True, timeout=1800, check=False)
+                          str(cases), label, *tail], capture_output=True, timeout=1800,
+                         check=False)
     if run.returncode != 0:
         raise LiveError(f"the {assignor} generator on {artifact} {version} failed "
                         f"(exit {run.returncode}): {run.stderr.decode(errors='replace')[-800:]}")

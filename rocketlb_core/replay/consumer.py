@@ -24,7 +24,13 @@ from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
 from rocketlb_core.consumer.base import Assignment, assign_all, rebalance_view
 from rocketlb_core.consumer.metrics import moved
 from rocketlb_core.consumer.registry import make
-from rocketlb_core.kafka.assignors import ASSIGNORS, StickyMember, Topic, uniform_assign
+from rocketlb_core.kafka.assignors import (
+    ASSIGNORS,
+    StickyMember,
+    Topic,
+    server_range_assign,
+    uniform_assign,
+)
 from rocketlb_core.kafka.assignors import Member as KafkaMember
 from rocketlb_core.kafka.group import (
     COOPERATIVE_GAP_MS,
@@ -115,7 +121,7 @@ def replay_kafka(name: str, changes: Sequence[KafkaChange], queues: Sequence[Mes
     assigns them, unless another change comes first. The summary counts rebalances
     (``rebalances``) and moves between settled assignments only."""
     kind = name.removeprefix(KAFKA_PREFIX)
-    if kind == "uniform":
+    if kind in ("uniform", "server-range"):
         return _replay_uniform(name, changes, queues, end_ms, topic)
     assign = ASSIGNORS[kind]
     sticky = kind in ("sticky", "cooperative-sticky")
@@ -167,8 +173,9 @@ def replay_kafka(name: str, changes: Sequence[KafkaChange], queues: Sequence[Mes
 def _replay_uniform(name: str, changes: Sequence[KafkaChange], queues: Sequence[MessageQueue],
                     end_ms: int, topic: str
                     ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
-    """KIP-848 (``kafka-uniform``): at each change the coordinator computes the target with
-    the server-side ``UniformAssignor`` from every member's current target, and the members
+    """KIP-848 (``kafka-uniform``, ``kafka-server-range``): at each change the coordinator
+    computes the target with a server-side assignor from every member's current target, and the
+    members
     reconcile on their heartbeats (``KIP848_HEARTBEAT_MS``): a partition that moves between two
     members stays with its old owner until that owner's next heartbeat, then has no owner
     until the new owner's (each wait taken as half an interval, the mean of a uniform phase);
@@ -182,8 +189,9 @@ def _replay_uniform(name: str, changes: Sequence[KafkaChange], queues: Sequence[
         alive = frozenset((who, mid) for mid, who, _ in ch.view if mid in ch.alive)
         members = [(mid, {topic: target[mid]} if target.get(mid) else {})
                    for mid, _, _ in ch.view]
+        assign = server_range_assign if name.endswith("server-range") else uniform_assign
         new = {mid: parts.get(topic, []) for mid, parts in
-               uniform_assign([Topic(topic, len(queues), topic_id)], members).items()}
+               assign([Topic(topic, len(queues), topic_id)], members).items()}
         old_owner = {p: mid for mid, ps in target.items() if mid in new for p in ps}
         moving = {p: mid for mid, ps in new.items() for p in ps
                   if p in old_owner and old_owner[p] != mid}

@@ -43,7 +43,7 @@ Tables = Callable[[Any, str, list[str], Path, dict[str, Any]], None]
 def known_strategies() -> list[str]:
     """RocketMQ's registry, then Kafka's assignors as ``kafka-<name>``."""
     return [*REGISTRY, *(KAFKA_PREFIX + name for name in ASSIGNORS if "@" not in name),
-            KAFKA_PREFIX + "uniform"]
+            KAFKA_PREFIX + "uniform", KAFKA_PREFIX + "server-range"]
 
 
 def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,

@@ -1,5 +1,6 @@
-// Conformance vectors for KIP-848's server-side UniformAssignor (kafka-group-coordinator), on
-// groups whose members subscribe to the same topics (the homogeneous builder). Each case is a
+// Conformance vectors for KIP-848's server-side assignors (kafka-group-coordinator): the
+// UniformAssignor and the RangeAssignor ("uniform", "range"), on groups whose members subscribe
+// to the same topics (the homogeneous case). Each case is a
 // second rebalance: a first one from no assignment, then members leave and join and the
 // coordinator hands the assignor the target assignment of those that stayed. Built and run by
 // `python -m rocketlb_core.kafka.vectors`. Inputs are built as the group coordinator builds
@@ -11,6 +12,7 @@ import java.util.*;
 
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.*;
+import org.apache.kafka.coordinator.group.assignor.RangeAssignor;
 import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
 import org.apache.kafka.coordinator.group.modern.MemberAssignmentImpl;
 
@@ -46,14 +48,20 @@ public final class UniformVectors {
         long seed = Long.parseLong(args[0]);
         int cases = Integer.parseInt(args[1]);
         String version = args[2];
+        String assignor = args.length > 3 ? args[3] : "uniform";
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
         for (int c = 0; c < cases; c++)
-            out.println(oneCase(String.format("uniform-%06d", c), version, rnd));
+            out.println(oneCase(assignor, String.format("%s-%06d",
+                assignor.equals("range") ? "server-range" : assignor, c), version, rnd));
         out.flush();
     }
 
-    static String oneCase(String id, String version, Random rnd) {
+    static ConsumerGroupPartitionAssignor assignor(String name) {
+        return name.equals("range") ? new RangeAssignor() : new UniformAssignor();
+    }
+
+    static String oneCase(String assignorName, String id, String version, Random rnd) {
         int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 8 : 3);
         List<String> names = new ArrayList<>();
         Map<String, Uuid> ids = new HashMap<>();
@@ -79,7 +87,7 @@ public final class UniformVectors {
         for (String t : names) topicSet.add(ids.get(t));
         Spec g1 = new Spec();
         for (String m : first) g1.subs.put(m, topicSet);
-        Map<String, MemberAssignment> a1 = new UniformAssignor().assign(g1, describer).members();
+        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
         boolean history = rnd.nextInt(5) != 0;
         List<String> members = new ArrayList<>();
         if (history) {
@@ -120,7 +128,7 @@ public final class UniformVectors {
         membersJson.append(']');
         StringBuilder expected = new StringBuilder("{");
         try {
-            Map<String, MemberAssignment> a2 = new UniformAssignor().assign(g2, describer).members();
+            Map<String, MemberAssignment> a2 = assignor(assignorName).assign(g2, describer).members();
             boolean f = true;
             for (String m : members) {
                 if (!f) expected.append(',');
@@ -151,7 +159,7 @@ public final class UniformVectors {
                 .append(",[").append(u.getMostSignificantBits()).append(',').append(u.getLeastSignificantBits()).append("]]");
         }
         topicsJson.append(']');
-        return "{\"id\":\"" + id + "\",\"assignor\":\"uniform\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
+        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
             + version + "\"},\"topics\":" + topicsJson + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
     }
 }
