@@ -255,8 +255,13 @@ def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPa
     exact: list[str] = []
     maybe_revoked: dict[TopicPartition, str] = {}
     transferring: dict[TopicPartition, str] = {}
+    topic_key = {t: java_string_key(t) for t in partitions}
+    for raw in owned_by.values():
+        for tp in raw:
+            if tp[0] not in topic_key:
+                topic_key[tp[0]] = java_string_key(tp[0])
     for consumer, raw in owned_by.items():
-        owned = sorted(raw, key=lambda tp: (tp[1], java_string_key(tp[0])))
+        owned = sorted(raw, key=lambda tp: (tp[1], topic_key[tp[0]]))
         for tp in multiple:
             _remove_first(owned, tp)
         if len(owned) < min_quota:
@@ -332,7 +337,8 @@ def _unassigned(partitions: Mapping[str, int], assigned: list[TopicPartition]
     topics = sorted(partitions, key=java_string_key)
     if not assigned:
         return [(t, i) for t in topics for i in range(partitions[t])]
-    ordered = sorted(assigned, key=lambda tp: (java_string_key(tp[0]), tp[1]))
+    keys = {t: java_string_key(t) for t in {tp[0] for tp in assigned}}
+    ordered = sorted(assigned, key=lambda tp: (keys[tp[0]], tp[1]))
     out: list[TopicPartition] = []
     k, direct = 0, False
     for t in topics:
