@@ -142,12 +142,22 @@ class KafkaProducerReplayer:
         for i in range(len(due)):
             t = int(due[i])
             self.stepped += 1
-            available = self._available(t)
-            self._load_stats(t, available)
-            info = self.partitioner.peek(available)
+            info = self.partitioner.current
+            available: list[bool] | None = None
+            if info is None:                     # the first record: choose a partition
+                available = self._available(t)
+                self._load_stats(t, available)
+                info = self.partitioner.peek(available)
             p = info.partition
             end, attempts, error = self._deliver(p, t)
-            self.partitioner.update_partition_info(info, RECORD_BYTES, available)
+            if info.produced_bytes + RECORD_BYTES >= BATCH_SIZE:
+                # this record fills the batch: the partitioner switches, with what the
+                # accumulator reports now (the stats and leaders matter only at a switch)
+                available = available or self._available(t)
+                self._load_stats(t, available)
+                self.partitioner.update_partition_info(info, RECORD_BYTES, available)
+            else:
+                info.produced_bytes += RECORD_BYTES
             heapq.heappush(self.pending[p], end)
             q = self.queues[p]
             out.seq[i], out.start[i], out.end[i] = self.seq, t, end
