@@ -1,5 +1,6 @@
 """``rocketlb conformance FILE...``: replay conformance vectors (producer, primitives,
-allocation, ``upstream-tests.json``; plain or gzip) against the package. A report per file goes
+allocation, ``upstream-tests.json``, and Kafka's assignors and partitioner from
+``tests/vectors/kafka/``; plain or gzip) against the package. A report per file goes
 to stderr, ending with the line ``N passed, M failed``; stdout gets the same as JSON. Exit 0 only
 when nothing failed, 3 when a vector failed; 2 when a file is missing, malformed or of an
 unknown kind."""
