@@ -101,47 +101,36 @@ public final class KafkaVectors {
         }
         membersJson.append(']');
 
-        Node node = new Node(0, "127.0.0.1", 9092);
-        List<PartitionInfo> parts = new ArrayList<>();
-        for (Map.Entry<String, Integer> e : topics.entrySet())
-            for (int p = 0; p < e.getValue(); p++)
-                parts.add(new PartitionInfo(e.getKey(), p, node, new Node[]{node}, new Node[]{node}));
-        Cluster cluster = new Cluster("rocketlb", Collections.singletonList(node), parts,
-                                      Collections.emptySet(), Collections.emptySet());
         Map<String, Subscription> group = new HashMap<>();
         for (Map.Entry<String, Subscription> e : members.entrySet()) group.put(e.getKey(), e.getValue());
+        return caseJson(id, assignorName, version, topics, membersJson,
+                        expected(assignorName, topics, group, members.keySet()));
+    }
 
+    // Each member's partitions as runs of one topic, in the assignment's order:
+    // {member: [[topic, [p, ...]], ...]}, or the exception the assignor threw.
+    static String expected(String assignorName, Map<String, Integer> topics,
+                           Map<String, Subscription> group, Collection<String> order) {
         StringBuilder expected = new StringBuilder("{");
         try {
             Map<String, ConsumerPartitionAssignor.Assignment> result =
-                assignor(assignorName).assign(cluster, new GroupSubscription(group)).groupAssignment();
+                assignor(assignorName).assign(cluster(topics), new GroupSubscription(group)).groupAssignment();
             boolean first = true;
-            for (String m : members.keySet()) {
+            for (String m : order) {
                 if (!first) expected.append(',');
                 first = false;
-                expected.append(str(m)).append(':');
                 ConsumerPartitionAssignor.Assignment a = result.get(m);
-                if (a == null) { expected.append("null"); continue; }
-                // runs of one topic's partitions, in the assignment's order: [[topic, [p, ...]], ...]
-                expected.append('[');
-                String runTopic = null;
-                for (TopicPartition tp : a.partitions()) {
-                    if (!tp.topic().equals(runTopic)) {
-                        if (runTopic != null) expected.append("]],");
-                        runTopic = tp.topic();
-                        expected.append('[').append(str(runTopic)).append(",[").append(tp.partition());
-                    } else {
-                        expected.append(',').append(tp.partition());
-                    }
-                }
-                if (runTopic != null) expected.append("]]");
-                expected.append(']');
+                expected.append(str(m)).append(':').append(a == null ? "null" : runs(a.partitions()));
             }
-            expected.append('}');
+            return expected.append('}').toString();
         } catch (RuntimeException ex) {
-            expected = new StringBuilder("{\"error\":{\"type\":").append(str(ex.getClass().getSimpleName()))
-                .append(",\"message\":").append(str(String.valueOf(ex.getMessage()))).append("}}");
+            return "{\"error\":{\"type\":" + str(ex.getClass().getSimpleName())
+                + ",\"message\":" + str(String.valueOf(ex.getMessage())) + "}}";
         }
+    }
+
+    static String caseJson(String id, String assignorName, String version, Map<String, Integer> topics,
+                           CharSequence membersJson, String expected) {
         StringBuilder topicsJson = new StringBuilder("[");
         boolean first = true;
         for (Map.Entry<String, Integer> e : topics.entrySet()) {
@@ -228,34 +217,8 @@ public final class KafkaVectors {
                 .append(",\"generation\":").append(gen == null ? "null" : gen.toString()).append('}');
         }
         membersJson.append(']');
-        StringBuilder expected = new StringBuilder("{");
-        try {
-            Map<String, ConsumerPartitionAssignor.Assignment> result =
-                assignor(assignorName).assign(cluster(topics), new GroupSubscription(group)).groupAssignment();
-            boolean firstOut = true;
-            for (String m : members) {
-                if (!firstOut) expected.append(',');
-                firstOut = false;
-                ConsumerPartitionAssignor.Assignment a = result.get(m);
-                expected.append(str(m)).append(':').append(a == null ? "null" : runs(a.partitions()));
-            }
-            expected.append('}');
-        } catch (RuntimeException ex) {
-            expected = new StringBuilder("{\"error\":{\"type\":").append(str(ex.getClass().getSimpleName()))
-                .append(",\"message\":").append(str(String.valueOf(ex.getMessage()))).append("}}");
-        }
-        StringBuilder topicsJson = new StringBuilder("[");
-        boolean f = true;
-        for (Map.Entry<String, Integer> e : topics.entrySet()) {
-            if (!f) topicsJson.append(',');
-            f = false;
-            topicsJson.append('[').append(str(e.getKey())).append(',').append(e.getValue()).append(']');
-        }
-        topicsJson.append(']');
-        return "{\"id\":" + str(id) + ",\"assignor\":" + str(assignorName)
-            + ",\"source\":{\"artifact\":\"org.apache.kafka:kafka-clients\",\"version\":" + str(version) + "}"
-            + ",\"topics\":" + topicsJson + ",\"members\":" + membersJson
-            + ",\"expected\":" + expected + "}";
+        return caseJson(id, assignorName, version, topics, membersJson,
+                        expected(assignorName, topics, group, members));
     }
 
     static Subscription subscription(String assignorName, List<String> topics, List<TopicPartition> owned,
