@@ -231,11 +231,13 @@ class _State:
 
 def _account(name: str, states: Sequence[_State], queues: Sequence[MessageQueue], end_ms: int
              ) -> tuple[dict[str, Any], list[tuple[Any, ...]], list[OwnershipSpan]]:
-    """Moves, idle members, unowned and double-owned time, rows and ownership spans."""
+    """Moves, idle members, the worst imbalance (the most minus the fewest queues among the
+    live members, over the settled assignments), unowned and double-owned time, rows and
+    ownership spans."""
     previous: Assignment | None = None
     rows: list[tuple[Any, ...]] = []
     moves: list[int] = []
-    idle_max = 0
+    idle_max = imbalance_max = 0
     spans: list[OwnershipSpan] = []
     unowned: Counter[str] = Counter()
     double: Counter[str] = Counter()
@@ -245,6 +247,10 @@ def _account(name: str, states: Sequence[_State], queues: Sequence[MessageQueue]
             moves.append(moved(previous, assignment))
         keys = {key for _, _, key in st.view}
         idle_max = max(idle_max, sum(1 for k in keys if not assignment.get(k)))
+        if st.settled:
+            counts = [len(assignment.get(k, ())) for m, _, k in st.view if (m, k) in st.alive]
+            if counts:
+                imbalance_max = max(imbalance_max, max(counts) - min(counts))
         span = (states[i + 1].time_ms if i + 1 < len(states) else end_ms) - ch.time_ms
         owners: Counter[MessageQueue] = Counter()
         live: dict[str, list[str]] = {}
@@ -263,7 +269,8 @@ def _account(name: str, states: Sequence[_State], queues: Sequence[MessageQueue]
         if st.settled:
             previous = assignment
     summary = {"changes": len(states), "queues_moved": sum(moves), "moved_per_change": moves,
-               "idle_consumers_max": idle_max, "unowned_ms_total": sum(unowned.values()),
+               "idle_consumers_max": idle_max, "imbalance_max": imbalance_max,
+               "unowned_ms_total": sum(unowned.values()),
                "double_owned_ms_total": sum(double.values()),
                "unowned_ms_by_queue": dict(sorted(unowned.items())),
                "double_owned_ms_by_queue": dict(sorted(double.items()))}

@@ -754,8 +754,9 @@ def kafka_side_by_side(days: Mapping[str, tuple[Path | str, str]],
     Kafka's assignors (``kafka-*``, on Kafka's view of the group: ``rocketlb_core.kafka.group``)
     with the consumer replay's Python engine, in a temporary folder removed before this
     returns. One row per day and strategy: queues moved, rebalances (RocketMQ: one per change;
-    Kafka's cooperative protocol adds a second where partitions move; KIP-848 has none),
-    unowned and double-owned seconds, the most idle members at once, the largest backlog."""
+    Kafka's cooperative protocol adds a second where partitions move; KIP-848 has none), the
+    worst imbalance (most minus fewest queues among live members), unowned and double-owned
+    seconds, the most idle members at once, the largest backlog."""
     import tempfile
 
     import pandas as pd
@@ -772,6 +773,7 @@ def kafka_side_by_side(days: Mapping[str, tuple[Path | str, str]],
                              "system": "Kafka" if name.startswith("kafka-") else "RocketMQ",
                              "queues moved": s["queues_moved"],
                              "rebalances": s.get("rebalances", s["changes"]),
+                             "worst imbalance": s["imbalance_max"],
                              "unowned s": round(s["unowned_ms_total"] / 1000, 1),
                              "double-owned s": round(s["double_owned_ms_total"] / 1000, 1),
                              "most idle": s["idle_consumers_max"],
