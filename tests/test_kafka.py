@@ -16,6 +16,7 @@ from rocketlb_core.conformance.runner import run_file
 from rocketlb_core.javamath import java_hash_order
 from rocketlb_core.kafka.assignors import (
     ASSIGNORS,
+    KafkaAssignorError,
     Member,
     StickyMember,
     Topic,
@@ -25,7 +26,7 @@ from rocketlb_core.kafka.assignors import (
     round_robin_assign,
     uniform_assign,
 )
-from rocketlb_core.kafka.conformance import run_assignor_case
+from rocketlb_core.kafka.conformance import case_inputs, run_assignor_case
 from rocketlb_core.kafka.group import SESSION_TIMEOUT_MS, KafkaChange, member_timeline
 from rocketlb_core.kafka.partitioner import BuiltInPartitioner, murmur2, partition_for_key
 from rocketlb_core.kafka.vectors import FILES, read_cases
@@ -43,7 +44,8 @@ def test_every_vector_passes(name: str) -> None:
         assert report.passed == sum(s["op"] != "stats" for s in steps) >= 10_000
     else:
         assert report.kind == "kafka-assignor"
-        assert report.passed == next(f.cases for f in FILES if f.name == name)
+        spec = next(f for f in FILES if f.name == name)
+        assert report.passed == spec.cases + len(spec.extra)
 
 
 class _NotAdaptive(BuiltInPartitioner):
@@ -93,6 +95,9 @@ def test_murmur2_on_kafkas_own_test_values() -> None:
     ("kafka-sticky-4.3.1.jsonl.gz", "cooperative-sticky"),
     ("kafka-cooperative-sticky-4.3.1.jsonl.gz", "sticky"),
     ("kafka-sticky-4.3.1.jsonl.gz", "roundrobin"),
+    ("kafka-sticky-unequal-4.3.1.jsonl.gz", "cooperative-sticky"),
+    ("kafka-cooperative-sticky-unequal-4.3.1.jsonl.gz", "sticky"),
+    ("kafka-sticky-unequal-4.3.1.jsonl.gz", "roundrobin"),
     ("kafka-uniform-4.3.1.jsonl.gz", "uniform@4.0"),
     ("kafka-uniform-4.0.0.jsonl.gz", "uniform"),
     ("kafka-server-range-4.3.1.jsonl.gz", "uniform"),
@@ -132,6 +137,72 @@ def test_sticky_vectors_cover_histories_and_stale_claims() -> None:
                              for m in members if m["owned"]
                              for t, ps in obj["expected"][m["id"]] for p in ps)
     assert all(v >= 20 for v in seen.values()), seen
+
+
+def test_unequal_sticky_vectors_cover_the_general_builder() -> None:
+    """Most cases of the unequal family reach Kafka's general builder (the members' topics
+    differ), with histories where a member dropped a topic it held (a revocation), topics that
+    lost their metadata, stale claims of an older generation, and the case where Kafka's loop
+    never ends; the cooperative cases withhold partitions that change owner."""
+    seen = {"unequal": 0, "dropped_topic": 0, "no_metadata": 0, "older_claim": 0,
+            "no_termination": 0, "withheld": 0}
+    for name in ("kafka-sticky-unequal-4.3.1.jsonl.gz",
+                 "kafka-cooperative-sticky-unequal-4.3.1.jsonl.gz"):
+        for line in read_cases(VECTORS / name):
+            obj = json.loads(line)
+            members = obj["members"]
+            seen["unequal"] += len({frozenset(m["topics"]) for m in members}) > 1
+            seen["dropped_topic"] += any(t not in m["topics"] for m in members
+                                         for t, _ in m["owned"])
+            seen["no_metadata"] += any(n == 0 for _, n in obj["topics"])
+            seen["older_claim"] += any(m["generation"] == 0 for m in members)
+            error = obj["expected"].get("error")
+            seen["no_termination"] += bool(error) and error["type"] == "NoTermination"
+            if "cooperative" in name and not error:
+                counts = dict(obj["topics"])
+                total = sum(n for t, n in counts.items()
+                            if any(t in m["topics"] for m in members))
+                seen["withheld"] += sum(len(ps) for runs in obj["expected"].values()
+                                        for _, ps in runs) < total
+    assert seen["unequal"] >= 2_000, seen
+    assert seen["no_termination"] == 2, seen
+    assert all(v >= 20 for k, v in seen.items() if k != "no_termination"), seen
+
+
+def test_sticky_assignor_example_2_from_kafkas_javadoc() -> None:
+    """``StickyAssignor``'s own documentation, example 2: C0 on t0, C1 on t0 and t1, C2 on all
+    three (1, 2 and 3 partitions). Sticky gives C1 both of t1 and C2 all of t2; when C0 leaves,
+    C1 takes t0p0 and keeps the rest (round robin would move two partitions)."""
+    partitions = {"t0": 1, "t1": 2, "t2": 3}
+    first = eager_sticky_assign(partitions, [StickyMember("C0", ("t0",)),
+                                             StickyMember("C1", ("t0", "t1")),
+                                             StickyMember("C2", ("t0", "t1", "t2"))])
+    assert {m: sorted(tps) for m, tps in first.items()} == {
+        "C0": [("t0", 0)], "C1": [("t1", 0), ("t1", 1)],
+        "C2": [("t2", 0), ("t2", 1), ("t2", 2)]}
+    second = eager_sticky_assign(partitions, [
+        StickyMember("C1", ("t0", "t1"), None, tuple(first["C1"]), 1),
+        StickyMember("C2", ("t0", "t1", "t2"), None, tuple(first["C2"]), 1)])
+    assert second == {"C1": [("t1", 0), ("t1", 1), ("t0", 0)],
+                      "C2": [("t2", 0), ("t2", 1), ("t2", 2)]}
+    robin = round_robin_assign(partitions, [Member("C1", ("t0", "t1")),
+                                            Member("C2", ("t0", "t1", "t2"))])
+    assert robin == {"C1": [("t0", 0), ("t1", 1)],
+                     "C2": [("t1", 0), ("t2", 0), ("t2", 1), ("t2", 2)]}
+
+
+def test_the_general_builders_endless_loop_is_found_not_run() -> None:
+    """The one case of the unequal family where Kafka's classes never return: the port stops
+    when a reassignment pass starts from a state an earlier pass started from."""
+    obj = next(json.loads(line) for line in read_cases(VECTORS / "kafka-sticky-unequal-4.3.1"
+                                                                 ".jsonl.gz")
+               if '"NoTermination"' in line)
+    partitions, members = case_inputs(obj)
+    with pytest.raises(KafkaAssignorError) as caught:
+        eager_sticky_assign(partitions, members)
+    assert caught.value.kind == "NoTermination"
+    # one member fewer and it ends: the loop is a property of the input, not of the port
+    assert eager_sticky_assign(partitions, members[:-1])
 
 
 def test_vectors_cover_what_the_assignors_branch_on() -> None:

@@ -32,6 +32,7 @@ from rocketlb_core.javamath import (
     java_table_order,
     java_uuid_hash,
 )
+from rocketlb_core.kafka.sticky_general import GeneralAssignorError, general_assign
 
 TopicPartition = tuple[str, int]
 
@@ -209,7 +210,7 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
         generation = DEFAULT_GENERATION if m.generation is None else m.generation
         mine: list[TopicPartition] = []
         owned_by[consumer] = mine
-        for tp in (m.owned if (m.generation is not None or not eager) else ()):
+        for tp in _claimed(m, eager):
             if tp[0] not in all_topics:
                 continue
             other = previous_owner.get(tp)
@@ -229,6 +230,24 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
                 _remove_first(owned_by[other], tp)
                 previous_owner[tp] = consumer
     return equal, owned_by, multiple
+
+
+def _claimed(m: StickyMember, eager: bool) -> tuple[TopicPartition, ...]:
+    """What a member claims as its member data gives it. The eager ``StickyAssignor`` reads its
+    user data, present once the member was assigned (a generation), where the member's own
+    instance wrote its partitions grouped by topic through a ``HashMap`` filled by
+    ``computeIfAbsent`` (``CollectionUtils.groupPartitionsByTopic``): topics in that map's order,
+    each topic's partitions in the assignment's order. The cooperative one reads the
+    subscription's owned partitions as they are."""
+    if not eager:
+        return m.owned
+    if m.generation is None:
+        return ()
+    by_topic: dict[str, list[TopicPartition]] = {}
+    for tp in m.owned:
+        by_topic.setdefault(tp[0], []).append(tp)
+    return tuple(tp for t in java_hash_order(list(by_topic), compute_if_absent=True)
+                 for tp in by_topic[t])
 
 
 def _remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
@@ -356,21 +375,48 @@ def sticky_assign(partitions: Mapping[str, int], members: Sequence[StickyMember]
                   cooperative: bool = False) -> dict[str, list[TopicPartition]]:
     """``StickyAssignor`` (eager) or ``CooperativeStickyAssignor``: each member id's
     partitions, in Kafka's order. The cooperative one leaves out the partitions that change
-    owner: their old owner gives them up, and a second rebalance assigns them. Members must
-    subscribe to the same topics (the general builder is not ported)."""
+    owner: their old owner gives them up, and a second rebalance assigns them. When members
+    subscribe to the same topics, Kafka's constrained builder runs (``_constrained``);
+    otherwise its general one (``sticky_general.general_assign``)."""
     group = _group(members)
     have = {t: n for t, n in _partitions_per_topic(group, partitions)}
     sticky_group = {mid: m if isinstance(m, StickyMember) else StickyMember(
         m.member_id, m.topics, m.instance_id) for mid, m in group.items()}
     equal, owned_by, multiple = _owned_by_member(sticky_group, set(have), eager=not cooperative)
-    if not equal:
-        raise NotImplementedError("Kafka's general sticky assignment (unequal subscriptions) "
-                                  "is not ported yet")
-    assignment, transferring = _constrained(have, owned_by, multiple)
+    if equal:
+        assignment, transferring = _constrained(have, owned_by, multiple)
+    else:
+        claims = {mid: (_claimed(m, not cooperative), m.generation)
+                  for mid, m in sticky_group.items()}
+        top = max((DEFAULT_GENERATION if g is None else g for _, g in claims.values()),
+                  default=DEFAULT_GENERATION)
+        try:
+            assignment = general_assign(have, {mid: m.topics for mid, m in sticky_group.items()},
+                                        owned_by, claims, top)
+        except GeneralAssignorError as exc:
+            raise KafkaAssignorError(exc.kind, str(exc)) from exc
+        transferring = _transferring(sticky_group, assignment) if cooperative else {}
     if cooperative:
         for tp, consumer in transferring.items():
             _remove_first(assignment[consumer], tp)
     return assignment
+
+
+def _transferring(group: Mapping[str, StickyMember], assignment: Mapping[str, list[TopicPartition]]
+                  ) -> dict[TopicPartition, str]:
+    """``CooperativeStickyAssignor.computePartitionsTransferringOwnership`` (after the general
+    builder): the partitions given to a member that did not own them and taken from one that
+    did."""
+    added: dict[TopicPartition, str] = {}
+    revoked: set[TopicPartition] = set()
+    for consumer, given in assignment.items():
+        owned = group[consumer].owned
+        owned_set, given_set = set(owned), set(given)
+        for tp in given:
+            if tp not in owned_set:
+                added[tp] = consumer
+        revoked.update(tp for tp in owned if tp not in given_set)
+    return {tp: c for tp, c in added.items() if tp in revoked}
 
 
 def cooperative_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member]

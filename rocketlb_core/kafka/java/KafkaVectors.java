@@ -7,6 +7,7 @@
 import java.nio.charset.StandardCharsets;
 import java.io.PrintStream;
 import java.util.*;
+import java.util.concurrent.*;
 
 import java.nio.ByteBuffer;
 
@@ -34,7 +35,13 @@ public final class KafkaVectors {
         String version = args[3];
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
+        boolean unequal = args.length > 4 && args[4].equals("unequal");
         for (int c = 0; c < cases; c++) {
+            if (unequal) {
+                String id = String.format("%s-unequal-%06d", assignorName, c);
+                out.println(stickyUnequalCase(assignorName, version, id, rnd));
+                continue;
+            }
             String id = String.format("%s-%06d", assignorName, c);
             out.println(assignorName.endsWith("sticky") ? stickyCase(assignorName, version, id, rnd)
                                                        : oneCase(assignorName, version, id, rnd));
@@ -108,13 +115,16 @@ public final class KafkaVectors {
     }
 
     // Each member's partitions as runs of one topic, in the assignment's order:
-    // {member: [[topic, [p, ...]], ...]}, or the exception the assignor threw.
+    // {member: [[topic, [p, ...]], ...]}, or the exception the assignor threw, or NoTermination
+    // when it did not return (Kafka's general sticky builder can move partitions in a cycle forever).
     static String expected(String assignorName, Map<String, Integer> topics,
                            Map<String, Subscription> group, Collection<String> order) {
         StringBuilder expected = new StringBuilder("{");
         try {
-            Map<String, ConsumerPartitionAssignor.Assignment> result =
-                assignor(assignorName).assign(cluster(topics), new GroupSubscription(group)).groupAssignment();
+            Map<String, ConsumerPartitionAssignor.Assignment> result = assign(assignorName, topics, group);
+            if (result == null)
+                return "{\"error\":{\"type\":\"NoTermination\",\"message\":\"the assignor did not return within "
+                    + LIMIT_SECONDS + " s\"}}";
             boolean first = true;
             for (String m : order) {
                 if (!first) expected.append(',');
@@ -126,6 +136,37 @@ public final class KafkaVectors {
         } catch (RuntimeException ex) {
             return "{\"error\":{\"type\":" + str(ex.getClass().getSimpleName())
                 + ",\"message\":" + str(String.valueOf(ex.getMessage())) + "}}";
+        }
+    }
+
+    // A case takes milliseconds; one that has not returned after this long is in a loop that does
+    // not end (its thread is left spinning, a daemon, and a fresh one runs the next case).
+    static final int LIMIT_SECONDS = 20;
+    static ExecutorService pool = newPool();
+
+    static ExecutorService newPool() {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "assign");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    // The group assignment, or null when the assignor did not return within LIMIT_SECONDS.
+    static Map<String, ConsumerPartitionAssignor.Assignment> assign(String assignorName, Map<String, Integer> topics,
+                                                                    Map<String, Subscription> group) {
+        Future<Map<String, ConsumerPartitionAssignor.Assignment>> f = pool.submit(
+            () -> assignor(assignorName).assign(cluster(topics), new GroupSubscription(group)).groupAssignment());
+        try {
+            return f.get(LIMIT_SECONDS, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            pool = newPool();
+            return null;
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException) throw (RuntimeException) e.getCause();
+            throw new IllegalStateException(e.getCause());
         }
     }
 
@@ -151,7 +192,7 @@ public final class KafkaVectors {
     // its user data, encoded by the member's own assignor instance; the cooperative one in the
     // subscription's owned partitions and generation). Some cases add a stale claim: a member also
     // claims a partition another owns, in the same or an older generation. Subscriptions are equal
-    // (the constrained assignment builder; the general one is not ported yet).
+    // (the constrained assignment builder; stickyUnequalCase has the general one).
     static String stickyCase(String assignorName, String version, String id, Random rnd) {
         int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 6 : 2);
         LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
@@ -213,6 +254,88 @@ public final class KafkaVectors {
             membersJson.append("{\"id\":").append(str(m))
                 .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
                 .append(",\"topics\":").append(strs(subs))
+                .append(",\"owned\":").append(runs(owned))
+                .append(",\"generation\":").append(gen == null ? "null" : gen.toString()).append('}');
+        }
+        membersJson.append(']');
+        return caseJson(id, assignorName, version, topics, membersJson,
+                        expected(assignorName, topics, group, members));
+    }
+
+    // The sticky assignors on groups whose members subscribe to different topics (the general
+    // assignment builder). A history as in stickyCase, where the members that stay may also change
+    // their subscription, topics may grow or lose their metadata, and a stale claim may name a
+    // partition the claimant no longer subscribes to.
+    static String stickyUnequalCase(String assignorName, String version, String id, Random rnd) {
+        int nTopics = 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 7 : 4);
+        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+        while (topics.size() < nTopics) {
+            String t = name(rnd, rnd.nextBoolean() ? "topic-" : "");
+            topics.put(t, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 48 : 12));
+        }
+        List<String> names = new ArrayList<>(topics.keySet());
+        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 24 : 8);
+        List<String> first = new ArrayList<>();
+        Map<String, List<String>> subs = new HashMap<>();
+        Map<String, String> instances = new HashMap<>();
+        while (first.size() < n1) {
+            String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+            if (first.contains(m)) continue;
+            first.add(m);
+            subs.put(m, rnd.nextInt(8) == 0 ? new ArrayList<>(names) : subset(rnd, names));
+            if (rnd.nextInt(5) == 0) instances.put(m, name(rnd, "instance-"));
+        }
+        boolean history = rnd.nextInt(6) != 0;
+        Map<String, List<TopicPartition>> before = new HashMap<>();
+        List<String> members = new ArrayList<>(first);
+        if (history) {
+            Map<String, Subscription> g1 = new HashMap<>();
+            for (String m : first) g1.put(m, subscription(assignorName, subs.get(m), null, -1, instances.get(m)));
+            Map<String, ConsumerPartitionAssignor.Assignment> a1 = assign(assignorName, topics, g1);
+            if (a1 == null) throw new IllegalStateException(id + ": the first rebalance did not return");
+            for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
+            members = new ArrayList<>();
+            for (String m : first) {
+                if (rnd.nextInt(10) >= 7) continue;
+                members.add(m);
+                if (rnd.nextInt(10) < 3) subs.put(m, subset(rnd, names));
+            }
+            int joining = rnd.nextInt(rnd.nextInt(3) == 0 ? 10 : 4);
+            for (int j = 0; j < joining; j++) {
+                String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+                if (members.contains(m) || first.contains(m)) continue;
+                members.add(m);
+                subs.put(m, subset(rnd, names));
+            }
+            if (members.isEmpty()) members.add(first.get(0));
+            if (rnd.nextInt(6) == 0)
+                for (String t : names) topics.put(t, topics.get(t) + rnd.nextInt(8));
+            if (rnd.nextInt(10) == 0)
+                topics.put(names.get(rnd.nextInt(names.size())), 0);
+        }
+        Map<String, Integer> generation = new HashMap<>();
+        for (String m : members) if (history && before.containsKey(m)) generation.put(m, 1);
+        if (history && rnd.nextInt(5) == 0 && members.size() > 1) {
+            String a = members.get(rnd.nextInt(members.size()));
+            String b = members.get(rnd.nextInt(members.size()));
+            List<TopicPartition> theirs = before.getOrDefault(b, Collections.emptyList());
+            if (!a.equals(b) && !theirs.isEmpty()) {
+                before.computeIfAbsent(a, k -> new ArrayList<>()).add(theirs.get(rnd.nextInt(theirs.size())));
+                generation.put(a, rnd.nextBoolean() ? 1 : 0);
+            }
+        }
+        Map<String, Subscription> group = new HashMap<>();
+        StringBuilder membersJson = new StringBuilder("[");
+        for (int i = 0; i < members.size(); i++) {
+            String m = members.get(i);
+            List<String> mine = subs.get(m);
+            List<TopicPartition> owned = before.getOrDefault(m, Collections.emptyList());
+            Integer gen = generation.get(m);
+            group.put(m, subscription(assignorName, mine, owned, gen == null ? -1 : gen, instances.get(m)));
+            if (i > 0) membersJson.append(',');
+            membersJson.append("{\"id\":").append(str(m))
+                .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
+                .append(",\"topics\":").append(strs(mine))
                 .append(",\"owned\":").append(runs(owned))
                 .append(",\"generation\":").append(gen == null ? "null" : gen.toString()).append('}');
         }
