@@ -102,6 +102,8 @@ def test_murmur2_on_kafkas_own_test_values() -> None:
     ("kafka-uniform-4.0.0.jsonl.gz", "uniform"),
     ("kafka-server-range-4.3.1.jsonl.gz", "uniform"),
     ("kafka-uniform-4.3.1.jsonl.gz", "server-range"),
+    ("kafka-uniform-unequal-4.3.1.jsonl.gz", "server-range"),
+    ("kafka-server-range-unequal-4.3.1.jsonl.gz", "uniform"),
 ])
 def test_each_assignors_vectors_fail_under_another_assignors_rules(name: str, other: str
                                                                     ) -> None:
@@ -167,6 +169,30 @@ def test_unequal_sticky_vectors_cover_the_general_builder() -> None:
     assert seen["unequal"] >= 2_000, seen
     assert seen["no_termination"] == 2, seen
     assert all(v >= 20 for k, v in seen.items() if k != "no_termination"), seen
+
+
+def test_unequal_server_side_vectors_cover_the_heterogeneous_builders() -> None:
+    """Most cases of the coordinator's unequal family have members on different topics, with
+    members whose target assignment still holds a topic they left, and groups where some topic
+    has a single subscriber (which the uniform assignor never rebalances)."""
+    seen = {"unequal": 0, "left_topic": 0, "single_subscriber": 0, "moved": 0}
+    for name in ("kafka-uniform-unequal-4.3.1.jsonl.gz",
+                 "kafka-server-range-unequal-4.3.1.jsonl.gz"):
+        for line in read_cases(VECTORS / name):
+            obj = json.loads(line)
+            members = obj["members"]
+            seen["unequal"] += len({frozenset(m["topics"]) for m in members}) > 1
+            seen["left_topic"] += any(t not in m["topics"] for m in members for t, _ in m["owned"])
+            seen["single_subscriber"] += any(sum(t in m["topics"] for m in members) == 1
+                                             for t, _, _ in obj["topics"])
+            if "uniform" in name:
+                want = obj["expected"]
+                def flat(runs: list[list]) -> set[tuple[str, int]]:
+                    return {(t, p) for t, ps in runs for p in ps}
+                seen["moved"] += "error" not in want and any(
+                    flat(want[m["id"]]) != flat(m["owned"]) for m in members if m["owned"])
+    assert seen["unequal"] >= 2_000, seen
+    assert all(v >= 20 for v in seen.values()), seen
 
 
 def test_sticky_assignor_example_2_from_kafkas_javadoc() -> None:

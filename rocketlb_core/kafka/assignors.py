@@ -33,6 +33,10 @@ from rocketlb_core.javamath import (
     java_uuid_hash,
 )
 from rocketlb_core.kafka.sticky_general import GeneralAssignorError, general_assign
+from rocketlb_core.kafka.uniform_heterogeneous import (
+    HeterogeneousAssignorError,
+    uniform_heterogeneous_assign,
+)
 
 TopicPartition = tuple[str, int]
 
@@ -449,11 +453,32 @@ class Topic:
     topic_id: tuple[int, int]
 
 
+def _homogeneous(topics: Sequence[Topic], members: Sequence[tuple[str, object]],
+                 subscriptions: Mapping[str, Sequence[str]] | None) -> list[Topic] | None:
+    """The topics every member subscribes to when all subscribe to the same ones (the
+    coordinator's ``SubscriptionType.HOMOGENEOUS``), else ``None``. No ``subscriptions``: every
+    member subscribes to every topic."""
+    if subscriptions is None:
+        return list(topics)
+    sets = {frozenset(subscriptions.get(m, ())) for m, _ in members}
+    if len(sets) > 1:
+        return None
+    common = next(iter(sets), frozenset())
+    missing = sorted(common - {t.name for t in topics})
+    if missing:
+        raise KafkaAssignorError("PartitionAssignorException",
+                                 f"Members are subscribed to topic {missing[0]} which doesn't "
+                                 "exist in the topic metadata.")
+    return [t for t in topics if t.name in common]
+
+
 def uniform_assign(topics: Sequence[Topic],
                    members: Sequence[tuple[str, Mapping[str, Sequence[int]]]], *,
-                   extra_to_first: bool = False) -> dict[str, dict[str, list[int]]]:
-    """KIP-848's ``UniformAssignor`` on the broker (kafka-group-coordinator), for a group whose
-    members all subscribe to ``topics`` (``UniformHomogeneousAssignmentBuilder``): ``members``
+                   extra_to_first: bool = False,
+                   subscriptions: Mapping[str, Sequence[str]] | None = None
+                   ) -> dict[str, dict[str, list[int]]]:
+    """KIP-848's ``UniformAssignor`` on the broker (kafka-group-coordinator). For a group whose
+    members all subscribe to the same topics (``UniformHomogeneousAssignmentBuilder``): ``members``
     are (member id, its current target assignment: topic name -> partitions), in the order the
     coordinator put them into its map. Each member keeps what it has up to its quota (one more
     for ``partitions % members`` of them: in the coordinator's order, a member that can fill
@@ -464,16 +489,32 @@ def uniform_assign(topics: Sequence[Topic],
 
     ``extra_to_first``: as in 4.0, where the first ``partitions % members`` members in the
     coordinator's order get the extra slot whatever they hold (4.1 and later pass it on, which
-    moves fewer partitions)."""
+    moves fewer partitions).
+
+    ``subscriptions``: each member's topics, when they may differ; a group whose members
+    subscribe to different topics goes to the coordinator's heterogeneous builder
+    (``uniform_heterogeneous``), the same from 4.0 to 4.3."""
+    every = topics
+    chosen = _homogeneous(topics, members, subscriptions)
+    if chosen is None:
+        try:
+            return uniform_heterogeneous_assign({t.name: t.partitions for t in topics},
+                                                {t.name: t.topic_id for t in topics},
+                                                members, subscriptions or {})
+        except HeterogeneousAssignorError as exc:
+            raise KafkaAssignorError(exc.kind, str(exc)) from exc
+    topics = chosen
     ids = java_hash_order([m for m, _ in members])
     current = {m: owned for m, owned in members}
-    by_name = {t.name: t for t in topics}
-    if not ids:
+    by_name = {t.name: t for t in every}
+    subscribed_names = {t.name for t in topics}
+    if not ids or not topics:
         return {}
     order = java_table_order([java_uuid_hash(*t.topic_id) for t in topics],
                              java_copy_capacity(len(topics)))
     subscribed = [topics[i] for i in order]
-    assigned = {(t, p) for owned in current.values() for t, ps in owned.items() for p in ps}
+    assigned = {(t, p) for owned in current.values() for t, ps in owned.items() for p in ps
+                if t in subscribed_names}
     unassigned: list[TopicPartition] = [(t.name, p) for t in subscribed
                                         for p in range(t.partitions) if (t.name, p) not in assigned]
     total = sum(t.partitions for t in topics)
@@ -490,6 +531,8 @@ def uniform_assign(topics: Sequence[Topic],
         for i in java_table_order([java_uuid_hash(*by_name[n].topic_id) for n in names],
                                   java_grown_capacity(len(names))):
             name = names[i]
+            if name not in subscribed_names:
+                continue                                # a topic it no longer subscribes to
             parts = list(owned[name])
             if len(parts) <= quota:
                 quota -= len(parts)
@@ -527,20 +570,33 @@ def uniform_assign(topics: Sequence[Topic],
 
 
 def server_range_assign(topics: Sequence[Topic],
-                        members: Sequence[tuple[str, Mapping[str, Sequence[int]]]]
+                        members: Sequence[tuple[str, Mapping[str, Sequence[int]]]], *,
+                        subscriptions: Mapping[str, Sequence[str]] | None = None
                         ) -> dict[str, dict[str, list[int]]]:
-    """KIP-848's ``RangeAssignor`` on the broker (kafka-group-coordinator 4.x), for a group whose
-    members all subscribe to ``topics`` (no racks): the members sorted by member id (static ones
-    first, by instance id; the vectors have none), and each topic dealt in contiguous ranges,
-    the first ``partitions % members`` one partition more: the client's range shares, computed
-    once for the group. It is not sticky: the current assignments play no part (same arguments
-    and result as ``uniform_assign``)."""
+    """KIP-848's ``RangeAssignor`` on the broker (kafka-group-coordinator 4.x), no racks: the
+    members sorted by member id (static ones first, by instance id; the vectors have none), and
+    each topic dealt to the members subscribed to it in contiguous ranges, the first
+    ``partitions % subscribers`` one partition more: the client's range shares, computed once for
+    the group. It is not sticky: the current assignments play no part (same arguments and result
+    as ``uniform_assign``; without ``subscriptions`` every member subscribes to every topic)."""
     ids = sorted((m for m, _ in members), key=java_string_key)
     target: dict[str, dict[str, list[int]]] = {m: {} for m in ids}
+    if not ids:
+        return {}
+    names = {t.name for t in topics}
+    for m in ids:
+        for name in (subscriptions or {}).get(m, ()):
+            if name not in names:
+                raise KafkaAssignorError("PartitionAssignorException",
+                                         "Member is subscribed to a non-existent topic")
     for t in topics:
-        per, extra = divmod(t.partitions, len(ids)) if ids else (0, 0)
+        subscribed = [m for m in ids
+                      if subscriptions is None or t.name in subscriptions.get(m, ())]
+        if not subscribed:
+            continue
+        per, extra = divmod(t.partitions, len(subscribed))
         start = 0
-        for m in ids:
+        for m in subscribed:
             quota = per + (1 if extra > 0 else 0)
             extra -= 1 if extra > 0 else 0
             end = min(start + quota, t.partitions)

@@ -109,7 +109,24 @@ def run_uniform_case(obj: dict[str, Any], report: Report, name: str) -> None:
     topics = [Topic(str(n), int(c), (int(u[0]), int(u[1]))) for n, c, u in obj["topics"]]
     members = [(str(m["id"]), {str(t): [int(p) for p in ps] for t, ps in m["owned"]})
                for m in obj["members"]]
+    subscriptions = ({str(m["id"]): [str(t) for t in m["topics"]] for m in obj["members"]}
+                     if all("topics" in m for m in obj["members"]) else None)
+    if "error" in obj["expected"]:
+        want_error = obj["expected"]["error"]["type"]
+        try:
+            _server_side(name, topics, members, subscriptions)
+        except KafkaAssignorError as exc:
+            report.check(str(obj["id"]), exc.kind, want_error)
+            return
+        report.add(str(obj["id"]), False, f"expected {want_error}, got an assignment")
+        return
     want = {m: {t: ps for t, ps in runs} for m, runs in obj["expected"].items()}
-    got = (server_range_assign(topics, members) if name == "server-range" else
-           uniform_assign(topics, members, extra_to_first=name == "uniform@4.0"))
-    report.check(str(obj["id"]), got, want)
+    report.check(str(obj["id"]), _server_side(name, topics, members, subscriptions), want)
+
+
+def _server_side(name: str, topics: list[Topic], members: list[tuple[str, dict[str, list[int]]]],
+                 subscriptions: dict[str, list[str]] | None) -> dict[str, dict[str, list[int]]]:
+    if name == "server-range":
+        return server_range_assign(topics, members, subscriptions=subscriptions)
+    return uniform_assign(topics, members, extra_to_first=name == "uniform@4.0",
+                          subscriptions=subscriptions)

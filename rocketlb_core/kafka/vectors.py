@@ -22,7 +22,9 @@ records). ``--check`` regenerates the first
 
 ``uniform`` and ``server-range``: KIP-848's server-side ``UniformAssignor`` and
 ``RangeAssignor`` (``UniformVectors.java``, against ``kafka-group-coordinator``) on groups with
-one subscription: ``topics`` carry their topic ids, ``members`` their current target assignment
+one subscription, and (the ``unequal`` files) on groups whose members subscribe to different
+topics, each member then listing its ``topics`` (the coordinator's heterogeneous builders,
+``kafka.uniform_heterogeneous``): ``topics`` carry their topic ids, ``members`` their current target assignment
 (``owned``), ``expected`` each member's partitions per topic, sorted (the coordinator's are
 sets). The uniform assignor of 4.0 gives the extra partitions to the first members in its
 order; 4.1 and later pass them on (``assignors.uniform_assign``). The server's range assignor
@@ -100,7 +102,9 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 450),
          VectorFile("uniform", "4.3.1", ("4.1.0",), 2000),
          VectorFile("uniform", "4.0.0", (), 2000),
-         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500))
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 2000, "unequal"),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500, "unequal"))
 """``partitioner``: ``BuiltInPartitioner`` and ``partitionForKey`` (``PartitionerVectors.java``),
 one scenario a line, each a sequence of steps; the others are assignors, one group a line."""
 
@@ -139,7 +143,8 @@ def generate(assignor: str, version: str, cases: int, label: str, work: Path,
         if built.returncode != 0:
             raise LiveError(f"javac against {artifact} {version} failed:\n"
                             f"{built.stderr[-1500:]}")
-    main, tail = {"partitioner": ([PARTITIONER_MAIN], []), "uniform": (["UniformVectors"], []),
+    main, tail = {"partitioner": ([PARTITIONER_MAIN], []),
+                  "uniform": (["UniformVectors"], ["uniform"]),
                   "server-range": (["UniformVectors"], ["range"])
                   }.get(assignor, (["KafkaVectors", assignor], []))
     run = subprocess.run([java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(SEED),

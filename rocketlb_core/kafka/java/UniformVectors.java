@@ -21,7 +21,11 @@ public final class UniformVectors {
         final Map<String, Set<Uuid>> subs = new HashMap<>();
         final Map<String, Map<Uuid, Set<Integer>>> assigned = new HashMap<>();
         public Collection<String> memberIds() { return subs.keySet(); }
-        public SubscriptionType subscriptionType() { return SubscriptionType.HOMOGENEOUS; }
+        // as the coordinator decides it: homogeneous when every member subscribes to the same topics
+        public SubscriptionType subscriptionType() {
+            return new HashSet<>(subs.values()).size() <= 1 ? SubscriptionType.HOMOGENEOUS
+                                                             : SubscriptionType.HETEROGENEOUS;
+        }
         public boolean isPartitionAssigned(Uuid t, int p) {
             for (Map<Uuid, Set<Integer>> a : assigned.values()) {
                 Set<Integer> s = a.get(t);
@@ -49,11 +53,14 @@ public final class UniformVectors {
         int cases = Integer.parseInt(args[1]);
         String version = args[2];
         String assignor = args.length > 3 ? args[3] : "uniform";
+        boolean unequal = args.length > 4 && args[4].equals("unequal");
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
-        for (int c = 0; c < cases; c++)
-            out.println(oneCase(assignor, String.format("%s-%06d",
-                assignor.equals("range") ? "server-range" : assignor, c), version, rnd));
+        for (int c = 0; c < cases; c++) {
+            String id = String.format(unequal ? "%s-unequal-%06d" : "%s-%06d",
+                assignor.equals("range") ? "server-range" : assignor, c);
+            out.println(unequal ? unequalCase(assignor, id, version, rnd) : oneCase(assignor, id, version, rnd));
+        }
         out.flush();
     }
 
@@ -105,27 +112,40 @@ public final class UniformVectors {
         for (int i = 0; i < members.size(); i++) {
             String m = members.get(i);
             g2.subs.put(m, topicSet);
-            StringBuilder owned = new StringBuilder("[");
-            if (history && a1.containsKey(m)) {
-                Map<Uuid, Set<Integer>> mine = new HashMap<>();
-                boolean f = true;
-                for (String t : names) {
-                    Set<Integer> s = a1.get(m).partitions().get(ids.get(t));
-                    if (s == null || s.isEmpty()) continue;
-                    List<Integer> sorted = new ArrayList<>(s);
-                    Collections.sort(sorted);
-                    mine.put(ids.get(t), Collections.unmodifiableSet(new HashSet<>(sorted)));
-                    if (!f) owned.append(',');
-                    f = false;
-                    owned.append("[\"").append(t).append("\",").append(sorted.toString().replace(" ", "")).append(']');
-                }
-                g2.assigned.put(m, Collections.unmodifiableMap(mine));
-            }
-            owned.append(']');
+            String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
             if (i > 0) membersJson.append(',');
             membersJson.append("{\"id\":\"").append(m).append("\",\"owned\":").append(owned).append('}');
         }
         membersJson.append(']');
+        String expected = expected(assignorName, g2, describer, members, names, ids);
+        String topicsJson = topicsJson(names, ids, counts);
+        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
+            + version + "\"},\"topics\":" + topicsJson + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+    }
+
+    // The member's first-round assignment handed to the second as the coordinator does (an
+    // unmodifiable map of topic id to an unmodifiable set), and its JSON: [[topic, [p, ...]], ...].
+    static String handOver(Spec g2, String m, MemberAssignment a, List<String> names, Map<String, Uuid> ids) {
+        StringBuilder owned = new StringBuilder("[");
+        Map<Uuid, Set<Integer>> mine = new HashMap<>();
+        boolean f = true;
+        for (String t : names) {
+            Set<Integer> s = a.partitions().get(ids.get(t));
+            if (s == null || s.isEmpty()) continue;
+            List<Integer> sorted = new ArrayList<>(s);
+            Collections.sort(sorted);
+            mine.put(ids.get(t), Collections.unmodifiableSet(new HashSet<>(sorted)));
+            if (!f) owned.append(',');
+            f = false;
+            owned.append("[\"").append(t).append("\",").append(sorted.toString().replace(" ", "")).append(']');
+        }
+        g2.assigned.put(m, Collections.unmodifiableMap(mine));
+        return owned.append(']').toString();
+    }
+
+    // Each member's partitions per topic, sorted, or the exception the assignor threw.
+    static String expected(String assignorName, Spec g2, SubscribedTopicDescriber describer, List<String> members,
+                           List<String> names, Map<String, Uuid> ids) {
         StringBuilder expected = new StringBuilder("{");
         try {
             Map<String, MemberAssignment> a2 = assignor(assignorName).assign(g2, describer).members();
@@ -147,10 +167,13 @@ public final class UniformVectors {
                 }
                 expected.append(']');
             }
-            expected.append('}');
+            return expected.append('}').toString();
         } catch (RuntimeException ex) {
-            expected = new StringBuilder("{\"error\":{\"type\":\"" + ex.getClass().getSimpleName() + "\"}}");
+            return "{\"error\":{\"type\":\"" + ex.getClass().getSimpleName() + "\"}}";
         }
+    }
+
+    static String topicsJson(List<String> names, Map<String, Uuid> ids, Map<Uuid, Integer> counts) {
         StringBuilder topicsJson = new StringBuilder("[");
         for (int i = 0; i < names.size(); i++) {
             Uuid u = ids.get(names.get(i));
@@ -158,8 +181,92 @@ public final class UniformVectors {
             topicsJson.append("[\"").append(names.get(i)).append("\",").append(counts.get(u))
                 .append(",[").append(u.getMostSignificantBits()).append(',').append(u.getLeastSignificantBits()).append("]]");
         }
-        topicsJson.append(']');
+        return topicsJson.append(']').toString();
+    }
+
+    static Set<Uuid> subset(Random rnd, List<String> names, Map<String, Uuid> ids) {
+        Set<Uuid> out = new HashSet<>();
+        for (String t : names) if (rnd.nextInt(3) != 0) out.add(ids.get(t));
+        if (out.isEmpty()) out.add(ids.get(names.get(rnd.nextInt(names.size()))));
+        return out;
+    }
+
+    static String namesOf(Set<Uuid> topics, List<String> names, Map<String, Uuid> ids) {
+        StringBuilder sb = new StringBuilder("[");
+        for (String t : names) {
+            if (!topics.contains(ids.get(t))) continue;
+            if (sb.length() > 1) sb.append(',');
+            sb.append('"').append(t).append('"');
+        }
+        return sb.append(']').toString();
+    }
+
+    // Groups whose members subscribe to different topics (the heterogeneous builders): a first
+    // rebalance, then members leave, join and change their subscriptions, and topics may grow; a
+    // member's target assignment still holds the topics it left, as the coordinator's does.
+    static String unequalCase(String assignorName, String id, String version, Random rnd) {
+        int nTopics = 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 8 : 4);
+        List<String> names = new ArrayList<>();
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<Uuid, Integer> counts = new HashMap<>();
+        while (names.size() < nTopics) {
+            String t = "topic-" + names.size();
+            Uuid u = new Uuid(rnd.nextLong(), rnd.nextLong());
+            names.add(t);
+            ids.put(t, u);
+            counts.put(u, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 64 : 16));
+        }
+        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
+            public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
+            public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
+        };
+        Set<Uuid> all = new HashSet<>();
+        for (String t : names) all.add(ids.get(t));
+        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
+        List<String> first = new ArrayList<>();
+        Map<String, Set<Uuid>> subs = new HashMap<>();
+        while (first.size() < n1) {
+            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
+            if (first.contains(m)) continue;
+            first.add(m);
+            subs.put(m, rnd.nextInt(8) == 0 ? all : subset(rnd, names, ids));
+        }
+        Spec g1 = new Spec();
+        for (String m : first) g1.subs.put(m, subs.get(m));
+        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        boolean history = rnd.nextInt(6) != 0;
+        List<String> members = new ArrayList<>();
+        if (history) {
+            for (String m : first) {
+                if (rnd.nextInt(10) >= 7) continue;
+                members.add(m);
+                if (rnd.nextInt(10) < 3) subs.put(m, subset(rnd, names, ids));
+            }
+            int joining = rnd.nextInt(rnd.nextInt(3) == 0 ? 12 : 4);
+            for (int j = 0; j < joining; j++) {
+                String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
+                members.add(m);
+                subs.put(m, subset(rnd, names, ids));
+            }
+            if (members.isEmpty()) members.add(first.get(0));
+            if (rnd.nextInt(6) == 0)
+                for (String t : names) counts.put(ids.get(t), counts.get(ids.get(t)) + rnd.nextInt(8));
+        } else {
+            members.addAll(first);
+        }
+        Spec g2 = new Spec();
+        StringBuilder membersJson = new StringBuilder("[");
+        for (int i = 0; i < members.size(); i++) {
+            String m = members.get(i);
+            g2.subs.put(m, subs.get(m));
+            String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
+            if (i > 0) membersJson.append(',');
+            membersJson.append("{\"id\":\"").append(m).append("\",\"topics\":").append(namesOf(subs.get(m), names, ids))
+                .append(",\"owned\":").append(owned).append('}');
+        }
+        membersJson.append(']');
+        String expected = expected(assignorName, g2, describer, members, names, ids);
         return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
-            + version + "\"},\"topics\":" + topicsJson + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+            + version + "\"},\"topics\":" + topicsJson(names, ids, counts) + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
     }
 }
