@@ -15,7 +15,14 @@ from typing import Any
 from rocketlb_core.consumer.base import AllocateStrategy
 from rocketlb_core.consumer.nearby import MapResolver, machine_room_nearby
 from rocketlb_core.consumer.registry import make
-from rocketlb_core.model import PERM_READ, PERM_WRITE, MessageQueue, QueueData, TopicRoute
+from rocketlb_core.model import (
+    PERM_READ,
+    PERM_WRITE,
+    MessageQueue,
+    QueueData,
+    TopicRoute,
+    sort_queues,
+)
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.sim.clients import Consumer, Producer
 from rocketlb_core.sim.cluster import Broker, BrokerEntity, NameServer, NameServerEntity, Network
@@ -175,8 +182,8 @@ class World:
                     for mq, pq in c.table.items():
                         if not pq.dropped:
                             owners[mq].add(c.name)
-            env.log("ownership", g.name, owners={mq.short(): sorted(owners.get(mq, ()))
-                                                 for mq in sorted(tracked)})
+            env.log("ownership", g.name, owners={self.label(mq): sorted(owners.get(mq, ()))
+                                                 for mq in sort_queues(tracked)})
 
 
 class _Script:
