@@ -128,11 +128,12 @@ class SteppedReplayer:
         self._fast = vectorise and sc.mode is not SendMode.ASYNC and self._isolates > 0
         self._chunk = MIN_STRETCH
         self._layout: tuple[tuple[int, ...], Any, tuple[Any, ...]] | None = None
-        self._walks: dict[bytes, np.ndarray[Any, Any]] = {}
+        self._walks: dict[bytes, tuple[np.ndarray[Any, Any], list[int]]] = {}
         self._ahead_key: tuple[Any, ...] | None = None
         self._steps_at = -1                    # a send the last stretch saw must be stepped
         self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
+        self._ahead_lists: tuple[list[list[int]], list[list[bool]]] = ([], [])
         self._buckets: np.ndarray[Any, Any] = np.empty(0, np.int64)
 
     # ------------------------------------------------------------------ driving

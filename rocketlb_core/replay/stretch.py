@@ -66,19 +66,22 @@ class ProducerReplayer(SteppedReplayer):
         cond = self.conditions
         key = (self.version, tuple(names))
         if self._ahead_key != key:
-            tables, bad = cond.broker_matrices(tuple(names), self.producer)
+            tables, bad, tlists, blists = cond.stretch_tables(tuple(names), self.producer,
+                                                              BUCKET_BITS)
             full = tuple(sorted({qd.broker_name for qd in self.route.queue_datas}))
             assert self.current is not None
             listed = {qd.broker_name for qd in self.current.queue_datas}
             mine = np.array([b in listed for b in full])
-            differs = np.flatnonzero((cond.route_matrix(full) != mine).any(axis=1))
-            self._ahead_key, self._ahead_val = key, (tables << BUCKET_BITS, bad, differs)
+            differs = np.flatnonzero((cond.route_matrix(full) != mine).any(axis=1)).tolist()
+            self._ahead_key, self._ahead_val = key, (tables, bad, differs)
+            self._ahead_lists = (tlists, blists)
         tables, bad, differs = self._ahead_val
-        s0 = int(np.searchsorted(cond.changes, t0, side="right"))
-        j = int(np.searchsorted(differs, s0, side="left"))
+        changes = cond.change_list()
+        s0 = bisect.bisect_right(changes, t0)
+        j = bisect.bisect_left(differs, s0)
         if j == len(differs):
             return s0, tables, bad, FOREVER
-        changed = t0 if differs[j] == s0 else int(cond.changes[differs[j] - 1])
+        changed = t0 if differs[j] == s0 else changes[differs[j] - 1]
         if changed <= next_poll:
             return s0, tables, bad, next_poll
         return s0, tables, bad, next_poll + ROUTE_POLL_MS * -(-(changed - next_poll)
@@ -115,19 +118,19 @@ class ProducerReplayer(SteppedReplayer):
         end += cs
         return c, end - lat, end, lat
 
-    def _walk(self, unavailable: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    def _walk(self, unavailable: np.ndarray[Any, Any], as_list: bool = False) -> Any:
         """4.x: for each list position, the first position at or after it (cyclically) whose
-        broker is available."""
+        broker is available (``as_list``: as a list, for the one-send-at-a-time path)."""
         key = unavailable.tobytes()
-        nxt = self._walks.get(key)
-        if nxt is None:
+        hit = self._walks.get(key)
+        if hit is None:
             n, free = len(unavailable), ~unavailable
             nxt = np.array([next((p + d) % n for d in range(n) if free[(p + d) % n])
                             for p in range(n)], np.int64)
             if len(self._walks) > 64:
                 self._walks.clear()
-            self._walks[key] = nxt
-        return nxt
+            hit = self._walks[key] = (nxt, nxt.tolist())
+        return hit[1] if as_list else hit[0]
 
     def _stretch(self, out: Columns, i: int) -> int:
         """Replay sends ``i, i+1, ...`` in closed form while nothing but round robin and the
@@ -148,25 +151,26 @@ class ProducerReplayer(SteppedReplayer):
         s0, seg_tables, seg_bad, horizon = self._ahead(t0, names, next_poll)
         n = len(qlocal)
         ft = strategy.send_latency_fault_enable
-        unavailable = np.zeros(len(names), bool)
+        off = [False] * len(names)
         if ft:
             items = strategy.table.items
             for j, b in enumerate(names):
                 item = items.get(b)
                 if item is not None and t0 < item.start_timestamp:
-                    unavailable[j] = True
+                    off[j] = True
                     horizon = min(horizon, item.start_timestamp)
-            if unavailable.all():
-                return self._least_bad(out, i, t0, names, s0, seg_tables, seg_bad)
+            if all(off):
+                return self._least_bad(out, i, t0, names, s0)
+        skipped = any(off)
+        unavailable = np.array(off, bool)
 
         w = min(len(due) - i, self._chunk)
         v0 = tp.index.stored
         if self.line.rules.counter_clamps and v0 < 0:
             return 0
         if w <= SCALAR_MAX:
-            return self._scalar(out, i, w, t0, tp, v0, seg_tables, seg_bad, horizon,
-                                unavailable)
-        if not unavailable.any():
+            return self._scalar(out, i, w, t0, tp, v0, horizon, unavailable, skipped)
+        if not skipped:
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             pos = vals % n
         elif self.line.rules.selection == "4.x":     # 4.x: one step, then a local walk
@@ -236,11 +240,10 @@ class ProducerReplayer(SteppedReplayer):
         reports = [(j, int(lat[at]), int(end[at])) for j, at in _first_and_last(local[:m], n)] \
             if ft else []
         self._commit(m, int(start[m - 1]), int(end[m - 1]), int(vals[m - 1]), reports, v0,
-                     bool(unavailable.any()))
+                     skipped)
         return m
 
-    def _least_bad(self, out: Columns, i: int, t0: int, names: list[str], s0: int,
-                   seg_tables: Any, seg_bad: Any) -> int:
+    def _least_bad(self, out: Columns, i: int, t0: int, names: list[str], s0: int) -> int:
         """One send while every broker is isolated: the pick is the least-bad branch's (the
         real ``select``, which moves the counters as upstream does). Taken here, not stepped,
         when it cannot fail: whichever broker the pick names answers within the budget (the
@@ -249,13 +252,17 @@ class ProducerReplayer(SteppedReplayer):
         stepped."""
         if not set(self.strategy.table.items) <= set(names):
             return 0            # the pick may name a broker that has left the list
-        lat = self.conditions.stacked[seg_tables[s0] | self._buckets[i]]
-        if seg_bad[s0].any() or int(lat.max()) >= self._timeout:
+        tables, bad = self._ahead_lists
+        if any(bad[s0]):
+            return 0
+        lookup, bucket = self.conditions.stacked.item, int(self._buckets[i])
+        lat = [lookup(t | bucket) for t in tables[s0]]
+        if max(lat) >= self._timeout:
             return 0
         tp = self.tp
         assert tp is not None
         mq = self.strategy.select(tp, None, t0)
-        latency = int(lat[names.index(mq.broker_name)])
+        latency = lat[names.index(mq.broker_name)]
         end = t0 + latency
         out.start[i], out.end[i] = t0, end
         out.broker[i], out.queue_id[i] = self.broker_code[mq.broker_name], mq.queue_id
@@ -290,8 +297,7 @@ class ProducerReplayer(SteppedReplayer):
             self.strategy.update_fault_item(names[j], latency, False, end)
 
     def _scalar(self, out: Columns, i: int, w: int, t0: int, tp: TopicPublishInfo, v0: int,
-                seg_tables: Any, seg_bad: Any, horizon: int,
-                unavailable: np.ndarray[Any, Any]) -> int:
+                horizon: int, unavailable: np.ndarray[Any, Any], skipped: bool) -> int:
         """The stretch one send at a time: for short stretches, where the vector path's fixed
         cost (some forty NumPy calls) is more than the sends themselves. The same picks,
         latencies, stops and state as the vector path; each send's segment is looked up from
@@ -303,10 +309,10 @@ class ProducerReplayer(SteppedReplayer):
         stacked, buckets, due = cond.stacked, self._buckets, out.due
         timeout, isolates = self._timeout, self._isolates
         n = len(ql)
-        skipped = bool(unavailable.any())
+        seg_tables, seg_bad = self._ahead_lists
         four = self.line.rules.selection == "4.x"
         if skipped and four:
-            walk = self._walk(unavailable[qlocal]).tolist()
+            walk = self._walk(unavailable[qlocal], as_list=True)
         elif skipped:
             free = np.flatnonzero(~unavailable[qlocal]).tolist()
             first = (v0 & _MASK31) + 1                 # the first probe's returned value
@@ -348,7 +354,7 @@ class ProducerReplayer(SteppedReplayer):
                 at = bisect.bisect_right(changes, start)
                 seg = changes[at - 1] if at else -FOREVER
                 seg_end = changes[at] if at < len(changes) else FOREVER
-                tables, bad = seg_tables[at].tolist(), seg_bad[at].tolist()
+                tables, bad = seg_tables[at], seg_bad[at]
             j = ql[p]
             latency = lookup(tables[j] | draws[k])
             if bad[j] or latency >= timeout:

@@ -150,6 +150,25 @@ class Conditions:
             hit = self._matrices[key] = (tables, bad)
         return hit
 
+    def stretch_tables(self, names: tuple[str, ...], client: str, shift: int
+                       ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
+                                  list[list[int]], list[list[bool]]]:
+        """``broker_matrices`` as the stretch kernel reads them: the table ids shifted left by
+        ``shift`` (so a draw's bucket is or-ed in), and both matrices also as lists of rows for
+        the one-send-at-a-time path. Cached, shared by every producer that sees the same
+        brokers."""
+        key = ("stretch", names, client if any(c == client for c, _ in self.partitions)
+               else None, shift)
+        hit = self._matrices.get(key)
+        if hit is None:
+            tables, bad = self.broker_matrices(names, client)
+            shifted = tables << shift
+            hit = (shifted, bad, shifted.tolist(), bad.tolist())
+            if len(self._matrices) > 32:
+                self._matrices.clear()
+            self._matrices[key] = hit
+        return hit
+
     def route_matrix(self, names: tuple[str, ...]) -> np.ndarray[Any, Any]:
         """Per segment and broker of ``names``: ``in_route_at``. Cached."""
         key = ("route", names)
