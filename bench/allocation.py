@@ -11,7 +11,12 @@ Kafka's assignors (``rocketlb_core.kafka.assignors``, issue 16) at the same size
 1024 partitions, 128 members (the sticky ones with the history of a group of 120 before), as a
 ratio to AVG's whole-group time in the same run; with ``--large``, Kafka's own large case for
 the sticky assignors (``AbstractStickyAssignorTest``: 1,000,000 partitions, 2,000 members; about
-1.4 s in upstream's Java), once each.
+1.4 s in upstream's Java), once each. Then the sticky assignors' general builder (members on
+different topics) in the shape of upstream's
+``testLargeAssignmentAndGroupWithNonEqualSubscription``: every member on every topic but the
+last, which is on the first topic only; the time of the second rebalance, where every member but
+the first brings what the first gave it (8 topics of 128 partitions by 128 members; with
+``--large``, upstream's 500 topics of 2,000 by 2,000 members, which its test allows 90 s).
 
 Run: .venv/bin/python bench/allocation.py [--repeat R] [--large]
 """
@@ -75,9 +80,12 @@ def main() -> None:
     kafka = kafka_rows(QUEUES, CONSUMERS, args.repeat, avg_ms)
     if args.large:
         kafka += kafka_rows(1_000_000, 2_000, 1, avg_ms, names=("sticky", "cooperative-sticky"))
-    print(f"Kafka's assignors, one topic; ratio to AVG's whole group ({avg_ms:.3f} ms)")
+    kafka += general_rows(8, 128, CONSUMERS, args.repeat, avg_ms)
+    if args.large:
+        kafka += general_rows(500, 2_000, 2_000, 1, avg_ms)
+    print(f"Kafka's assignors; ratio to AVG's whole group ({avg_ms:.3f} ms)")
     for r in kafka:
-        print(f"{r['assignor']:20} {r['partitions']:>9,} x {r['members']:>5,}  "
+        print(f"{r['assignor']:30} {r['partitions']:>9,} x {r['members']:>5,}  "
               f"{r['ms']:12.1f} ms  {r['vs_avg']:10.1f}x AVG")
     print(json.dumps({"rows": rows, "kafka": kafka}), flush=True)
 
@@ -103,6 +111,25 @@ def kafka_rows(partitions: int, members: int, repeat: int, avg_ms: float,
                   repeat)
         out.append({"assignor": name, "partitions": partitions, "members": members,
                     "ms": round(ms, 2), "vs_avg": round(ms / avg_ms, 1)})
+    return out
+
+
+def general_rows(topics: int, partitions: int, members: int, repeat: int, avg_ms: float
+                 ) -> list[dict[str, object]]:
+    """The sticky assignors' general builder in upstream's non-equal shape (see the module
+    docstring): the second rebalance, timed."""
+    names = [f"topic{i:04d}" for i in range(topics)]
+    counts = {t: partitions for t in names}
+    subs = {f"consumer{i:05d}": tuple(names[:1]) if i == members - 1 else tuple(names)
+            for i in range(members)}
+    out = []
+    for name in ("sticky", "cooperative-sticky"):
+        first = ASSIGNORS[name](counts, [StickyMember(m, t) for m, t in subs.items()])
+        group: list[Member] = [StickyMember(m, t, None, tuple(first[m]), 1)
+                               for m, t in list(subs.items())[1:]]
+        ms = best(lambda name=name, group=group: ASSIGNORS[name](counts, group), repeat)
+        out.append({"assignor": f"{name} (unequal)", "partitions": topics * partitions,
+                    "members": members, "ms": round(ms, 2), "vs_avg": round(ms / avg_ms, 1)})
     return out
 
 

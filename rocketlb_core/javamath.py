@@ -20,6 +20,8 @@ module of the core goes through these helpers.
 
 from __future__ import annotations
 
+import functools
+
 INT_MIN = -(2**31)
 INT_MAX = 2**31 - 1
 _MASK32 = 0xFFFFFFFF
@@ -94,8 +96,11 @@ def utf16_units(s: str) -> list[int]:
     return [(raw[i] << 8) | raw[i + 1] for i in range(0, len(raw), 2)]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode``: ``h = 31*h + unit`` over UTF-16 code units, 32-bit wrap."""
+    """Java's ``String.hashCode``: ``h = 31*h + unit`` over UTF-16 code units, 32-bit wrap
+    (remembered for the last 65,536 strings: Kafka's assignors hash the same topic and member
+    names many times)."""
     h = 0
     for unit in utf16_units(s):
         h = (31 * h + unit) & _MASK32

@@ -193,7 +193,8 @@ class StickyMember(Member):
 DEFAULT_GENERATION = -1
 
 
-def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], eager: bool
+def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], eager: bool,
+                     claimed: Mapping[str, tuple[TopicPartition, ...]] | None = None
                      ) -> tuple[bool, dict[str, list[TopicPartition]], set[TopicPartition]]:
     """``AbstractStickyAssignor.allSubscriptionsEqual``: whether every member subscribes to the
     same topics, each member's valid previous partitions, and the partitions two members of the
@@ -214,7 +215,7 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
         generation = DEFAULT_GENERATION if m.generation is None else m.generation
         mine: list[TopicPartition] = []
         owned_by[consumer] = mine
-        for tp in _claimed(m, eager):
+        for tp in (claimed[consumer] if claimed is not None else _claimed(m, eager)):
             if tp[0] not in all_topics:
                 continue
             other = previous_owner.get(tp)
@@ -386,12 +387,13 @@ def sticky_assign(partitions: Mapping[str, int], members: Sequence[StickyMember]
     have = {t: n for t, n in _partitions_per_topic(group, partitions)}
     sticky_group = {mid: m if isinstance(m, StickyMember) else StickyMember(
         m.member_id, m.topics, m.instance_id) for mid, m in group.items()}
-    equal, owned_by, multiple = _owned_by_member(sticky_group, set(have), eager=not cooperative)
+    claimed = {mid: _claimed(m, not cooperative) for mid, m in sticky_group.items()}
+    equal, owned_by, multiple = _owned_by_member(sticky_group, set(have), not cooperative,
+                                                 claimed)
     if equal:
         assignment, transferring = _constrained(have, owned_by, multiple)
     else:
-        claims = {mid: (_claimed(m, not cooperative), m.generation)
-                  for mid, m in sticky_group.items()}
+        claims = {mid: (claimed[mid], m.generation) for mid, m in sticky_group.items()}
         top = max((DEFAULT_GENERATION if g is None else g for _, g in claims.values()),
                   default=DEFAULT_GENERATION)
         try:

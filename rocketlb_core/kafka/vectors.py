@@ -24,11 +24,11 @@ records). ``--check`` regenerates the first
 ``RangeAssignor`` (``UniformVectors.java``, against ``kafka-group-coordinator``) on groups with
 one subscription, and (the ``unequal`` files) on groups whose members subscribe to different
 topics, each member then listing its ``topics`` (the coordinator's heterogeneous builders,
-``kafka.uniform_heterogeneous``): ``topics`` carry their topic ids, ``members`` their current target assignment
-(``owned``), ``expected`` each member's partitions per topic, sorted (the coordinator's are
-sets). The uniform assignor of 4.0 gives the extra partitions to the first members in its
-order; 4.1 and later pass them on (``assignors.uniform_assign``). The server's range assignor
-is the same from 4.0 to 4.3, and not sticky.
+``kafka.uniform_heterogeneous``): ``topics`` carry their topic ids, ``members`` their current
+target assignment (``owned``), ``expected`` each member's partitions per topic, sorted (the
+coordinator's are sets). The uniform assignor of 4.0 gives the extra partitions to the first
+members in its order; 4.1 and later pass them on (``assignors.uniform_assign``). The server's
+range assignor is the same from 4.0 to 4.3, and not sticky.
 
 Where releases differ (``FILES``): ``RangeAssignor`` before KIP-881 (3.4 and earlier) orders a
 member's partitions differently (``assignors.range_assign``); ``RoundRobinAssignor`` is the same
