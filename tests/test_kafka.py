@@ -347,3 +347,23 @@ def test_uniform_assignor_41_keeps_more_than_40() -> None:
             revoked[name] += sum(len(set(ps) - set(got[m].get(t, ())))
                                  for m, owned in members for t, ps in owned.items())
     assert revoked["uniform"] < revoked["uniform@4.0"], revoked
+
+
+def test_members_on_different_topics_rocketmq_leaves_queues_kafka_does_not() -> None:
+    """Chapter 4's trap side by side: RocketMQ splits a topic over the whole group, so the
+    shares of members that do not subscribe it go unread (with AVG on 8 queues and 4 ids, the
+    two non-subscribers' 2 + 2); every Kafka assignor reads every partition, and the sticky and
+    uniform ones, which balance the group as a whole, give each of the four members 4."""
+    from rocketlb_core.consumer.compare import MIXED_GROUP, mixed_subscriptions
+
+    rows = mixed_subscriptions()
+    by = {(r.strategy, r.topic): r for r in rows}
+    assert by["AVG", "TopicB"].unconsumed == 4
+    assert all(r.unconsumed > 0 for r in rows if r.design == "RocketMQ" and r.topic == "TopicB")
+    assert all(r.unconsumed == 0 for r in rows if r.design == "RocketMQ" and r.topic == "TopicA")
+    assert all(r.unconsumed == 0 for r in rows if r.design == "Kafka")
+    for name in ("sticky", "cooperative-sticky", "uniform"):
+        loads = dict(by[name, "TopicA"].loads)
+        assert sorted(loads) == sorted(MIXED_GROUP)
+        assert set(loads.values()) == {4}, (name, loads)
+    assert dict(by["range", "TopicA"].loads) == {"c-1": 2, "c-2": 2, "c-3": 6, "c-4": 6}

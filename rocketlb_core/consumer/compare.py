@@ -100,3 +100,81 @@ if __name__ == "__main__":       # python -m rocketlb_core.consumer.compare: roc
     from rocketlb_core.commands import alias
 
     raise SystemExit(alias("compare")(None))
+
+
+# ------------------------------------------------------------------ members on different topics
+
+MIXED_GROUP = {"c-1": ("TopicA",), "c-2": ("TopicA",), "c-3": ("TopicA", "TopicB"),
+               "c-4": ("TopicA", "TopicB")}
+"""Chapter 4's exercise: four consumers of one group, two of them redeployed with a version that
+also subscribes ``TopicB``."""
+
+
+@dataclass(frozen=True)
+class MixedRow:
+    design: str                # "RocketMQ" or "Kafka"
+    strategy: str
+    topic: str
+    queues: int
+    unconsumed: int            # allocated to a member that does not subscribe to the topic
+    loads: tuple[tuple[str, int], ...]      # queues each member consumes, all topics
+
+
+def mixed_subscriptions(group: Mapping[str, Sequence[str]] = MIXED_GROUP,
+                        queues_per_topic: int = 8,
+                        rocketmq: Sequence[str] = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"),
+                        kafka: Sequence[str] = ("range", "roundrobin", "sticky",
+                                                "cooperative-sticky", "uniform"),
+                        seed: int = 4) -> list[MixedRow]:
+    """A group whose members subscribe to different topics, under RocketMQ's strategies and
+    Kafka's assignors (one fresh assignment each).
+
+    RocketMQ: every member rebalances each topic it subscribes to over the group's **whole**
+    member list (``findConsumerIdList`` is per group, not per topic), so the shares of members
+    that do not subscribe to the topic are computed by nobody's ``allocate`` and consumed by
+    nobody. Kafka: the assignor sees each member's topics (``sticky_general``,
+    ``uniform_heterogeneous`` when they differ), so every partition of a subscribed topic goes to
+    a member subscribed to it. ``seed``: the topic ids of the group coordinator's topics."""
+    import random
+
+    from rocketlb_core.consumer.registry import make
+    from rocketlb_core.kafka.assignors import ASSIGNORS, StickyMember, Topic, uniform_assign
+
+    topics = sorted({t for ts in group.values() for t in ts})
+    members = list(group)
+    rows: list[MixedRow] = []
+
+    def row(design: str, strategy: str, owned: Mapping[str, Sequence[tuple[str, int]]]
+            ) -> None:
+        consumed = {m: [tp for tp in tps if tp[0] in group[m]] for m, tps in owned.items()}
+        loads = tuple((m, len(consumed.get(m, []))) for m in members)
+        for t in topics:
+            mine = {tp for tps in consumed.values() for tp in tps if tp[0] == t}
+            rows.append(MixedRow(design, strategy, t, queues_per_topic,
+                                 queues_per_topic - len(mine), loads))
+
+    for name in rocketmq:
+        strategy = make(name)
+        owned: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+        for t in topics:
+            mq_all, cid_all = rebalance_view(
+                [MessageQueue(t, "broker-a", i) for i in range(queues_per_topic)], members)
+            shares = assign_all(strategy, "GID", mq_all, cid_all)     # one view: every share
+            for m in members:
+                if t in group[m]:           # only a subscriber rebalances the topic
+                    owned[m] += [(q.topic, q.queue_id) for q in shares.get(m, [])]
+        row("RocketMQ", name, owned)
+    rnd = random.Random(seed)
+    ids = {t: (rnd.getrandbits(63), rnd.getrandbits(63)) for t in topics}
+    for name in kafka:
+        if name == "uniform":
+            target = uniform_assign([Topic(t, queues_per_topic, ids[t]) for t in topics],
+                                    [(m, {}) for m in members],
+                                    subscriptions={m: list(ts) for m, ts in group.items()})
+            row("Kafka", name, {m: [(t, p) for t, ps in target.get(m, {}).items() for p in ps]
+                                for m in members})
+            continue
+        got = ASSIGNORS[name]({t: queues_per_topic for t in topics},
+                              [StickyMember(m, tuple(group[m])) for m in members])
+        row("Kafka", name, got)
+    return rows

@@ -779,3 +779,26 @@ def kafka_side_by_side(days: Mapping[str, tuple[Path | str, str]],
                              "most idle": s["idle_consumers_max"],
                              "largest backlog": s.get("lag_max", 0)})
     return pd.DataFrame(rows)
+
+
+def mixed_subscriptions_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``consumer.compare.mixed_subscriptions`` as two frames: per strategy and topic, the queues
+    consumed by nobody; per strategy and member, the queues it consumes (all topics)."""
+    import pandas as pd
+
+    from rocketlb_core.consumer.compare import mixed_subscriptions
+
+    rows = mixed_subscriptions()
+    label = {r.strategy: f"{r.design}: {r.strategy}" for r in rows}
+    unconsumed = pd.DataFrame([{"strategy": label[r.strategy], "topic": r.topic,
+                                "queues": r.queues, "consumed by nobody": r.unconsumed}
+                               for r in rows])
+    seen: set[str] = set()
+    loads = []
+    for r in rows:
+        if r.strategy in seen:
+            continue
+        seen.add(r.strategy)
+        loads += [{"strategy": label[r.strategy], "member": m, "queues consumed": n}
+                  for m, n in r.loads]
+    return unconsumed, pd.DataFrame(loads)
