@@ -44,7 +44,7 @@ class ProducerReplayer(SteppedReplayer):
         cannot be reused by others."""
         key = tuple(map(id, tp.queues))
         if self._layout is None or self._layout[0] != key:
-            names = sorted({q.broker_name for q in tp.queues})
+            names = tuple(sorted({q.broker_name for q in tp.queues}))
             local = {b: j for j, b in enumerate(names)}
             self._layout = (key, (names,
                                   np.array([local[q.broker_name] for q in tp.queues], np.int64),
@@ -55,7 +55,7 @@ class ProducerReplayer(SteppedReplayer):
             self._layout_lists = (qlocal.tolist(), qids.tolist(), qcode.tolist())
         return self._layout[1]
 
-    def _ahead(self, t0: int, names: list[str], next_poll: int
+    def _ahead(self, t0: int, names: tuple[str, ...], next_poll: int
                ) -> tuple[int, Any, Any, int]:
         """What a stretch from ``t0`` needs, for every condition change it may run across:
         ``t0``'s segment; per segment, the latency tables (shifted to index ``stacked``) and
@@ -64,10 +64,9 @@ class ProducerReplayer(SteppedReplayer):
         else the first poll at or after the start of the first segment where it differs
         (``FOREVER``: none). Polls before it find the route the producer has."""
         cond = self.conditions
-        key = (self.version, tuple(names))
+        key = (self.version, names)
         if self._ahead_key != key:
-            tables, bad, tlists, blists = cond.stretch_tables(tuple(names), self.producer,
-                                                              BUCKET_BITS)
+            tables, bad, tlists, blists = cond.stretch_tables(names, self.producer, BUCKET_BITS)
             full = tuple(sorted({qd.broker_name for qd in self.route.queue_datas}))
             assert self.current is not None
             listed = {qd.broker_name for qd in self.current.queue_datas}
@@ -162,14 +161,14 @@ class ProducerReplayer(SteppedReplayer):
             if all(off):
                 return self._least_bad(out, i, t0, names, s0)
         skipped = any(off)
-        unavailable = np.array(off, bool)
 
         w = min(len(due) - i, self._chunk)
         v0 = tp.index.stored
         if self.line.rules.counter_clamps and v0 < 0:
             return 0
         if w <= SCALAR_MAX:
-            return self._scalar(out, i, w, t0, tp, v0, horizon, unavailable, skipped)
+            return self._scalar(out, i, w, t0, v0, horizon, off if skipped else None, qlocal)
+        unavailable = np.array(off, bool)
         if not skipped:
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             pos = vals % n
@@ -243,14 +242,14 @@ class ProducerReplayer(SteppedReplayer):
                      skipped)
         return m
 
-    def _least_bad(self, out: Columns, i: int, t0: int, names: list[str], s0: int) -> int:
+    def _least_bad(self, out: Columns, i: int, t0: int, names: tuple[str, ...], s0: int) -> int:
         """One send while every broker is isolated: the pick is the least-bad branch's (the
         real ``select``, which moves the counters as upstream does). Taken here, not stepped,
         when it cannot fail: whichever broker the pick names answers within the budget (the
         fault table names only brokers of the list, every one is up and reachable in ``t0``'s
         segment, and this send's draw is below the timeout on each). Else 0: the send is
         stepped."""
-        if not set(self.strategy.table.items) <= set(names):
+        if any(b not in names for b in self.strategy.table.items):
             return 0            # the pick may name a broker that has left the list
         tables, bad = self._ahead_lists
         if any(bad[s0]):
@@ -296,13 +295,12 @@ class ProducerReplayer(SteppedReplayer):
         for j, latency, end in reports:
             self.strategy.update_fault_item(names[j], latency, False, end)
 
-    def _scalar(self, out: Columns, i: int, w: int, t0: int, tp: TopicPublishInfo, v0: int,
-                horizon: int, unavailable: np.ndarray[Any, Any], skipped: bool) -> int:
+    def _scalar(self, out: Columns, i: int, w: int, t0: int, v0: int, horizon: int,
+                off: list[bool] | None, qlocal: np.ndarray[Any, Any]) -> int:
         """The stretch one send at a time: for short stretches, where the vector path's fixed
         cost (some forty NumPy calls) is more than the sends themselves. The same picks,
         latencies, stops and state as the vector path; each send's segment is looked up from
         its start, so no guessing."""
-        qlocal = self._queue_layout(tp)[1]
         ql, qi, qc = self._layout_lists
         cond = self.conditions
         changes = cond.change_list()
@@ -311,10 +309,13 @@ class ProducerReplayer(SteppedReplayer):
         n = len(ql)
         seg_tables, seg_bad = self._ahead_lists
         four = self.line.rules.selection == "4.x"
+        skipped = off is not None
+        if off is not None:
+            unavailable = np.array(off, bool)[qlocal]
         if skipped and four:
-            walk = self._walk(unavailable[qlocal], as_list=True)
+            walk = self._walk(unavailable, as_list=True)
         elif skipped:
-            free = np.flatnonzero(~unavailable[qlocal]).tolist()
+            free = np.flatnonzero(~unavailable).tolist()
             first = (v0 & _MASK31) + 1                 # the first probe's returned value
             if first > INT_MAX:
                 return 0
