@@ -252,6 +252,28 @@ def test_the_summary_is_computed_from_the_written_records_alone(tmp_path: Path) 
     assert written["groups"]
 
 
+def test_simulate_to_streams_the_lag_samples_and_keeps_the_rest(tmp_path: Path) -> None:
+    """With an output folder the journal is written as the run goes: ``journal.parquet`` holds
+    every record the in-memory run journals, in the same order, while the returned result keeps
+    every record but the lag samples (which grow with simulated time)."""
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.sim.world import SPILLED_KINDS, run_scenario
+
+    scenario = load(data_path("scenarios", "crash-without-unregister.toml"))
+    streamed = simulate_to(scenario, 3, tmp_path / "run")
+    whole = run_scenario(scenario, 3)
+    written = pq.read_table(tmp_path / "run" / "journal.parquet").to_pylist()
+    assert [(r["time_ms"], r["kind"], r["entity"], json.loads(r["fields"])) for r in written] \
+        == [(r.time_ms, r.kind, r.entity, json.loads(json.dumps(r.fields, default=str)))
+            for r in whole.world.env.journal]
+    kept = streamed.world.env.journal
+    assert [r for r in whole.world.env.journal if r.kind not in SPILLED_KINDS] == kept
+    assert any(r["kind"] == "lag" for r in written)
+    assert not any(r.kind == "lag" for r in kept)
+    assert {k: v for k, v in streamed.summary.items() if k != "expectations"} == whole.summary
+
+
 def test_every_fault_is_documented_and_recorded_consistently() -> None:
     """``sim.faults.FAULTS`` is the one list of event kinds: the scenarios README names each,
     and each fault that changes a broker leaves a row of a known kind in recorded traces."""

@@ -80,12 +80,19 @@ MESSAGES = {"msg_id": "int64", "producer": "string", "sent_ms": "int64", "status
             "stored_ms": "int64", "attempts": "int32", "send_ms": "int64", "error": "string"}
 DELIVERIES = {"time_ms": "int64", "consumer": "string", "topic": "string", "broker": "string",
               "queue_id": "int32", "first_offset": "int64", "count": "int64"}
+JOURNAL = {"time_ms": "int64", "kind": "string", "entity": "string", "fields": "string"}
 ROW_GROUP = 1 << 16
 
 
+ROW_GROUP_TEXT = 8 << 20
+"""A row group is also cut once its strings hold this many characters (a journal's lag
+samples are some 20 KB each)."""
+
+
 class _Table:
-    """One Parquet file written a row group at a time, so a run's memory does not grow with
-    its message count."""
+    """One Parquet file written a row group at a time (``ROW_GROUP`` rows, or fewer once their
+    strings reach ``ROW_GROUP_TEXT``), so a run's memory does not grow with its message count
+    or its length."""
 
     def __init__(self, path: Path, columns: dict[str, str]) -> None:
         import pyarrow as pa
@@ -94,11 +101,14 @@ class _Table:
         self.schema = pa.schema([(k, getattr(pa, t)()) for k, t in columns.items()])
         self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
         self.columns: list[list[Any]] = [[] for _ in columns]
+        self.text = 0
 
     def add(self, *row: Any) -> None:
         for column, value in zip(self.columns, row, strict=True):
             column.append(value)
-        if len(self.columns[0]) >= ROW_GROUP:
+            if type(value) is str:
+                self.text += len(value)
+        if len(self.columns[0]) >= ROW_GROUP or self.text >= ROW_GROUP_TEXT:
             self.flush()
 
     def flush(self) -> None:
@@ -109,6 +119,7 @@ class _Table:
                 [pa.array(c, f.type) for c, f in zip(self.columns, self.schema, strict=True)],
                 schema=self.schema))
             self.columns = [[] for _ in self.columns]
+            self.text = 0
 
     def close(self) -> None:
         self.flush()
@@ -146,25 +157,19 @@ def simulate_to(scenario: Scenario, seed: int, out_dir: Path, *,
                 force: bool = False) -> RunResult:
     """Run ``scenario`` with ``seed``, writing ``out_dir`` whole (``rocketlb_core.atomic``'s rule;
     ``force`` as there): ``messages.parquet`` and ``deliveries.parquet`` streamed as the run
-    goes, then ``journal.parquet`` and ``summary.json`` (with the expectations)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    goes, ``journal.parquet`` too (its lag samples are not kept in memory: ``run_scenario``'s
+    ``journal_sink``), then ``summary.json`` (with the expectations). The returned result's
+    in-memory journal has every record but the lag samples."""
     with atomic_folder(out_dir, "simulate", inputs=[scenario.path], force=force) as tmp:
         sink = ParquetSink(tmp)
+        journal = _Table(tmp / "journal.parquet", JOURNAL)
         try:
-            result = run_scenario(scenario, seed, sink)
+            result = run_scenario(scenario, seed, sink, lambda r: journal.add(
+                r.time_ms, r.kind, r.entity, json.dumps(r.fields, sort_keys=True, default=str)))
         finally:
             sink.close()
+            journal.close()
         add_expectations(result, scenario)
-        j = result.world.env.journal
-        journal = pa.table({
-            "time_ms": pa.array([r.time_ms for r in j], pa.int64()),
-            "kind": pa.array([r.kind for r in j], pa.string()),
-            "entity": pa.array([r.entity for r in j], pa.string()),
-            "fields": pa.array([json.dumps(r.fields, sort_keys=True, default=str)
-                                for r in j], pa.string())})
-        pq.write_table(journal, tmp / "journal.parquet", compression="zstd")
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=1, sort_keys=True)
                                           + "\n")
     return result

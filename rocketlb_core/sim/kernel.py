@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -64,6 +65,8 @@ class Environment:
         self.entities: dict[str, Entity] = {}
         self.journal: list[JournalRecord] = []
         self.events_processed = 0
+        self.journal_sink: Callable[[JournalRecord], None] | None = None
+        self.spill_kinds: frozenset[str] = frozenset()
 
     def register(self, name: str, entity: Entity) -> None:
         if name in self.entities:
@@ -88,7 +91,15 @@ class Environment:
         heapq.heappush(self._queue, (time_ms, priority, self._seq, event))
 
     def log(self, kind: str, entity: str, **fields: Any) -> None:
-        self.journal.append(JournalRecord(self.now, kind, entity, fields))
+        """Journal a record. With a ``journal_sink``, every record also goes to it as it is
+        made, and those of ``spill_kinds`` go there only (the lag samples, which grow with
+        simulated time and which no summary reads: ``run_scenario(journal_sink=...)``)."""
+        record = JournalRecord(self.now, kind, entity, fields)
+        if self.journal_sink is not None:
+            self.journal_sink(record)
+            if kind in self.spill_kinds:
+                return
+        self.journal.append(record)
 
     def step(self) -> bool:
         """Process the next event; ``False`` when none is left."""
