@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,6 +142,13 @@ def test_sticky_vectors_cover_histories_and_stale_claims() -> None:
     assert all(v >= 20 for v in seen.values()), seen
 
 
+def _cases(*names: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every case of the vector files ``names``, with its file's name."""
+    for name in names:
+        for line in read_cases(VECTORS / name):
+            yield name, json.loads(line)
+
+
 def test_unequal_sticky_vectors_cover_the_general_builder() -> None:
     """Most cases of the unequal family reach Kafka's general builder (the members' topics
     differ), with histories where a member dropped a topic it held (a revocation), topics that
@@ -148,24 +156,19 @@ def test_unequal_sticky_vectors_cover_the_general_builder() -> None:
     never ends; the cooperative cases withhold partitions that change owner."""
     seen = {"unequal": 0, "dropped_topic": 0, "no_metadata": 0, "older_claim": 0,
             "no_termination": 0, "withheld": 0}
-    for name in ("kafka-sticky-unequal-4.3.1.jsonl.gz",
-                 "kafka-cooperative-sticky-unequal-4.3.1.jsonl.gz"):
-        for line in read_cases(VECTORS / name):
-            obj = json.loads(line)
-            members = obj["members"]
-            seen["unequal"] += len({frozenset(m["topics"]) for m in members}) > 1
-            seen["dropped_topic"] += any(t not in m["topics"] for m in members
-                                         for t, _ in m["owned"])
-            seen["no_metadata"] += any(n == 0 for _, n in obj["topics"])
-            seen["older_claim"] += any(m["generation"] == 0 for m in members)
-            error = obj["expected"].get("error")
-            seen["no_termination"] += bool(error) and error["type"] == "NoTermination"
-            if "cooperative" in name and not error:
-                counts = dict(obj["topics"])
-                total = sum(n for t, n in counts.items()
-                            if any(t in m["topics"] for m in members))
-                seen["withheld"] += sum(len(ps) for runs in obj["expected"].values()
-                                        for _, ps in runs) < total
+    for name, obj in _cases("kafka-sticky-unequal-4.3.1.jsonl.gz",
+                            "kafka-cooperative-sticky-unequal-4.3.1.jsonl.gz"):
+        members = obj["members"]
+        seen["unequal"] += len({frozenset(m["topics"]) for m in members}) > 1
+        seen["dropped_topic"] += any(t not in m["topics"] for m in members for t, _ in m["owned"])
+        seen["no_metadata"] += any(n == 0 for _, n in obj["topics"])
+        seen["older_claim"] += any(m["generation"] == 0 for m in members)
+        error = obj["expected"].get("error")
+        seen["no_termination"] += bool(error) and error["type"] == "NoTermination"
+        if "cooperative" in name and not error:
+            total = sum(n for t, n in obj["topics"] if any(t in m["topics"] for m in members))
+            seen["withheld"] += sum(len(ps) for runs in obj["expected"].values()
+                                    for _, ps in runs) < total
     assert seen["unequal"] >= 2_000, seen
     assert seen["no_termination"] == 2, seen
     assert all(v >= 20 for k, v in seen.items() if k != "no_termination"), seen
@@ -176,21 +179,20 @@ def test_unequal_server_side_vectors_cover_the_heterogeneous_builders() -> None:
     members whose target assignment still holds a topic they left, and groups where some topic
     has a single subscriber (which the uniform assignor never rebalances)."""
     seen = {"unequal": 0, "left_topic": 0, "single_subscriber": 0, "moved": 0}
-    for name in ("kafka-uniform-unequal-4.3.1.jsonl.gz",
-                 "kafka-server-range-unequal-4.3.1.jsonl.gz"):
-        for line in read_cases(VECTORS / name):
-            obj = json.loads(line)
-            members = obj["members"]
-            seen["unequal"] += len({frozenset(m["topics"]) for m in members}) > 1
-            seen["left_topic"] += any(t not in m["topics"] for m in members for t, _ in m["owned"])
-            seen["single_subscriber"] += any(sum(t in m["topics"] for m in members) == 1
-                                             for t, _, _ in obj["topics"])
-            if "uniform" in name:
-                want = obj["expected"]
-                def flat(runs: list[list]) -> set[tuple[str, int]]:
-                    return {(t, p) for t, ps in runs for p in ps}
-                seen["moved"] += "error" not in want and any(
-                    flat(want[m["id"]]) != flat(m["owned"]) for m in members if m["owned"])
+    def flat(runs: list[list[Any]]) -> set[tuple[str, int]]:
+        return {(t, p) for t, ps in runs for p in ps}
+
+    for name, obj in _cases("kafka-uniform-unequal-4.3.1.jsonl.gz",
+                            "kafka-server-range-unequal-4.3.1.jsonl.gz"):
+        members = obj["members"]
+        seen["unequal"] += len({frozenset(m["topics"]) for m in members}) > 1
+        seen["left_topic"] += any(t not in m["topics"] for m in members for t, _ in m["owned"])
+        seen["single_subscriber"] += any(sum(t in m["topics"] for m in members) == 1
+                                         for t, _, _ in obj["topics"])
+        want = obj["expected"]
+        if "uniform" in name and "error" not in want:
+            seen["moved"] += any(flat(want[m["id"]]) != flat(m["owned"])
+                                 for m in members if m["owned"])
     assert seen["unequal"] >= 2_000, seen
     assert all(v >= 20 for v in seen.values()), seen
 

@@ -229,10 +229,22 @@ public final class KafkaVectors {
             if (rnd.nextInt(6) == 0)
                 for (String t : shared) topics.put(t, topics.get(t) + rnd.nextInt(8));
         }
+        Map<String, Integer> generation = generations(history, rnd, 6, members, before);
+        return stickyGroup(assignorName, version, id, topics, members, m -> {
+            List<String> subs = new ArrayList<>(shared);
+            Collections.shuffle(subs, rnd);
+            return subs;
+        }, before, generation, instances);
+    }
+
+    // Which members bring a generation (those that were in the first rebalance), and, in one case
+    // in `odds`, a stale claim: a member also claims another's partition, in the same or an older
+    // generation.
+    static Map<String, Integer> generations(boolean history, Random rnd, int odds, List<String> members,
+                                            Map<String, List<TopicPartition>> before) {
         Map<String, Integer> generation = new HashMap<>();
         for (String m : members) if (history && before.containsKey(m)) generation.put(m, 1);
-        if (history && rnd.nextInt(6) == 0 && members.size() > 1) {
-            // a stale claim: a member also claims another's partition
+        if (history && rnd.nextInt(odds) == 0 && members.size() > 1) {
             String a = members.get(rnd.nextInt(members.size()));
             String b = members.get(rnd.nextInt(members.size()));
             List<TopicPartition> theirs = before.getOrDefault(b, Collections.emptyList());
@@ -241,12 +253,20 @@ public final class KafkaVectors {
                 generation.put(a, rnd.nextBoolean() ? 1 : 0);
             }
         }
+        return generation;
+    }
+
+    // The second rebalance of a sticky case: each member's subscription (its topics as
+    // `topicsOf` gives them, in member order), what it owned and its generation, and the result.
+    static String stickyGroup(String assignorName, String version, String id, Map<String, Integer> topics,
+                              List<String> members, java.util.function.Function<String, List<String>> topicsOf,
+                              Map<String, List<TopicPartition>> before, Map<String, Integer> generation,
+                              Map<String, String> instances) {
         Map<String, Subscription> group = new HashMap<>();
         StringBuilder membersJson = new StringBuilder("[");
         for (int i = 0; i < members.size(); i++) {
             String m = members.get(i);
-            List<String> subs = new ArrayList<>(shared);
-            Collections.shuffle(subs, rnd);
+            List<String> subs = topicsOf.apply(m);
             List<TopicPartition> owned = before.getOrDefault(m, Collections.emptyList());
             Integer gen = generation.get(m);
             group.put(m, subscription(assignorName, subs, owned, gen == null ? -1 : gen, instances.get(m)));
@@ -313,35 +333,9 @@ public final class KafkaVectors {
             if (rnd.nextInt(10) == 0)
                 topics.put(names.get(rnd.nextInt(names.size())), 0);
         }
-        Map<String, Integer> generation = new HashMap<>();
-        for (String m : members) if (history && before.containsKey(m)) generation.put(m, 1);
-        if (history && rnd.nextInt(5) == 0 && members.size() > 1) {
-            String a = members.get(rnd.nextInt(members.size()));
-            String b = members.get(rnd.nextInt(members.size()));
-            List<TopicPartition> theirs = before.getOrDefault(b, Collections.emptyList());
-            if (!a.equals(b) && !theirs.isEmpty()) {
-                before.computeIfAbsent(a, k -> new ArrayList<>()).add(theirs.get(rnd.nextInt(theirs.size())));
-                generation.put(a, rnd.nextBoolean() ? 1 : 0);
-            }
-        }
-        Map<String, Subscription> group = new HashMap<>();
-        StringBuilder membersJson = new StringBuilder("[");
-        for (int i = 0; i < members.size(); i++) {
-            String m = members.get(i);
-            List<String> mine = subs.get(m);
-            List<TopicPartition> owned = before.getOrDefault(m, Collections.emptyList());
-            Integer gen = generation.get(m);
-            group.put(m, subscription(assignorName, mine, owned, gen == null ? -1 : gen, instances.get(m)));
-            if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":").append(str(m))
-                .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
-                .append(",\"topics\":").append(strs(mine))
-                .append(",\"owned\":").append(runs(owned))
-                .append(",\"generation\":").append(gen == null ? "null" : gen.toString()).append('}');
-        }
-        membersJson.append(']');
-        return caseJson(id, assignorName, version, topics, membersJson,
-                        expected(assignorName, topics, group, members));
+        Map<String, Integer> generation = generations(history, rnd, 5, members, before);
+        return stickyGroup(assignorName, version, id, topics, members, subs::get, before, generation,
+                           instances);
     }
 
     static Subscription subscription(String assignorName, List<String> topics, List<TopicPartition> owned,

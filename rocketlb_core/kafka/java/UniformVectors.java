@@ -68,11 +68,10 @@ public final class UniformVectors {
         return name.equals("range") ? new RangeAssignor() : new UniformAssignor();
     }
 
-    static String oneCase(String assignorName, String id, String version, Random rnd) {
-        int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 8 : 3);
-        List<String> names = new ArrayList<>();
-        Map<String, Uuid> ids = new HashMap<>();
-        Map<Uuid, Integer> counts = new HashMap<>();
+    // nTopics topics named topic-0, topic-1, ..., each with a random id and partition count (into
+    // names, ids and counts), and the describer the coordinator hands the assignor for them.
+    static SubscribedTopicDescriber topics(Random rnd, int nTopics, List<String> names, Map<String, Uuid> ids,
+                                           Map<Uuid, Integer> counts) {
         while (names.size() < nTopics) {
             String t = "topic-" + names.size();
             Uuid u = new Uuid(rnd.nextLong(), rnd.nextLong());
@@ -80,10 +79,18 @@ public final class UniformVectors {
             ids.put(t, u);
             counts.put(u, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 64 : 16));
         }
-        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
+        return new SubscribedTopicDescriber() {
             public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
             public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
         };
+    }
+
+    static String oneCase(String assignorName, String id, String version, Random rnd) {
+        int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 8 : 3);
+        List<String> names = new ArrayList<>();
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<Uuid, Integer> counts = new HashMap<>();
+        SubscribedTopicDescriber describer = topics(rnd, nTopics, names, ids, counts);
         int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
         List<String> first = new ArrayList<>();
         while (first.size() < n1) {
@@ -209,17 +216,7 @@ public final class UniformVectors {
         List<String> names = new ArrayList<>();
         Map<String, Uuid> ids = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
-        while (names.size() < nTopics) {
-            String t = "topic-" + names.size();
-            Uuid u = new Uuid(rnd.nextLong(), rnd.nextLong());
-            names.add(t);
-            ids.put(t, u);
-            counts.put(u, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 64 : 16));
-        }
-        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
-            public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
-            public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
-        };
+        SubscribedTopicDescriber describer = topics(rnd, nTopics, names, ids, counts);
         Set<Uuid> all = new HashSet<>();
         for (String t : names) all.add(ids.get(t));
         int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
