@@ -120,11 +120,14 @@ def test_stretches_equal_stepping_when_conditions_churn(case: int, path: str,
     """The churn family: conditions change every second per broker, so stretches run across
     many changes (and the busy chain, backed up by slow seconds, decides which segment a send
     starts in). Still exactly the stepped rows, whether short stretches go one send at a time
-    (mixed, the default) or every stretch takes the vector path, or the scalar one."""
+    (mixed, the default: churning runs one at a time too, carrying isolations through) or
+    every stretch takes the vector path, or the scalar one."""
     from rocketlb_core.replay import stretch
 
     monkeypatch.setattr(stretch, "SCALAR_MAX", {"mixed": stretch.SCALAR_MAX, "vector": 0,
                                                 "scalar": 1 << 30}[path])
+    if path == "vector":
+        monkeypatch.setattr(stretch, "SCALAR_RUN", 0)
     rng = random.Random(1000 + case)
     span = rng.choice([60_000, 200_000])
     route = _route(rng.sample([1, 2, 3, 4, 8], 3))
@@ -150,6 +153,24 @@ def test_stretches_carry_through_latency_changes() -> None:
     timed_out = int((out.status != 0).sum())                 # slower than the 3 s budget
     assert r.stepped <= timed_out + 600_000 // 30_000        # ... and at most one per poll
     assert r.stretches <= len(conditions.changes) // 10
+
+
+@pytest.mark.parametrize("line", ["4.9.8", "5.3.3"])
+def test_stretches_carry_through_isolations(line: str) -> None:
+    """With fault tolerance on, a churning day isolates a broker every few sends and often
+    every broker at once. A stretch goes on through each isolation, its end and the least-bad
+    pick instead of stopping there (the rows stay the stepped ones: the fuzz tests above), so
+    the day is a few long stretches. 4.9.7 and 4.7.1 overwrite the cached queue a least-bad
+    pick names, which ends a stretch."""
+    rng = random.Random(5)
+    route = _route([4, 4, 4])
+    conditions = Conditions.from_columns(_churn(rng, 600_000, outages=False))
+    r = ProducerReplayer("p0", "T", route, conditions, True, ReplayConfig(line=line), BROKERS)
+    out = r.run(np.arange(0, 600_000, 300, dtype=np.int64))
+    isolating = int(((out.end - out.start) >= r._isolates).sum())
+    assert isolating >= 50
+    assert r.stretches <= isolating // 5
+    assert r.stepped <= 10
 
 
 def test_stretches_do_the_work_on_quiet_traffic() -> None:

@@ -26,7 +26,11 @@ traces for every line, with fault tolerance on and off):
   a poll first when its first send is due after one). It stops before the first send that would
   fail or retry (that send is stepped), after a send slow enough to isolate its broker (its
   fault item is reported with the others), before a broker's isolation ends, and before the
-  first route poll that may change the route.
+  first route poll that may change the route. The scalar path (one send at a time, for short
+  stretches and while isolations come every few sends) goes on through isolations and their
+  ends, and takes the least-bad branch (every broker isolated) through the real ``select``
+  when that send cannot fail: a churning day is then a few long stretches, not one per
+  isolation.
 
 Modelled on the recorded timeline: a ``latency`` row sets a broker's log-normal latency (median,
 p99); ``down`` makes sends fail fast (``mode`` clean: connection refused) or time out (silent);
@@ -131,6 +135,7 @@ class SteppedReplayer:
         self._walks: dict[bytes, tuple[np.ndarray[Any, Any], list[int]]] = {}
         self._ahead_key: tuple[Any, ...] | None = None
         self._steps_at = -1                    # a send the last stretch saw must be stepped
+        self._churning = False                 # isolations come every few sends
         self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._ahead_lists: tuple[list[list[int]], list[list[bool]]] = ([], [])

@@ -31,6 +31,12 @@ GUESSES = 3
 """How many times a stretch guesses which segment each send starts in (see ``_stretch``)."""
 SCALAR_MAX = 64
 """Stretches that look at this few sends or fewer go one send at a time (``_scalar``)."""
+SCALAR_RUN = 4096
+"""While sends isolate brokers often (a churning day with fault tolerance on, where the vector
+path would stop every few sends), stretches go one send at a time, carrying the isolations
+through (``_scalar``), looking at up to this many sends (0: never)."""
+CHURNING = 64
+"""A stretch with at least one isolation per this many sends marks the producer as churning."""
 
 
 class ProducerReplayer(SteppedReplayer):
@@ -151,14 +157,19 @@ class ProducerReplayer(SteppedReplayer):
         n = len(qlocal)
         ft = strategy.send_latency_fault_enable
         off = [False] * len(names)
+        until: list[int] | None = None
+        route_horizon = horizon
         if ft:
             items = strategy.table.items
+            until = [-FOREVER] * len(names)
             for j, b in enumerate(names):
                 item = items.get(b)
-                if item is not None and t0 < item.start_timestamp:
-                    off[j] = True
-                    horizon = min(horizon, item.start_timestamp)
-            if all(off):
+                if item is not None:
+                    until[j] = item.start_timestamp
+                    if t0 < item.start_timestamp:
+                        off[j] = True
+                        horizon = min(horizon, item.start_timestamp)
+            if all(off) and not (self._churning and SCALAR_RUN):
                 return self._least_bad(out, i, t0, names, s0)
         skipped = any(off)
 
@@ -167,12 +178,16 @@ class ProducerReplayer(SteppedReplayer):
         if self.line.rules.counter_clamps and v0 < 0:
             return 0
         if w <= SCALAR_MAX:
-            return self._scalar(out, i, w, t0, v0, horizon, off if skipped else None, qlocal)
+            return self._scalar(out, i, w, t0, v0, route_horizon, until, qlocal)
+        if self._churning and SCALAR_RUN:
+            return self._scalar(out, i, min(w, SCALAR_RUN), t0, v0, route_horizon, until,
+                                qlocal)
         unavailable = np.array(off, bool)
+        four = self.line.rules.selection == "4.x"
         if not skipped:
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             pos = vals % n
-        elif self.line.rules.selection == "4.x":     # 4.x: one step, then a local walk
+        elif four:                                     # 4.x: one step, then a local walk
             vals = np.arange(v0 + 1, v0 + w + 1, dtype=np.int64) & _MASK31
             w = int(np.argmax(vals > INT_MAX - n)) if (vals > INT_MAX - n).any() else w
             vals = vals[:w]
@@ -238,8 +253,9 @@ class ProducerReplayer(SteppedReplayer):
         out.queue_id[sl] = qids[pos[:m]]
         reports = [(j, int(lat[at]), int(end[at])) for j, at in _first_and_last(local[:m], n)] \
             if ft else []
-        self._commit(m, int(start[m - 1]), int(end[m - 1]), int(vals[m - 1]), reports, v0,
-                     skipped)
+        steps = int(vals[m - 1]) - (v0 & _MASK31) if skipped and not four else m
+        self._commit(m, int(start[m - 1]), int(end[m - 1]), steps, reports, v0)
+        self._churning = ft and m < CHURNING and int(lat[m - 1]) >= self._isolates
         return m
 
     def _least_bad(self, out: Columns, i: int, t0: int, names: tuple[str, ...], s0: int) -> int:
@@ -269,14 +285,16 @@ class ProducerReplayer(SteppedReplayer):
         self.seq += 1
         self.busy = end
         self._chunk = MIN_STRETCH
+        self._churning = True
         return 1
 
-    def _commit(self, m: int, last_start: int, last_end: int, last_val: int,
-                reports: list[tuple[int, int, int]], v0: int, skipped: bool) -> None:
+    def _commit(self, m: int, last_start: int, last_end: int, steps: int,
+                reports: list[tuple[int, int, int]], v0: int) -> None:
         """The state after a stretch of ``m`` sends, as ``m`` steps would have left it.
-        ``last_val``: the counter value the last send's pick returned; ``reports``: (broker of
-        the layout, latency, end) of each broker's last send, in order of first appearance
-        (what the fault table's updates leave, in upstream's order)."""
+        ``steps``: how many times the sends stepped the counter from ``v0`` (4.x: one a send;
+        5.x: one a probe); ``reports``: (broker of the layout, latency, end) of each broker's
+        last send not yet reported, in order of first appearance (what the fault table's
+        updates leave, in upstream's order)."""
         tp, next_poll = self.tp, self.next_poll
         assert tp is not None and next_poll is not None
         self._chunk = min(MAX_STRETCH, max(MIN_STRETCH, 2 * m))
@@ -285,22 +303,32 @@ class ProducerReplayer(SteppedReplayer):
         if last_start >= next_poll:
             self.next_poll = next_poll + ROUTE_POLL_MS * ((last_start - next_poll)
                                                          // ROUTE_POLL_MS + 1)
-        if self.line.rules.selection == "5.x" and skipped:
-            tp.index.stored = wrap32(v0 + last_val - (v0 & _MASK31))
-        elif self.line.rules.counter_clamps:
-            tp.index.stored = (v0 + m) & _MASK31
+        if self.line.rules.counter_clamps:
+            tp.index.stored = (v0 + steps) & _MASK31
         else:
-            tp.index.stored = wrap32(v0 + m)
+            tp.index.stored = wrap32(v0 + steps)
+        self._report(reports)
+
+    def _report(self, reports: Any) -> None:
+        """Each (broker of the layout, latency, end) to the fault table, in order."""
         names = self._layout[1][0] if self._layout is not None else []
         for j, latency, end in reports:
             self.strategy.update_fault_item(names[j], latency, False, end)
 
     def _scalar(self, out: Columns, i: int, w: int, t0: int, v0: int, horizon: int,
-                off: list[bool] | None, qlocal: np.ndarray[Any, Any]) -> int:
+                until: list[int] | None, qlocal: np.ndarray[Any, Any]) -> int:
         """The stretch one send at a time: for short stretches, where the vector path's fixed
-        cost (some forty NumPy calls) is more than the sends themselves. The same picks,
-        latencies, stops and state as the vector path; each send's segment is looked up from
-        its start, so no guessing."""
+        cost (some forty NumPy calls) is more than the sends themselves, and for churning
+        days. The same picks, latencies, stops and state as the vector path; each send's
+        segment is looked up from its start, so no guessing.
+
+        With fault tolerance on (``until``: when each broker of the layout is available again,
+        from the fault table), a send slow enough to isolate its broker does not end the
+        stretch: the reports so far go to the fault table in order, the broker is skipped
+        until its isolation ends, and the walk (4.x) or the probe sequence (5.x) is rebuilt
+        whenever the set of isolated brokers changes. The stretch stops before a send that
+        would fail, before one that finds every broker isolated (the least-bad branch), and
+        at ``horizon`` (the first route poll that may change the route)."""
         ql, qi, qc = self._layout_lists
         cond = self.conditions
         changes = cond.change_list()
@@ -309,46 +337,44 @@ class ProducerReplayer(SteppedReplayer):
         n = len(ql)
         seg_tables, seg_bad = self._ahead_lists
         four = self.line.rules.selection == "4.x"
-        skipped = off is not None
-        if off is not None:
-            unavailable = np.array(off, bool)[qlocal]
-        if skipped and four:
-            walk = self._walk(unavailable, as_list=True)
-        elif skipped:
-            free = np.flatnonzero(~unavailable).tolist()
-            first = (v0 & _MASK31) + 1                 # the first probe's returned value
-            if first > INT_MAX:
-                return 0
-            base, g0, nf = first - first % n, bisect.bisect_left(free, first % n), len(free)
+        strategy, tp = self.strategy, self.tp
+        assert tp is not None
+        items = strategy.table.items
+        names = self._layout[1][0] if self._layout is not None else ()
+        # The least-bad branch is taken in the stretch only when its pick cannot leave the
+        # layout: no fault item names a broker outside it, and the line does not overwrite
+        # the cached queue it picks (4.9.7 and 4.7.1 do; such a pick ends the stretch).
+        least_bad = until is not None and SCALAR_RUN > 0 and all(b in names for b in items)
+        rewrites = self.line.rules.rewrites_cached_queue
+        nb = len(names)
+        off = [False] * nb
+        next_on = FOREVER                              # an isolated broker is available again
+        skipping = False                               # some broker is isolated now
+        walk: list[int] = []
+        free: list[int] = []
+        base = g = nf = 0
+        vb = v0                                        # the counter the steps count from
+        u = v0 & _MASK31                               # 5.x: the last probe's value
+        steps = 0                                      # counter steps since vb
         starts: list[int] = []
         ends: list[int] = []
-        picks: list[int] = []
+        codes: list[int] = []
+        qids: list[int] = []
         reports: dict[int, tuple[int, int]] = {}
         dues = due[i:i + w].tolist()
         draws = buckets[i:i + w].tolist()
-        lookup = stacked.item
+        lookup = stacked.data.__getitem__              # a memoryview: plain ints, fast
         end = self.busy
-        v = last = v0
         fails = False
+        isolations = 0
+        refresh = until is not None
         seg, seg_end = FOREVER, FOREVER                # the segment of the last start: from, to
         tables: list[int] = []
         bad: list[bool] = []
         for k in range(w):
-            if not skipped:
-                v = (v0 + k + 1) & _MASK31
-                p = v % n
-            elif four:
-                v = (v0 + k + 1) & _MASK31
-                if v > INT_MAX - n:
-                    break
-                p = walk[v % n]
-            else:
-                g = g0 + k
-                p = free[g % nf]
-                v = base + (g // nf) * n + p
-                if v > INT_MAX:
-                    break
-            start = t0 if k == 0 else max(dues[k], end)
+            start = dues[k]                            # the first: t0 = max(due, busy)
+            if start < end:
+                start = end
             if start >= horizon:
                 break
             if not seg <= start < seg_end:
@@ -356,6 +382,68 @@ class ProducerReplayer(SteppedReplayer):
                 seg = changes[at - 1] if at else -FOREVER
                 seg_end = changes[at] if at < len(changes) else FOREVER
                 tables, bad = seg_tables[at], seg_bad[at]
+            if refresh or start >= next_on:            # the isolated brokers changed
+                assert until is not None
+                refresh = False
+                off = [start < x for x in until]
+                next_on = min([x for x, o in zip(until, off, strict=True) if o],
+                              default=FOREVER)
+                skipping = any(off)
+                if skipping and all(off):              # the least-bad branch
+                    if not least_bad or any(bad):
+                        break
+                    lat = [lookup(t | draws[k]) for t in tables]
+                    if max(lat) >= timeout:
+                        break                          # the pick may time out: a step
+                    self._report([(b, x, e) for b, (x, e) in reports.items()])
+                    reports.clear()
+                    tp.index.stored = ((vb + steps) & _MASK31 if self.line.rules.counter_clamps
+                                       else wrap32(vb + steps))
+                    mq = strategy.select(tp, None, start)
+                    vb, steps = tp.index.stored, 0
+                    u = vb & _MASK31
+                    latency = lat[names.index(mq.broker_name)]
+                    end = start + latency
+                    starts.append(start)
+                    ends.append(end)
+                    codes.append(self.broker_code[mq.broker_name])
+                    qids.append(mq.queue_id)
+                    strategy.update_fault_item(mq.broker_name, latency, False, end)
+                    isolations += 1
+                    if rewrites:
+                        break                          # the queue list may have changed
+                    for j, b in enumerate(names):
+                        item = items.get(b)
+                        until[j] = -FOREVER if item is None else item.start_timestamp
+                    refresh = True
+                    continue
+                if skipping:
+                    unavailable = np.array(off, bool)[qlocal]
+                    if four:
+                        walk = self._walk(unavailable, as_list=True)
+                    else:
+                        free = np.flatnonzero(~unavailable).tolist()
+                        first = u + 1                  # the next probe's returned value
+                        if first > INT_MAX:
+                            break
+                        base, nf = first - first % n, len(free)
+                        g = bisect.bisect_left(free, first % n)
+            if not skipping:
+                v = (vb + steps + 1) & _MASK31 if four else (u + 1) & _MASK31
+                p = v % n
+                took = 1
+            elif four:
+                v = (vb + steps + 1) & _MASK31
+                if v > INT_MAX - n:
+                    break
+                p = walk[v % n]
+                took = 1
+            else:
+                p = free[g % nf]
+                v = base + (g // nf) * n + p
+                if v > INT_MAX:
+                    break
+                took = v - u
             j = ql[p]
             latency = lookup(tables[j] | draws[k])
             if bad[j] or latency >= timeout:
@@ -364,11 +452,22 @@ class ProducerReplayer(SteppedReplayer):
             end = start + latency
             starts.append(start)
             ends.append(end)
-            picks.append(p)
-            last = v
-            reports[j] = (latency, end)
-            if latency >= isolates:                    # it isolates its broker: the last one
-                break
+            codes.append(qc[j])
+            qids.append(qi[p])
+            steps += took
+            u = v
+            if skipping and not four:
+                g += 1
+            if until is not None:
+                reports[j] = (latency, end)
+            if latency >= isolates:                    # it isolates its broker
+                if until is None or not SCALAR_RUN:
+                    break
+                isolations += 1
+                self._report([(b, x, e) for b, (x, e) in reports.items()])
+                reports.clear()
+                until[j] = items[names[j]].start_timestamp
+                refresh = True
         m = len(starts)
         if m == 0:
             return 0
@@ -377,11 +476,11 @@ class ProducerReplayer(SteppedReplayer):
         sl = slice(i, i + m)
         out.start[sl] = starts
         out.end[sl] = ends
-        out.broker[sl] = [qc[ql[p]] for p in picks]
-        out.queue_id[sl] = [qi[p] for p in picks]
-        ft = self.strategy.send_latency_fault_enable
-        self._commit(m, starts[-1], ends[-1], last,
-                     [(j, lat, e) for j, (lat, e) in reports.items()] if ft else [], v0, skipped)
+        out.broker[sl] = codes
+        out.queue_id[sl] = qids
+        self._commit(m, starts[-1], ends[-1], steps,
+                     [(j, x, e) for j, (x, e) in reports.items()], vb)
+        self._churning = isolations * CHURNING >= m
         return m
 
 
