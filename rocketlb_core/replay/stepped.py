@@ -132,7 +132,6 @@ class SteppedReplayer:
         self._fast = vectorise and sc.mode is not SendMode.ASYNC and self._isolates > 0
         self._chunk = MIN_STRETCH
         self._layout: tuple[tuple[int, ...], Any, tuple[Any, ...]] | None = None
-        self._walks: dict[bytes, tuple[np.ndarray[Any, Any], list[int]]] = {}
         self._ahead_key: tuple[Any, ...] | None = None
         self._steps_at = -1                    # a send the last stretch saw must be stepped
         self._churning = False                 # isolations come every few sends

@@ -6,6 +6,7 @@ stretch applies and why the results are identical).
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -76,8 +77,7 @@ class ProducerReplayer(SteppedReplayer):
             full = tuple(sorted({qd.broker_name for qd in self.route.queue_datas}))
             assert self.current is not None
             listed = {qd.broker_name for qd in self.current.queue_datas}
-            mine = np.array([b in listed for b in full])
-            differs = np.flatnonzero((cond.route_matrix(full) != mine).any(axis=1)).tolist()
+            differs = cond.route_differs(full, tuple(b in listed for b in full))
             self._ahead_key, self._ahead_val = key, (tables, bad, differs)
             self._ahead_lists = (tlists, blists)
         tables, bad, differs = self._ahead_val
@@ -126,15 +126,7 @@ class ProducerReplayer(SteppedReplayer):
     def _walk(self, unavailable: np.ndarray[Any, Any], as_list: bool = False) -> Any:
         """4.x: for each list position, the first position at or after it (cyclically) whose
         broker is available (``as_list``: as a list, for the one-send-at-a-time path)."""
-        key = unavailable.tobytes()
-        hit = self._walks.get(key)
-        if hit is None:
-            n, free = len(unavailable), ~unavailable
-            nxt = np.array([next((p + d) % n for d in range(n) if free[(p + d) % n])
-                            for p in range(n)], np.int64)
-            if len(self._walks) > 64:
-                self._walks.clear()
-            hit = self._walks[key] = (nxt, nxt.tolist())
+        hit = _walk_of(unavailable.tobytes())
         return hit[1] if as_list else hit[0]
 
     def _stretch(self, out: Columns, i: int) -> int:
@@ -482,6 +474,17 @@ class ProducerReplayer(SteppedReplayer):
                      [(j, x, e) for j, (x, e) in reports.items()], vb)
         self._churning = isolations * CHURNING >= m
         return m
+
+
+@functools.lru_cache(maxsize=4096)
+def _walk_of(unavailable: bytes) -> tuple[np.ndarray[Any, Any], list[int]]:
+    """``ProducerReplayer._walk`` for a list position's unavailable flags (one byte each),
+    shared by every producer: the walk depends on nothing else."""
+    n = len(unavailable)
+    nxt = np.array([next((p + d) % n for d in range(n) if not unavailable[(p + d) % n])
+                    for p in range(n)], np.int64)
+    nxt.flags.writeable = False
+    return nxt, nxt.tolist()
 
 
 def _first_and_last(used: np.ndarray[Any, Any], n: int) -> list[tuple[int, int]]:

@@ -169,6 +169,17 @@ class Conditions:
             self._matrices[key] = hit
         return hit
 
+    def route_differs(self, names: tuple[str, ...], listed: tuple[bool, ...]) -> list[int]:
+        """The segments where the route's brokers of ``names`` are not the ones ``listed``
+        (ascending). Cached: producers share the few routes a timeline has."""
+        key = ("differs", names, listed)
+        hit = self._matrices.get(key)
+        if hit is None:
+            mine = np.array(listed, bool)
+            hit = self._matrices[key] = np.flatnonzero(
+                (self.route_matrix(names) != mine).any(axis=1)).tolist()
+        return hit
+
     def route_matrix(self, names: tuple[str, ...]) -> np.ndarray[Any, Any]:
         """Per segment and broker of ``names``: ``in_route_at``. Cached."""
         key = ("route", names)
