@@ -19,7 +19,7 @@ from rocketlb_core import data_path
 from rocketlb_core.layers import PACKAGE, core_files, is_core, module_name
 
 HEAVY = {"numpy", "pandas", "pyarrow", "pyspark", "py4j", "altair", "vl_convert", "ipywidgets",
-         "anywidget", "traitlets", "IPython"}
+         "anywidget", "traitlets", "IPython", "numba", "llvmlite"}
 def _modules() -> dict[str, Path]:
     return {module_name(path): path for path in PACKAGE.rglob("*.py")}
 
@@ -194,7 +194,7 @@ def _extras() -> dict[str, set[str]]:
                "pyspark[connect]": {"pyspark", "py4j"}, "altair": {"altair"},
                "vl-convert-python": {"vl_convert"}, "ipywidgets": {"ipywidgets", "traitlets",
                                                                   "IPython"},
-               "anywidget": {"anywidget"}}
+               "anywidget": {"anywidget"}, "numba": {"numba", "llvmlite"}}
     extras: dict[str, set[str]] = {"": set()}
     raw = meta["optional-dependencies"]
 

@@ -114,20 +114,26 @@ def _churn(rng: random.Random, span: int, outages: bool = True) -> dict[str, lis
 
 
 @pytest.mark.parametrize("case", range(16))
-@pytest.mark.parametrize("path", ["mixed", "vector", "scalar"])
+@pytest.mark.parametrize("path", ["mixed", "vector", "scalar", "mixed-python", "scalar-python"])
 def test_stretches_equal_stepping_when_conditions_churn(case: int, path: str,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The churn family: conditions change every second per broker, so stretches run across
     many changes (and the busy chain, backed up by slow seconds, decides which segment a send
     starts in). Still exactly the stepped rows, whether short stretches go one send at a time
     (mixed, the default: churning runs one at a time too, carrying isolations through) or
-    every stretch takes the vector path, or the scalar one."""
+    every stretch takes the vector path, or the scalar one; the scalar path's loop compiled
+    (the default where numba is installed) or in Python (``-python``)."""
     from rocketlb_core.replay import stretch
 
+    kind, _, loop = path.partition("-")
     monkeypatch.setattr(stretch, "SCALAR_MAX", {"mixed": stretch.SCALAR_MAX, "vector": 0,
-                                                "scalar": 1 << 30}[path])
-    if path == "vector":
+                                                "scalar": 1 << 30}[kind])
+    if kind == "vector":
         monkeypatch.setattr(stretch, "SCALAR_RUN", 0)
+    if loop == "python":
+        monkeypatch.setattr(stretch, "USE_COMPILED", False)
+    else:
+        assert stretch._compiled() is not None    # numba is in requirements.txt
     rng = random.Random(1000 + case)
     span = rng.choice([60_000, 200_000])
     route = _route(rng.sample([1, 2, 3, 4, 8], 3))
@@ -155,13 +161,18 @@ def test_stretches_carry_through_latency_changes() -> None:
     assert r.stretches <= len(conditions.changes) // 10
 
 
+@pytest.mark.parametrize("loop", ["compiled", "python"])
 @pytest.mark.parametrize("line", ["4.9.8", "5.3.3"])
-def test_stretches_carry_through_isolations(line: str) -> None:
+def test_stretches_carry_through_isolations(line: str, loop: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """With fault tolerance on, a churning day isolates a broker every few sends and often
     every broker at once. A stretch goes on through each isolation, its end and the least-bad
     pick instead of stopping there (the rows stay the stepped ones: the fuzz tests above), so
     the day is a few long stretches. 4.9.7 and 4.7.1 overwrite the cached queue a least-bad
     pick names, which ends a stretch."""
+    from rocketlb_core.replay import stretch
+
+    monkeypatch.setattr(stretch, "USE_COMPILED", loop == "compiled")
     rng = random.Random(5)
     route = _route([4, 4, 4])
     conditions = Conditions.from_columns(_churn(rng, 600_000, outages=False))

@@ -30,7 +30,7 @@ traces for every line, with fault tolerance on and off):
   stretches and while isolations come every few sends) goes on through isolations and their
   ends, and takes the least-bad branch (every broker isolated) through the real ``select``
   when that send cannot fail: a churning day is then a few long stretches, not one per
-  isolation.
+  isolation. Its loop runs compiled where numba is installed (``rocketlb_core.replay.compiled``).
 
 Modelled on the recorded timeline: a ``latency`` row sets a broker's log-normal latency (median,
 p99); ``down`` makes sends fail fast (``mode`` clean: connection refused) or time out (silent);

@@ -16,6 +16,7 @@ from rocketlb_core.conditions import ROUTE_POLL_MS
 from rocketlb_core.javamath import INT_MAX, wrap32
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import TopicPublishInfo
+from rocketlb_core.producer.fault import FaultItem, FaultTable5
 from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS
 from rocketlb_core.replay.stepped import (
@@ -38,6 +39,24 @@ path would stop every few sends), stretches go one send at a time, carrying the 
 through (``_scalar``), looking at up to this many sends (0: never)."""
 CHURNING = 64
 """A stretch with at least one isolation per this many sends marks the producer as churning."""
+USE_COMPILED = True
+"""Run the scalar path's loop compiled (``rocketlb_core.replay.compiled``) when numba is
+installed; the Python loop gives the same bytes (the tests run both). numba is imported on the
+first stretch of a churning producer, so replays that never churn do not pay for the import;
+once it is in, every scalar stretch uses it."""
+_KERNEL: list[Any] = []                                # [the compiled module or None], once tried
+
+
+def _compiled(load: bool = True) -> Any:
+    """``rocketlb_core.replay.compiled`` when numba imports, else None; ``load=False``: None
+    unless it was loaded already."""
+    if not _KERNEL:
+        if not load:
+            return None
+        from rocketlb_core.replay import compiled
+
+        _KERNEL.append(compiled if compiled.AVAILABLE else None)
+    return _KERNEL[0]
 
 
 class ProducerReplayer(SteppedReplayer):
@@ -307,6 +326,109 @@ class ProducerReplayer(SteppedReplayer):
         for j, latency, end in reports:
             self.strategy.update_fault_item(names[j], latency, False, end)
 
+    def _pick_least_bad(self, start: int, draw: int, tables: list[int], bad: list[bool],
+                        vb: int, steps: int) -> tuple[int, int, int, int] | None:
+        """A send that finds every broker isolated, inside a stretch: the counter brought to
+        ``vb + steps``, the real ``select`` (its least-bad branch moves the counters as
+        upstream does), the latency, the fault report. Returns (end, broker code, queue id,
+        the counter after), or None when the send may fail (a broker of the list is down in
+        this segment, or the draw is not under the timeout on each): it is stepped."""
+        if any(bad):
+            return None
+        lookup = self.conditions.stacked.item
+        lat = [lookup(t | draw) for t in tables]
+        if max(lat) >= self._timeout:
+            return None
+        tp = self.tp
+        assert tp is not None and self._layout is not None
+        tp.index.stored = ((vb + steps) & _MASK31 if self.line.rules.counter_clamps
+                           else wrap32(vb + steps))
+        mq = self.strategy.select(tp, None, start)
+        latency = lat[self._layout[1][0].index(mq.broker_name)]
+        end = start + latency
+        self.strategy.update_fault_item(mq.broker_name, latency, False, end)
+        return end, self.broker_code[mq.broker_name], mq.queue_id, tp.index.stored
+
+    def _scalar_compiled(self, compiled: Any, out: Columns, i: int, w: int, v0: int,
+                         horizon: int, carry: bool) -> int:
+        """``_scalar`` with its loop compiled (``compiled.run_sends``): the same sends, state
+        and stops. The loop keeps the fault items of the layout's brokers as arrays and hands
+        back for the least-bad branch; the items are written back to the table before it and
+        at the end, in order of first report (``_write_back``)."""
+        assert self._layout is not None and self.tp is not None
+        names, qlocal, qids, qcode = self._layout[1]
+        tables, bad, _ = self._ahead_val
+        tlists, blists = self._ahead_lists
+        cond, strategy = self.conditions, self.strategy
+        items = strategy.table.items
+        nb = len(names)
+        until = np.array([items[b].start_timestamp if b in items else 0 for b in names],
+                         np.int64)
+        lastlat = np.zeros(nb, np.int64)
+        touched = np.zeros(nb, np.bool_)
+        order = np.zeros(nb, np.int64)
+        least_bad = carry and all(b in names for b in items)
+        rewrites = self.line.rules.rewrites_cached_queue
+        four = self.line.rules.selection == "4.x"
+        extends = isinstance(strategy.table, FaultTable5)
+        lat_max = np.array(strategy.latency_max, np.int64)
+        nad = np.array(strategy.not_available_duration, np.int64)
+        dues, draws = out.due[i:i + w], self._buckets[i:i + w]
+        k, end, vb, steps, u, n_order, isolations = 0, self.busy, v0, 0, v0 & _MASK31, 0, 0
+        while True:
+            k, why, end, steps, u, n_order, carried = compiled.run_sends(
+                k, w, dues, draws, end, horizon, cond.changes, tables, bad, cond.stacked,
+                qlocal, qids, qcode, four, vb, steps, u, carry, until, lastlat, touched, order,
+                n_order, extends, lat_max, nad, self._isolates, self._timeout, out.start,
+                out.end, out.broker, out.queue_id, i)
+            isolations += carried
+            if why == compiled.FAILS and k:
+                self._steps_at = i + k                 # stepped next, without a stretch
+            if why != compiled.ALL_OFF or not least_bad:
+                break
+            self._write_back(names, order[:n_order], lastlat, until, touched)
+            n_order = 0
+            start = max(int(dues[k]), end)
+            at = bisect.bisect_right(cond.change_list(), start)
+            picked = self._pick_least_bad(start, int(draws[k]), tlists[at], blists[at], vb,
+                                          steps)
+            if picked is None:
+                break
+            end, out.broker[i + k], out.queue_id[i + k], vb = picked
+            out.start[i + k], out.end[i + k] = start, end
+            steps, u = 0, vb & _MASK31
+            k += 1
+            isolations += 1
+            if rewrites:
+                break                                  # the queue list may have changed
+            for j, b in enumerate(names):
+                item = items.get(b)
+                until[j] = 0 if item is None else item.start_timestamp
+        if k == 0:
+            return 0
+        self._write_back(names, order[:n_order], lastlat, until, touched)
+        self._commit(k, int(out.start[i + k - 1]), end, steps, [], vb)
+        self._churning = isolations * CHURNING >= k
+        return int(k)
+
+    def _write_back(self, names: tuple[str, ...], order: np.ndarray[Any, Any],
+                    lastlat: np.ndarray[Any, Any], until: np.ndarray[Any, Any],
+                    touched: np.ndarray[Any, Any]) -> None:
+        """The compiled loop's fault items into the table, new ones in order of first report:
+        what the reports one by one would have left (``compiled``'s docstring)."""
+        table = self.strategy.table
+        reach = isinstance(table, FaultTable5)
+        for j in order.tolist():
+            name, latency, start = names[j], int(lastlat[j]), int(until[j])
+            item = table.items.get(name)
+            if item is None:
+                table.items[name] = FaultItem(name, latency, start)
+            else:
+                item.current_latency, item.start_timestamp = latency, start
+                if reach:
+                    item.reachable = True
+            touched[j] = False
+
     def _scalar(self, out: Columns, i: int, w: int, t0: int, v0: int, horizon: int,
                 until: list[int] | None, qlocal: np.ndarray[Any, Any]) -> int:
         """The stretch one send at a time: for short stretches, where the vector path's fixed
@@ -321,6 +443,9 @@ class ProducerReplayer(SteppedReplayer):
         whenever the set of isolated brokers changes. The stretch stops before a send that
         would fail, before one that finds every broker isolated (the least-bad branch), and
         at ``horizon`` (the first route poll that may change the route)."""
+        if USE_COMPILED and (kernel := _compiled(load=self._churning)) is not None:
+            return self._scalar_compiled(kernel, out, i, w, v0, horizon,
+                                         until is not None and SCALAR_RUN > 0)
         ql, qi, qc = self._layout_lists
         cond = self.conditions
         changes = cond.change_list()
@@ -382,25 +507,19 @@ class ProducerReplayer(SteppedReplayer):
                               default=FOREVER)
                 skipping = any(off)
                 if skipping and all(off):              # the least-bad branch
-                    if not least_bad or any(bad):
+                    if not least_bad:
                         break
-                    lat = [lookup(t | draws[k]) for t in tables]
-                    if max(lat) >= timeout:
-                        break                          # the pick may time out: a step
                     self._report([(b, x, e) for b, (x, e) in reports.items()])
                     reports.clear()
-                    tp.index.stored = ((vb + steps) & _MASK31 if self.line.rules.counter_clamps
-                                       else wrap32(vb + steps))
-                    mq = strategy.select(tp, None, start)
-                    vb, steps = tp.index.stored, 0
-                    u = vb & _MASK31
-                    latency = lat[names.index(mq.broker_name)]
-                    end = start + latency
+                    picked = self._pick_least_bad(start, draws[k], tables, bad, vb, steps)
+                    if picked is None:
+                        break
+                    end, code, qid, vb = picked
+                    steps, u = 0, vb & _MASK31
                     starts.append(start)
                     ends.append(end)
-                    codes.append(self.broker_code[mq.broker_name])
-                    qids.append(mq.queue_id)
-                    strategy.update_fault_item(mq.broker_name, latency, False, end)
+                    codes.append(code)
+                    qids.append(qid)
                     isolations += 1
                     if rewrites:
                         break                          # the queue list may have changed
