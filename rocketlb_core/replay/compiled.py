@@ -2,16 +2,19 @@
 
 ``ProducerReplayer._scalar`` takes a stretch one send at a time. Its Python loop is the
 reference; ``run_sends`` here is the same loop compiled: the same picks, latencies, stops and
-fault-table state, for every line, and it hands back to Python at the one event it cannot take
-alone: a send that finds every broker isolated (the least-bad branch, which runs the real
-``select``). ``tests/test_replay_kernel.py`` holds both loops to stepping.
+fault-table state, for every line. It also takes a send that finds every broker isolated on
+4.9.8 and 5.x (the least-bad branch of ``MQFaultStrategy.select``: 4.x's ``pickOneAtLeast`` and
+its three counter steps, 5.x's pass over the reachable brokers); 4.9.7 and 4.7.1 hand that send
+back to Python, since their pick overwrites the cached queue (4.7.1 also shuffles).
+``tests/test_replay_kernel.py`` holds both loops to stepping.
 
-What the loop keeps per broker of the layout is exactly what the fault table would hold after
-the same reports (spec 2.4, 2.5): ``until`` is the item's ``startTimestamp`` (4.x: every report
-overwrites it with ``end + notAvailableDuration(latency)``; 5.x: a report only extends it, and
-only when it isolates), ``lastlat`` the item's ``currentLatency``; ``order`` lists the brokers in
-order of their first report, which is the order new items enter the table. The caller writes
-them back (``apply``), so the table ends as the reports one by one would leave it.
+What the loop keeps per broker of the layout (``fb``) is exactly what the fault table would hold
+after the same reports (spec 2.4, 2.5): ``UNTIL`` is the item's ``startTimestamp`` (4.x: every
+report overwrites it with ``end + notAvailableDuration(latency)``; 5.x: a report only extends
+it, and only when it isolates), ``LAT`` its ``currentLatency``, ``REACH`` its reachable flag;
+``tord`` the items in table order, ``order`` the brokers reported since the last write-back in
+order of first report, which is the order new items enter the table. The caller writes them
+back, so the table ends as the reports one by one would leave it.
 
 Without numba, ``AVAILABLE`` is false and the Python loop runs: the same bytes, slower.
 """
@@ -38,9 +41,19 @@ FOREVER = 1 << 62
 DONE = 0          # every send of the stretch was taken
 HORIZON = 1       # the next send starts at or after a route poll that may change the route
 FAILS = 2         # the next send would fail: it is stepped
-ALL_OFF = 3       # the next send finds every broker isolated: the least-bad branch
+ALL_OFF = 3       # the next send finds every broker isolated and the loop cannot pick for it
 WRAP = 4          # the counter would wrap inside a walk or a probe sequence
 ISOLATED = 5      # the last send isolated its broker and isolations are not carried
+
+# Columns of ``fb``, one row per broker of the layout (the fault item, as the table holds it).
+UNTIL = 0         # startTimestamp (0 without an item)
+LAT = 1           # currentLatency
+TOUCHED = 2       # reported since the last write-back
+IN_TABLE = 3      # the table has an item for it
+REACH = 4         # 5.x: the item's reachable flag (1 without an item)
+CODE = 5          # the broker's code in the output
+WQC = 6           # its write-queue count in the route (getQueueIdByBroker)
+COLUMNS = 7
 
 
 @njit(cache=True, nogil=True)
@@ -53,24 +66,54 @@ def _duration(latency: int, lat_max: np.ndarray[Any, Any], nad: np.ndarray[Any, 
 
 
 @njit(cache=True, nogil=True)
+def _worst(fb: np.ndarray[Any, Any], tord: np.ndarray[Any, Any], n_items: int, now: int,
+           wstored: int) -> tuple[int, int]:
+    """4.x ``pickOneAtLeast`` over the items in table order (4.9.x: no shuffle): sorted by
+    (isolated, latency, deadline), stable; the better half rotated by ``whichItemWorst``.
+    Returns (the layout index of the pick, the rotation counter after)."""
+    idx = tord[:n_items].copy()
+    for a in range(1, n_items):                        # insertion sort: stable
+        x = idx[a]
+        b = a - 1
+        while b >= 0:
+            y = idx[b]
+            kx = (1 if now - fb[x, UNTIL] < 0 else 0, fb[x, LAT], fb[x, UNTIL])
+            ky = (1 if now - fb[y, UNTIL] < 0 else 0, fb[y, LAT], fb[y, UNTIL])
+            if ky <= kx:
+                break
+            idx[b + 1] = y
+            b -= 1
+        idx[b + 1] = x
+    half = n_items // 2
+    if half <= 0:
+        return idx[0], wstored
+    wstored += 1                                       # ThreadLocalIndex.next(), 4.9.x
+    if wstored > INT_MAX:
+        wstored -= 1 << 32
+    return idx[(wstored & INT_MAX) % half], wstored
+
+
+@njit(cache=True, nogil=True)
 def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any, Any],
               end: int, horizon: int, changes: np.ndarray[Any, Any],
               seg_tables: np.ndarray[Any, Any], seg_bad: np.ndarray[Any, Any],
               stacked: np.ndarray[Any, Any], ql: np.ndarray[Any, Any],
-              qi: np.ndarray[Any, Any], qc: np.ndarray[Any, Any], four: bool, vb: int,
-              steps: int, u: int, carry: bool, until: np.ndarray[Any, Any],
-              lastlat: np.ndarray[Any, Any], touched: np.ndarray[Any, Any],
-              order: np.ndarray[Any, Any], n_order: int, five_extends: bool,
-              lat_max: np.ndarray[Any, Any], nad: np.ndarray[Any, Any], isolates: int,
-              timeout: int, o_start: np.ndarray[Any, Any], o_end: np.ndarray[Any, Any],
+              qi: np.ndarray[Any, Any], four: bool, vb: int,
+              steps: int, u: int, carry: bool, least_bad: bool, fb: np.ndarray[Any, Any],
+              order: np.ndarray[Any, Any], n_order: int, tord: np.ndarray[Any, Any],
+              n_items: int, wstored: int, five_extends: bool, lat_max: np.ndarray[Any, Any],
+              nad: np.ndarray[Any, Any], isolates: int, timeout: int,
+              o_start: np.ndarray[Any, Any], o_end: np.ndarray[Any, Any],
               o_broker: np.ndarray[Any, Any], o_qid: np.ndarray[Any, Any], base: int
-              ) -> tuple[int, int, int, int, int, int, int]:
+              ) -> tuple[int, int, int, int, int, int, int, int, int]:
     """Sends ``k .. w-1`` of a stretch (``dues``/``draws`` indexed from the stretch's first
-    send; outputs at ``base + k``). Returns (first send not taken, why, end of the last send,
-    counter steps since ``vb``, the last probe's value, how many of ``order`` are set,
-    isolations carried)."""
+    send; outputs at ``base + k``). ``least_bad``: a send that finds every broker isolated is
+    picked here (4.9.8's and 5.x's branch; the caller allows it only when every fault item
+    is of the layout). Returns (first send not taken, why, end of the last send, counter steps
+    since ``vb``, the last probe's value, how many of ``order`` are set, how many of ``tord``,
+    the rotation counter, isolations carried)."""
     n = ql.shape[0]
-    nb = until.shape[0]
+    nb = fb.shape[0]
     nch = changes.shape[0]
     at = np.searchsorted(changes, dues[k] if dues[k] > end else end, side="right")
     seg_end = changes[at] if at < nch else FOREVER
@@ -84,69 +127,112 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
         if start < end:
             start = end
         if start >= horizon:
-            return k, HORIZON, end, steps, u, n_order, isolations
+            break
         while start >= seg_end:
             at += 1
             seg_end = changes[at] if at < nch else FOREVER
+        p = -1
+        j = -1
+        qid = -1
+        took = 0
+        v = u
         if refresh or start >= next_on:
             refresh = False
             next_on = FOREVER
             skipping = False
             every = True
-            for j in range(nb):
-                off[j] = start < until[j]
-                if off[j]:
+            for b in range(nb):
+                off[b] = start < fb[b, UNTIL]
+                if off[b]:
                     skipping = True
-                    if until[j] < next_on:
-                        next_on = until[j]
+                    if fb[b, UNTIL] < next_on:
+                        next_on = fb[b, UNTIL]
                 else:
                     every = False
-            if every:
-                return k, ALL_OFF, end, steps, u, n_order, isolations
-        if not skipping:
-            v = ((vb + steps + 1) if four else (u + 1)) & INT_MAX
-            p = v % n
-            took = 1
-        elif four:
-            v = (vb + steps + 1) & INT_MAX
-            if v > INT_MAX - n:
-                return k, WRAP, end, steps, u, n_order, isolations
-            p = v % n
-            while off[ql[p]]:
-                p = p + 1 if p + 1 < n else 0
-            took = 1
-        else:                                          # 5.x: one step per probe
-            v = u + 1
-            while off[ql[v % n]]:
-                v += 1
-            if v > INT_MAX:
-                return k, WRAP, end, steps, u, n_order, isolations
-            p = v % n
-            took = v - u
-        j = ql[p]
+            if every:                                  # the least-bad branch
+                if not least_bad:
+                    return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
+                worst = 0
+                for b in range(nb):
+                    if seg_bad[at, b] or stacked[seg_tables[at, b] | draws[k]] >= timeout:
+                        return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
+                if four:                               # one step, a walk that finds nothing
+                    worst, wnext = _worst(fb, tord, n_items, start, wstored)
+                    if fb[worst, WQC] <= 0:
+                        return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
+                    wstored = wnext
+                    steps += 3                         # the walk's, the plain position's, the id's
+                    j = worst
+                    qid = ((vb + steps) & INT_MAX) % fb[worst, WQC]
+                else:                                  # n probes available, then reachable
+                    v = u
+                    found = -1
+                    for _ in range(2 * n):
+                        v = (v + 1) & INT_MAX
+                        steps += 1
+                        if _ >= n and fb[ql[v % n], REACH]:
+                            found = v % n
+                            break
+                    if found < 0:                      # the plain pick
+                        v = (v + 1) & INT_MAX
+                        steps += 1
+                        found = v % n
+                    u = v
+                    p = found
+        if j < 0 and p < 0:
+            if not skipping:
+                v = ((vb + steps + 1) if four else (u + 1)) & INT_MAX
+                p = v % n
+                took = 1
+            elif four:
+                v = (vb + steps + 1) & INT_MAX
+                if v > INT_MAX - n:
+                    return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
+                p = v % n
+                while off[ql[p]]:
+                    p = p + 1 if p + 1 < n else 0
+                took = 1
+            else:                                      # 5.x: one step per probe
+                v = u + 1
+                while off[ql[v % n]]:
+                    v += 1
+                if v > INT_MAX:
+                    return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
+                p = v % n
+                took = v - u
+        if j < 0:
+            j = ql[p]
+            qid = qi[p]
         latency = int(stacked[seg_tables[at, j] | draws[k]])
         if seg_bad[at, j] or latency >= timeout:
-            return k, FAILS, end, steps, u, n_order, isolations
+            return k, FAILS, end, steps, u, n_order, n_items, wstored, isolations
         end = start + latency
         o_start[base + k] = start
         o_end[base + k] = end
-        o_broker[base + k] = qc[j]
-        o_qid[base + k] = qi[p]
+        o_broker[base + k] = fb[j, CODE]
+        o_qid[base + k] = qid
         steps += took
-        u = v
+        if took:
+            u = v
         k += 1
         if carry:
             d = _duration(latency, lat_max, nad)
-            if not five_extends or (d > 0 and end + d > until[j]):
-                until[j] = end + d                     # 4.x overwrites; 5.x only extends
-            lastlat[j] = latency
-            if not touched[j]:
-                touched[j] = True
+            if not five_extends or (d > 0 and end + d > fb[j, UNTIL]):
+                fb[j, UNTIL] = end + d                 # 4.x overwrites; 5.x only extends
+            fb[j, LAT] = latency
+            fb[j, REACH] = 1
+            if not fb[j, TOUCHED]:
+                fb[j, TOUCHED] = 1
                 order[n_order] = j
                 n_order += 1
-        if latency >= isolates:
+            if not fb[j, IN_TABLE]:
+                fb[j, IN_TABLE] = 1
+                tord[n_items] = j
+                n_items += 1
+        if latency >= isolates or took == 0:           # an isolation, or the least-bad pick
             if not carry:
-                return k, ISOLATED, end, steps, u, n_order, isolations
+                return k, ISOLATED, end, steps, u, n_order, n_items, wstored, isolations
             isolations += 1
             refresh = True
-    return k, DONE, end, steps, u, n_order, isolations
+    why = DONE if k >= w else HORIZON
+    return k, why, end, steps, u, n_order, n_items, wstored, isolations

@@ -135,6 +135,8 @@ class SteppedReplayer:
         self._ahead_key: tuple[Any, ...] | None = None
         self._steps_at = -1                    # a send the last stretch saw must be stepped
         self._churning = False                 # isolations come every few sends
+        self._lat_max = np.array(self.strategy.latency_max, np.int64)   # for the compiled loop
+        self._nad = np.array(self.strategy.not_available_duration, np.int64)
         self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._ahead_lists: tuple[list[list[int]], list[list[bool]]] = ([], [])

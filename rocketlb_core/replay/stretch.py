@@ -16,7 +16,7 @@ from rocketlb_core.conditions import ROUTE_POLL_MS
 from rocketlb_core.javamath import INT_MAX, wrap32
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import TopicPublishInfo
-from rocketlb_core.producer.fault import FaultItem, FaultTable5
+from rocketlb_core.producer.fault import FaultItem, FaultTable4, FaultTable5
 from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS
 from rocketlb_core.replay.stepped import (
@@ -352,74 +352,90 @@ class ProducerReplayer(SteppedReplayer):
     def _scalar_compiled(self, compiled: Any, out: Columns, i: int, w: int, v0: int,
                          horizon: int, carry: bool) -> int:
         """``_scalar`` with its loop compiled (``compiled.run_sends``): the same sends, state
-        and stops. The loop keeps the fault items of the layout's brokers as arrays and hands
-        back for the least-bad branch; the items are written back to the table before it and
-        at the end, in order of first report (``_write_back``)."""
+        and stops. The loop keeps the fault items of the layout's brokers as an array
+        (``_fault_rows``) and takes the least-bad branch itself on 4.9.8 and 5.x; on 4.9.7 and
+        4.7.1 it hands that send back (``_pick_least_bad``, which ends the stretch). The items
+        are written back to the table in order of first report (``_write_back``)."""
         assert self._layout is not None and self.tp is not None
-        names, qlocal, qids, qcode = self._layout[1]
+        names, qlocal, qids, _ = self._layout[1]
         tables, bad, _ = self._ahead_val
         tlists, blists = self._ahead_lists
         cond, strategy = self.conditions, self.strategy
-        items = strategy.table.items
-        nb = len(names)
-        until = np.array([items[b].start_timestamp if b in items else 0 for b in names],
-                         np.int64)
-        lastlat = np.zeros(nb, np.int64)
-        touched = np.zeros(nb, np.bool_)
-        order = np.zeros(nb, np.int64)
-        least_bad = carry and all(b in names for b in items)
-        rewrites = self.line.rules.rewrites_cached_queue
-        four = self.line.rules.selection == "4.x"
+        least_bad = carry and all(b in names for b in strategy.table.items)
+        rules = self.line.rules
+        here = least_bad and not rules.rewrites_cached_queue and not rules.shuffles_fault_items
+        four = rules.selection == "4.x"
         extends = isinstance(strategy.table, FaultTable5)
-        lat_max = np.array(strategy.latency_max, np.int64)
-        nad = np.array(strategy.not_available_duration, np.int64)
+        fb, tord, n_items, wstored = self._fault_rows(names)
+        order = np.zeros(len(names), np.int64)
         dues, draws = out.due[i:i + w], self._buckets[i:i + w]
-        k, end, vb, steps, u, n_order, isolations = 0, self.busy, v0, 0, v0 & _MASK31, 0, 0
-        while True:
-            k, why, end, steps, u, n_order, carried = compiled.run_sends(
-                k, w, dues, draws, end, horizon, cond.changes, tables, bad, cond.stacked,
-                qlocal, qids, qcode, four, vb, steps, u, carry, until, lastlat, touched, order,
-                n_order, extends, lat_max, nad, self._isolates, self._timeout, out.start,
-                out.end, out.broker, out.queue_id, i)
-            isolations += carried
-            if why == compiled.FAILS and k:
-                self._steps_at = i + k                 # stepped next, without a stretch
-            if why != compiled.ALL_OFF or not least_bad:
-                break
-            self._write_back(names, order[:n_order], lastlat, until, touched)
-            n_order = 0
+        k, end, vb, steps, u, isolations = 0, self.busy, v0, 0, v0 & _MASK31, 0
+        k, why, end, steps, u, n_order, n_items, wstored, isolations = compiled.run_sends(
+            k, w, dues, draws, end, horizon, cond.changes, tables, bad, cond.stacked, qlocal,
+            qids, four, vb, steps, u, carry, here, fb, order, 0, tord, n_items, wstored,
+            extends, self._lat_max, self._nad, self._isolates, self._timeout, out.start,
+            out.end, out.broker, out.queue_id, i)
+        self._write_back(names, fb, order[:n_order], wstored if four else None)
+        if why == compiled.FAILS and k:
+            self._steps_at = i + k                     # stepped next, without a stretch
+        if why == compiled.ALL_OFF and least_bad and not here:
             start = max(int(dues[k]), end)
             at = bisect.bisect_right(cond.change_list(), start)
             picked = self._pick_least_bad(start, int(draws[k]), tlists[at], blists[at], vb,
                                           steps)
-            if picked is None:
-                break
-            end, out.broker[i + k], out.queue_id[i + k], vb = picked
-            out.start[i + k], out.end[i + k] = start, end
-            steps, u = 0, vb & _MASK31
-            k += 1
-            isolations += 1
-            if rewrites:
-                break                                  # the queue list may have changed
-            for j, b in enumerate(names):
-                item = items.get(b)
-                until[j] = 0 if item is None else item.start_timestamp
+            if picked is not None:                     # the queue list may change: it ends
+                end, out.broker[i + k], out.queue_id[i + k], vb = picked
+                out.start[i + k], out.end[i + k] = start, end
+                steps = 0
+                k += 1
+                isolations += 1
         if k == 0:
             return 0
-        self._write_back(names, order[:n_order], lastlat, until, touched)
         self._commit(k, int(out.start[i + k - 1]), end, steps, [], vb)
         self._churning = isolations * CHURNING >= k
         return int(k)
 
-    def _write_back(self, names: tuple[str, ...], order: np.ndarray[Any, Any],
-                    lastlat: np.ndarray[Any, Any], until: np.ndarray[Any, Any],
-                    touched: np.ndarray[Any, Any]) -> None:
-        """The compiled loop's fault items into the table, new ones in order of first report:
-        what the reports one by one would have left (``compiled``'s docstring)."""
+    def _fault_rows(self, names: tuple[str, ...]) -> tuple[Any, Any, int, int]:
+        """The fault table as the compiled loop reads it: per broker of the layout a row of
+        ``compiled.fb`` columns; the layout indices of the items in table order (every item is
+        of the layout where the loop picks least-bad); the 4.x rotation counter."""
+        from rocketlb_core.replay import compiled
+
+        table = self.strategy.table
+        items = table.items
+        local = {b: j for j, b in enumerate(names)}
+        fb = np.zeros((len(names), compiled.COLUMNS), np.int64)
+        for j, b in enumerate(names):
+            item = items.get(b)
+            fb[j, compiled.CODE] = self.broker_code[b]
+            assert self.tp is not None
+            fb[j, compiled.WQC] = self.tp.write_queue_count(b)
+            fb[j, compiled.REACH] = 1
+            if item is not None:
+                fb[j, compiled.UNTIL] = item.start_timestamp
+                fb[j, compiled.LAT] = item.current_latency
+                fb[j, compiled.IN_TABLE] = 1
+                fb[j, compiled.REACH] = item.reachable
+        tord = np.zeros(len(names), np.int64)
+        present = [local[b] for b in items if b in local]
+        tord[:len(present)] = present
+        rotation = table.which_item_worst.stored if isinstance(table, FaultTable4) else 0
+        assert rotation is not None
+        return fb, tord, len(present), rotation
+
+    def _write_back(self, names: tuple[str, ...], fb: Any, order: Any,
+                    wstored: int | None) -> None:
+        """The compiled loop's fault items into the table, new ones in order of first report
+        (what the reports one by one would have left: ``compiled``'s docstring), and the 4.x
+        rotation counter."""
+        from rocketlb_core.replay import compiled
+
         table = self.strategy.table
         reach = isinstance(table, FaultTable5)
         for j in order.tolist():
-            name, latency, start = names[j], int(lastlat[j]), int(until[j])
+            row = fb[j].tolist()
+            name = names[j]
+            latency, start = row[compiled.LAT], row[compiled.UNTIL]
             item = table.items.get(name)
             if item is None:
                 table.items[name] = FaultItem(name, latency, start)
@@ -427,7 +443,8 @@ class ProducerReplayer(SteppedReplayer):
                 item.current_latency, item.start_timestamp = latency, start
                 if reach:
                     item.reachable = True
-            touched[j] = False
+        if wstored is not None and isinstance(table, FaultTable4):
+            table.which_item_worst.stored = wstored
 
     def _scalar(self, out: Columns, i: int, w: int, t0: int, v0: int, horizon: int,
                 until: list[int] | None, qlocal: np.ndarray[Any, Any]) -> int:
