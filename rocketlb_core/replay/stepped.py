@@ -137,6 +137,7 @@ class SteppedReplayer:
         self._churning = False                 # isolations come every few sends
         self._lat_max = np.array(self.strategy.latency_max, np.int64)   # for the compiled loop
         self._nad = np.array(self.strategy.not_available_duration, np.int64)
+        self._fb_base: tuple[Any, ...] | None = None   # the compiled loop's per-route rows
         self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._ahead_lists: tuple[list[list[int]], list[list[bool]]] = ([], [])

@@ -401,16 +401,20 @@ class ProducerReplayer(SteppedReplayer):
         of the layout where the loop picks least-bad); the 4.x rotation counter."""
         from rocketlb_core.replay import compiled
 
-        table = self.strategy.table
+        table, tp = self.strategy.table, self.tp
         items = table.items
-        local = {b: j for j, b in enumerate(names)}
-        fb = np.zeros((len(names), compiled.COLUMNS), np.int64)
+        if self._fb_base is None or self._fb_base[0] is not tp or self._fb_base[1] != names:
+            base = np.zeros((len(names), compiled.COLUMNS), np.int64)
+            assert tp is not None
+            for j, b in enumerate(names):               # what the route alone decides
+                base[j, compiled.CODE] = self.broker_code[b]
+                base[j, compiled.WQC] = tp.write_queue_count(b)
+                base[j, compiled.REACH] = 1
+            self._fb_base = (tp, names, base, {b: j for j, b in enumerate(names)})
+        base, local = self._fb_base[2], self._fb_base[3]
+        fb = base.copy()
         for j, b in enumerate(names):
             item = items.get(b)
-            fb[j, compiled.CODE] = self.broker_code[b]
-            assert self.tp is not None
-            fb[j, compiled.WQC] = self.tp.write_queue_count(b)
-            fb[j, compiled.REACH] = 1
             if item is not None:
                 fb[j, compiled.UNTIL] = item.start_timestamp
                 fb[j, compiled.LAT] = item.current_latency
