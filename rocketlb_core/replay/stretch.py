@@ -189,9 +189,9 @@ class ProducerReplayer(SteppedReplayer):
         if self.line.rules.counter_clamps and v0 < 0:
             return 0
         if w <= SCALAR_MAX:
-            return self._scalar(out, i, w, t0, v0, route_horizon, until, qlocal)
+            return self._scalar(out, i, w, v0, route_horizon, until, qlocal)
         if self._churning and SCALAR_RUN:
-            return self._scalar(out, i, min(w, SCALAR_RUN), t0, v0, route_horizon, until,
+            return self._scalar(out, i, min(w, SCALAR_RUN), v0, route_horizon, until,
                                 qlocal)
         unavailable = np.array(off, bool)
         four = self.line.rules.selection == "4.x"
@@ -279,20 +279,14 @@ class ProducerReplayer(SteppedReplayer):
         if any(b not in names for b in self.strategy.table.items):
             return 0            # the pick may name a broker that has left the list
         tables, bad = self._ahead_lists
-        if any(bad[s0]):
-            return 0
-        lookup, bucket = self.conditions.stacked.item, int(self._buckets[i])
-        lat = [lookup(t | bucket) for t in tables[s0]]
-        if max(lat) >= self._timeout:
-            return 0
         tp = self.tp
-        assert tp is not None
-        mq = self.strategy.select(tp, None, t0)
-        latency = lat[names.index(mq.broker_name)]
-        end = t0 + latency
+        assert tp is not None and tp.index.stored is not None
+        picked = self._pick_least_bad(t0, int(self._buckets[i]), tables[s0], bad[s0],
+                                      tp.index.stored, 0)
+        if picked is None:
+            return 0
+        end, out.broker[i], out.queue_id[i], _ = picked
         out.start[i], out.end[i] = t0, end
-        out.broker[i], out.queue_id[i] = self.broker_code[mq.broker_name], mq.queue_id
-        self.strategy.update_fault_item(mq.broker_name, latency, False, end)
         self.seq += 1
         self.busy = end
         self._chunk = MIN_STRETCH
@@ -450,7 +444,7 @@ class ProducerReplayer(SteppedReplayer):
         if wstored is not None and isinstance(table, FaultTable4):
             table.which_item_worst.stored = wstored
 
-    def _scalar(self, out: Columns, i: int, w: int, t0: int, v0: int, horizon: int,
+    def _scalar(self, out: Columns, i: int, w: int, v0: int, horizon: int,
                 until: list[int] | None, qlocal: np.ndarray[Any, Any]) -> int:
         """The stretch one send at a time: for short stretches, where the vector path's fixed
         cost (some forty NumPy calls) is more than the sends themselves, and for churning
