@@ -252,3 +252,40 @@ def test_first_and_last_finds_values_only_in_the_middle() -> None:
     assert _first_and_last(used, 3) == [(1, 200), (0, 199), (2, 100)]
     short = np.array([3, 1, 3])
     assert _first_and_last(short, 3) == [(3, 2), (1, 1)]
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_segment_matrices_answer_what_the_timeline_answers(case: int) -> None:
+    """``broker_matrices``, ``route_matrix`` and ``stretch_tables``' row lists, built for every
+    segment at once, say for each segment what the scalar lookups say at a time inside it."""
+    rng = random.Random(7000 + case)
+    cond = Conditions.from_columns(_conditions(rng, rng.choice([50, 5_000, 100_000])))
+    names = tuple(sorted(rng.sample(BROKERS, rng.randrange(1, 4))))
+    client = rng.choice(["p0", "p1", "p2"])
+    tables, bad = cond.broker_matrices(names, client)
+    listed = cond.route_matrix(names)
+    shifted, _, tlists, blists = cond.stretch_tables(names, client, 16)
+    edges = [int(t) for t in cond.changes]
+    for s in range(len(edges) + 1):
+        lo = edges[s - 1] if s else -1
+        hi = edges[s] if s < len(edges) else lo + 1000
+        for t in sorted({lo, hi - 1, rng.randrange(lo, hi)}):
+            for j, b in enumerate(names):
+                assert tables[s, j] == cond.table_id_at(b, t)
+                assert bad[s, j] == (cond.down_at(b, t) is not None
+                                     or cond.partitioned(client, b, t))
+                assert listed[s, j] == cond.in_route_at(b, t)
+        assert tlists[s] == shifted[s].tolist()
+        assert blists[s] == bad[s].tolist()
+    assert len(tlists) == len(edges) + 1
+
+
+def test_covered_counts_overlapping_and_empty_spans() -> None:
+    from rocketlb_core.replay.timeline import _covered
+
+    rng = random.Random(11)
+    for _ in range(200):
+        spans = [(rng.randrange(0, 60), rng.randrange(0, 60)) for _ in range(rng.randrange(0, 6))]
+        times = np.arange(-2, 64, dtype=np.int64)
+        want = [any(s <= t < u for s, u in spans) for t in times.tolist()]
+        assert _covered(times, spans).tolist() == want

@@ -140,7 +140,7 @@ class SteppedReplayer:
         self._fb_base: tuple[Any, ...] | None = None   # the compiled loop's per-route rows
         self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
-        self._ahead_lists: tuple[list[list[int]], list[list[bool]]] = ([], [])
+        self._ahead_lists: tuple[Any, Any] = ([], [])   # Conditions.stretch_tables' RowLists
         self._buckets: np.ndarray[Any, Any] = np.empty(0, np.int64)
 
     # ------------------------------------------------------------------ driving

@@ -143,8 +143,7 @@ class Conditions:
                     tables[:, j] = ids[at]
                 spans = [(s, u) for s, u, _ in self.down.get(b, ())]
                 spans += list(self.partitions.get((client, b), ()))
-                for start, until in spans:
-                    bad[:, j] |= (reps >= start) & (reps < until)
+                bad[:, j] = _covered(reps, spans)
             if len(self._matrices) > 32:
                 self._matrices.clear()
             hit = self._matrices[key] = (tables, bad)
@@ -152,18 +151,20 @@ class Conditions:
 
     def stretch_tables(self, names: tuple[str, ...], client: str, shift: int
                        ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
-                                  list[list[int]], list[list[bool]]]:
+                                  RowLists, RowLists]:
         """``broker_matrices`` as the stretch kernel reads them: the table ids shifted left by
         ``shift`` (so a draw's bucket is or-ed in), and both matrices also as lists of rows for
-        the one-send-at-a-time path. Cached, shared by every producer that sees the same
-        brokers."""
+        the one-send-at-a-time path (``RowLists``: each row made a list when first read; a
+        churning day has a hundred thousand segments, and making them all lists up front took
+        longer than replaying a task's sends). Cached, shared by every producer that sees the
+        same brokers."""
         key = ("stretch", names, client if any(c == client for c, _ in self.partitions)
                else None, shift)
         hit = self._matrices.get(key)
         if hit is None:
             tables, bad = self.broker_matrices(names, client)
             shifted = tables << shift
-            hit = (shifted, bad, shifted.tolist(), bad.tolist())
+            hit = (shifted, bad, RowLists(shifted), RowLists(bad))
             if len(self._matrices) > 32:
                 self._matrices.clear()
             self._matrices[key] = hit
@@ -188,11 +189,45 @@ class Conditions:
             reps = self._reps()
             listed = np.ones((len(reps), len(names)), bool)
             for j, b in enumerate(names):
-                for start, until, mode in self.down.get(b, ()):
-                    gone = start if mode == "clean" else start + BROKER_EXPIRY_MS
-                    listed[:, j] &= ~((reps >= gone) & (reps < until))
+                listed[:, j] = ~_covered(reps, [
+                    (start if mode == "clean" else start + BROKER_EXPIRY_MS, until)
+                    for start, until, mode in self.down.get(b, ())])
             hit = self._matrices[key] = listed
         return hit
+
+
+class RowLists:
+    """The rows of a matrix as lists, each made when first read and kept (plain ints and
+    bools, as ``ndarray.tolist`` makes them, for the one-send-at-a-time path)."""
+
+    __slots__ = ("_matrix", "_rows")
+
+    def __init__(self, matrix: np.ndarray[Any, Any]) -> None:
+        self._matrix = matrix
+        self._rows: dict[int, list[Any]] = {}
+
+    def __getitem__(self, at: int) -> list[Any]:
+        row = self._rows.get(at)
+        if row is None:
+            row = self._rows[at] = self._matrix[at].tolist()
+        return row
+
+    def __len__(self) -> int:
+        return len(self._matrix)
+
+
+def _covered(times: np.ndarray[Any, Any], spans: list[tuple[int, int]]) -> np.ndarray[Any, Any]:
+    """For each time, whether some span ``[start, until)`` holds it: the spans that started at
+    or before it, less those that also ended at or before it (a count over any spans, even
+    overlapping or empty ones: each is counted where ``start <= t`` and uncounted where
+    ``until <= t``, so an empty or reversed span never counts). One pass per list, not per
+    span (a churning day has thousands of outages and a hundred thousand segments)."""
+    if not spans:
+        return np.zeros(len(times), bool)
+    starts = np.sort(np.array([s for s, u in spans if s < u] or [FOREVER], np.int64))
+    untils = np.sort(np.array([u for s, u in spans if s < u] or [FOREVER], np.int64))
+    return (np.searchsorted(starts, times, side="right")
+            - np.searchsorted(untils, times, side="right")) > 0
 
 
 @dataclass
