@@ -289,3 +289,28 @@ def test_covered_counts_overlapping_and_empty_spans() -> None:
         times = np.arange(-2, 64, dtype=np.int64)
         want = [any(s <= t < u for s, u in spans) for t in times.tolist()]
         assert _covered(times, spans).tolist() == want
+
+
+def test_conditions_travel_as_their_source_and_rebuild_the_same_tables() -> None:
+    """A Spark task gets the conditions pickled as what they were built from, not as their
+    latency tables; it rebuilds the same integers, and the tasks of one worker share them."""
+    import pickle
+
+    from rocketlb_core.trace.generate import churn_conditions
+    from rocketlb_core.trace.schema import CONDITIONS
+
+    rows = sorted(churn_conditions(600_000, seed=3), key=lambda r: int(r[0]))
+    cond = Conditions.from_columns({c: [r[i] for r in rows] for i, c in enumerate(CONDITIONS)})
+    blob = pickle.dumps(cond)
+    assert len(cond.tables) > 100
+    assert len(blob) * 20 < cond.stacked.nbytes
+    back = pickle.loads(blob)
+    assert back is not cond
+    assert np.array_equal(back.stacked, cond.stacked)
+    assert np.array_equal(back.changes, cond.changes)
+    assert (back.latency, back.down, back.partitions) == (cond.latency, cond.down,
+                                                          cond.partitions)
+    assert [(t.median_ms, t.p99_ms) for t in back.tables] == \
+        [(t.median_ms, t.p99_ms) for t in cond.tables]
+    assert pickle.loads(blob) is back
+    assert pickle.loads(pickle.dumps(back)) is back

@@ -7,6 +7,7 @@ shared with the simulator come from ``rocketlb_core.conditions``.
 from __future__ import annotations
 
 import bisect
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -74,6 +75,19 @@ class Conditions:
         stacked = np.concatenate([t.values for t in tables])
         return cls(latency, down, parts, tables,
                    np.array(sorted(t for t in times if t < FOREVER), dtype=np.int64), stacked)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as what it was built from (some MB), not as its latency tables (a churning
+        day's 181 tables are 190 MB), with a digest of that: a Spark task rebuilds the tables,
+        and the tasks one Python worker runs share what it built (``_restore``)."""
+        state = (self.latency, self.down, self.partitions,
+                 tuple((t.median_ms, t.p99_ms) for t in self.tables), self.changes)
+        digest = self._matrices.get("digest")
+        if digest is None:
+            h = hashlib.sha256(repr(state[:4]).encode())
+            h.update(self.changes.tobytes())
+            digest = self._matrices["digest"] = h.hexdigest()
+        return (_restore, (digest, state))
 
     def down_at(self, broker: str, t: int) -> str | None:
         for start, until, mode in self.down.get(broker, ()):
@@ -194,6 +208,25 @@ class Conditions:
                     for start, until, mode in self.down.get(b, ())])
             hit = self._matrices[key] = listed
         return hit
+
+
+_RESTORED: dict[str, Conditions] = {}
+"""The conditions this process has rebuilt from a pickle, by digest (the last few): the tasks
+a Spark Python worker runs one after another share one object, its tables and its caches."""
+
+
+def _restore(digest: str, state: tuple[Any, ...]) -> Conditions:
+    hit = _RESTORED.get(digest)
+    if hit is None:
+        latency, down, partitions, keys, changes = state
+        tables = tuple(LatencyTable.build(m, p) for m, p in keys)
+        hit = Conditions(latency, down, partitions, tables, changes,
+                         np.concatenate([t.values for t in tables]))
+        hit._matrices["digest"] = digest
+        while len(_RESTORED) >= 4:
+            del _RESTORED[next(iter(_RESTORED))]
+        _RESTORED[digest] = hit
+    return hit
 
 
 class RowLists:
