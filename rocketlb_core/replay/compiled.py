@@ -152,13 +152,12 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
             if every:                                  # the least-bad branch
                 if not least_bad:
                     return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
-                worst = 0
-                for b in range(nb):
-                    if seg_bad[at, b] or stacked[seg_tables[at, b] | draws[k]] >= timeout:
-                        return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
+                # The pick first, into locals; the send is taken only if the broker it
+                # names answers (else the state is as it was, and the send is stepped).
                 if four:                               # one step, a walk that finds nothing
                     worst, wnext = _worst(fb, tord, n_items, start, wstored)
-                    if fb[worst, WQC] <= 0:
+                    if (fb[worst, WQC] <= 0 or seg_bad[at, worst]
+                            or stacked[seg_tables[at, worst] | draws[k]] >= timeout):
                         return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
                     wstored = wnext
                     steps += 3                         # the walk's, the plain position's, the id's
@@ -166,17 +165,22 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     qid = ((vb + steps) & INT_MAX) % fb[worst, WQC]
                 else:                                  # n probes available, then reachable
                     v = u
+                    probes = 0
                     found = -1
                     for _ in range(2 * n):
                         v = (v + 1) & INT_MAX
-                        steps += 1
+                        probes += 1
                         if _ >= n and fb[ql[v % n], REACH]:
                             found = v % n
                             break
                     if found < 0:                      # the plain pick
                         v = (v + 1) & INT_MAX
-                        steps += 1
+                        probes += 1
                         found = v % n
+                    b = ql[found]
+                    if seg_bad[at, b] or stacked[seg_tables[at, b] | draws[k]] >= timeout:
+                        return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
+                    steps += probes
                     u = v
                     p = found
         if j < 0 and p < 0:
