@@ -314,3 +314,33 @@ def test_conditions_travel_as_their_source_and_rebuild_the_same_tables() -> None
         [(t.median_ms, t.p99_ms) for t in cond.tables]
     assert pickle.loads(blob) is back
     assert pickle.loads(pickle.dumps(back)) is back
+
+
+@pytest.mark.parametrize("case", range(30))
+def test_span_lookups_answer_as_the_spans_say(case: int) -> None:
+    """``down_at``, ``in_route_at`` and ``partitioned`` bisect their spans; they answer what a
+    scan of the spans answers, at every edge, also for overlapping spans given directly."""
+    from rocketlb_core.conditions import BROKER_EXPIRY_MS
+
+    rng = random.Random(9100 + case)
+    cond = Conditions.from_columns(_conditions(rng, rng.choice([50, 300_000])))
+    if case % 3 == 0:                       # overlapping and empty spans, in no order
+        spans = [(rng.randrange(0, 400), rng.randrange(0, 400), rng.choice(["clean", "silent"]))
+                 for _ in range(rng.randrange(1, 6))]
+        cuts = [(rng.randrange(0, 400), rng.randrange(0, 400)) for _ in range(3)]
+        cond = Conditions(cond.latency, {"broker-a": spans}, {("p0", "broker-a"): cuts},
+                          cond.tables, cond.changes, cond.stacked)
+    times = {0, 1, 399, 400, *cond.changes.tolist()}
+    for spans in cond.down.values():
+        for s, u, _ in spans:
+            times |= {s - 1, s, u - 1, u, s + BROKER_EXPIRY_MS - 1, s + BROKER_EXPIRY_MS}
+    for b in BROKERS:
+        for t in sorted(times):
+            down = [m for s, u, m in cond.down.get(b, ()) if s <= t < u]
+            assert cond.down_at(b, t) == (down[0] if down else None)
+            assert cond.in_route_at(b, t) == (not any(
+                (s if m == "clean" else s + BROKER_EXPIRY_MS) <= t < u
+                for s, u, m in cond.down.get(b, ())))
+            for client in ("p0", "p1"):
+                assert cond.partitioned(client, b, t) == any(
+                    s <= t < u for s, u in cond.partitions.get((client, b), ()))

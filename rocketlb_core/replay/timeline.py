@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,6 +35,7 @@ class Conditions:
     changes: np.ndarray[Any, Any]                          # every time anything changes
     stacked: np.ndarray[Any, Any] = field(repr=False)      # tables, flat: id << 16 | bucket
     _matrices: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _spans: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_columns(cls, c: dict[str, list[Any]]) -> Conditions:
@@ -89,22 +91,53 @@ class Conditions:
             digest = self._matrices["digest"] = h.hexdigest()
         return (_restore, (digest, state))
 
+    def _index(self, kind: str, key: Any) -> tuple[list[int], list[int], list[Any]]:
+        """The spans of ``key`` (``down``: a broker's outages; ``gone``: the same, from when
+        the name servers drop it; ``parts``: a (client, broker) cut) as (starts, untils,
+        payloads), empty spans left out, sorted by start. Disjoint spans (as ``from_columns``
+        makes them) let a lookup bisect to the one span that may hold a time; overlapping ones
+        come back with ``starts`` empty and are scanned (``_in_spans``). Cached."""
+        hit = self._spans.get((kind, key))
+        if hit is None:
+            rows: list[tuple[int, int, Any]]
+            if kind == "parts":
+                rows = [(s, u, None) for s, u in self.partitions.get(key, ())]
+            elif kind == "gone":
+                rows = [(s if mode == "clean" else s + BROKER_EXPIRY_MS, u, None)
+                        for s, u, mode in self.down.get(key, ())]
+            else:
+                rows = list(self.down.get(key, ()))
+            rows = [r for r in rows if r[0] < r[1]]
+            order = sorted(rows, key=lambda r: r[0])
+            if all(a[1] <= b[0] for a, b in itertools.pairwise(order)):
+                hit = ([r[0] for r in order], [r[1] for r in order], [r[2] for r in order])
+            else:                                        # scanned in their own order
+                hit = ([], [], rows)
+            self._spans[(kind, key)] = hit
+        return hit
+
+    def _in_spans(self, kind: str, key: Any, t: int) -> tuple[bool, Any]:
+        """Whether some span of ``_index(kind, key)`` holds ``t``, and its payload."""
+        starts, untils, payloads = self._index(kind, key)
+        if not starts:
+            for s, u, payload in payloads:              # overlapping spans, or none
+                if s <= t < u:
+                    return True, payload
+            return False, None
+        i = bisect.bisect_right(starts, t) - 1
+        if i >= 0 and t < untils[i]:
+            return True, payloads[i]
+        return False, None
+
     def down_at(self, broker: str, t: int) -> str | None:
-        for start, until, mode in self.down.get(broker, ()):
-            if start <= t < until:
-                return mode
-        return None
+        return self._in_spans("down", broker, t)[1]      # type: ignore[no-any-return]
 
     def in_route_at(self, broker: str, t: int) -> bool:
         """Whether the name servers still list the broker at ``t`` (spec 7)."""
-        for start, until, mode in self.down.get(broker, ()):
-            gone = start if mode == "clean" else start + BROKER_EXPIRY_MS
-            if gone <= t < until:
-                return False
-        return True
+        return not self._in_spans("gone", broker, t)[0]
 
     def partitioned(self, client: str, broker: str, t: int) -> bool:
-        return any(s <= t < u for s, u in self.partitions.get((client, broker), ()))
+        return self._in_spans("parts", (client, broker), t)[0]
 
     def table_id_at(self, broker: str, t: int) -> int:
         rows = self.latency.get(broker)
