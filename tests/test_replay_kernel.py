@@ -344,3 +344,48 @@ def test_span_lookups_answer_as_the_spans_say(case: int) -> None:
             for client in ("p0", "p1"):
                 assert cond.partitioned(client, b, t) == any(
                     s <= t < u for s, u in cond.partitions.get((client, b), ()))
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_least_bad_picks_sort_with_brokers_that_left_the_route(
+        case: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker that goes down cleanly leaves the route but keeps its fault item (ten minutes
+    after a failed send), and 4.x's least-bad pick sorts it with the others while the brokers
+    still listed are all isolated. The compiled loop reads such items too: still exactly the
+    stepped rows, and the case is really met (the loop saw items outside its layout and took
+    least-bad picks with them)."""
+    from rocketlb_core.replay import stretch
+
+    seen = {"outside": 0}
+    real = stretch.ProducerReplayer._fault_rows
+
+    def counting(self: Any, names: tuple[str, ...]) -> Any:
+        fb, tord, n_items, rotation = real(self, names)
+        seen["outside"] += int(len(fb) > len(names))
+        return fb, tord, n_items, rotation
+
+    monkeypatch.setattr(stretch.ProducerReplayer, "_fault_rows", counting)
+    assert stretch._compiled() is not None
+    rng = random.Random(4400 + case)
+    span = 400_000
+    brokers = [*BROKERS, "broker-d"]               # four items: the pick rotates over two
+    rows: list[tuple[Any, ...]] = [(0, b, None, "latency", None, 2.0, 10.0) for b in brokers]
+    gone = rng.choice(brokers)
+    t_down = rng.randrange(2_000, 20_000)
+    rows += [(t_down, gone, None, "down", "clean", None, None),
+             (t_down + rng.randrange(200_000, 380_000), gone, None, "up", None, None, None)]
+    for b in brokers:
+        for t in range(rng.randrange(0, 1000), span, 1000):
+            median = 900.0 if rng.random() < 0.4 else float(rng.randint(1, 30))
+            rows.append((t, b, None, "latency", None, median, median * 3))
+    rows.sort(key=lambda r: r[0])
+    names = ["time_ms", "broker", "client", "kind", "mode", "median_ms", "p99_ms"]
+    conditions = Conditions.from_columns({c: [r[i] for r in rows] for i, c in enumerate(names)})
+    route = TopicRoute(tuple(QueueData(b, 4, 4, 6) for b in brokers),
+                       tuple(BrokerData(b, {0: f"10.0.0.{i}:10911"})
+                             for i, b in enumerate(brokers)))
+    due = sorted(rng.randrange(0, span) for _ in range(3000))
+    for line in LINES:
+        _same_both_ways("p0", due, route, conditions,
+                        ReplayConfig(line=line, fault_tolerance=True, seed=case))
+    assert seen["outside"] > 0

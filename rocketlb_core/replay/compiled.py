@@ -45,7 +45,8 @@ ALL_OFF = 3       # the next send finds every broker isolated and the loop canno
 WRAP = 4          # the counter would wrap inside a walk or a probe sequence
 ISOLATED = 5      # the last send isolated its broker and isolations are not carried
 
-# Columns of ``fb``, one row per broker of the layout (the fault item, as the table holds it).
+# Columns of ``fb``, one row per broker of the layout (the fault item, as the table holds it),
+# then one per item of a broker that left the layout (``CODE`` -1, ``WQC`` 0).
 UNTIL = 0         # startTimestamp (0 without an item)
 LAT = 1           # currentLatency
 TOUCHED = 2       # reported since the last write-back
@@ -108,12 +109,14 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
               ) -> tuple[int, int, int, int, int, int, int, int, int]:
     """Sends ``k .. w-1`` of a stretch (``dues``/``draws`` indexed from the stretch's first
     send; outputs at ``base + k``). ``least_bad``: a send that finds every broker isolated is
-    picked here (4.9.8's and 5.x's branch; the caller allows it only when every fault item
-    is of the layout). Returns (first send not taken, why, end of the last send, counter steps
-    since ``vb``, the last probe's value, how many of ``order`` are set, how many of ``tord``,
-    the rotation counter, isolations carried)."""
+    picked here (4.9.8's and 5.x's branch), and taken when the broker picked answers;
+    ``fb`` holds a row per broker of the layout (as many as ``order``), then one per fault
+    item of a broker outside it, which only 4.x's pick reads (a pick of one goes back).
+    Returns (first send not taken, why, end of the last send, counter steps since ``vb``, the
+    last probe's value, how many of ``order`` are set, how many of ``tord``, the rotation
+    counter, isolations carried)."""
     n = ql.shape[0]
-    nb = fb.shape[0]
+    nb = order.shape[0]                                # the layout's brokers (``fb``'s first rows)
     nch = changes.shape[0]
     at = np.searchsorted(changes, dues[k] if dues[k] > end else end, side="right")
     seg_end = changes[at] if at < nch else FOREVER

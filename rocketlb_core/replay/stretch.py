@@ -180,17 +180,23 @@ class ProducerReplayer(SteppedReplayer):
                     if t0 < item.start_timestamp:
                         off[j] = True
                         horizon = min(horizon, item.start_timestamp)
-            if all(off) and not (self._churning and SCALAR_RUN):
-                return self._least_bad(out, i, t0, names, s0)
         skipped = any(off)
-
-        w = min(len(due) - i, self._chunk)
+        fast = USE_COMPILED and bool(_KERNEL) and _KERNEL[0] is not None
+        # A churning producer's sends go one at a time, and so does a send that finds every
+        # broker isolated once the compiled loop is in (it takes the least-bad pick itself).
+        churning = SCALAR_RUN > 0 and (self._churning or (fast and ft and all(off)))
+        if ft and all(off) and not churning:
+            return self._least_bad(out, i, t0, names, s0)
+        # Such a stretch looks at SCALAR_RUN sends whatever the last one took: the compiled
+        # loop stops where it must, and slicing costs it nothing (the Python loop copies what
+        # it looks at, so it keeps the doubling chunk).
+        w = min(len(due) - i, SCALAR_RUN if churning and fast else self._chunk)
         v0 = tp.index.stored
         if self.line.rules.counter_clamps and v0 < 0:
             return 0
         if w <= SCALAR_MAX:
             return self._scalar(out, i, w, v0, route_horizon, until, qlocal)
-        if self._churning and SCALAR_RUN:
+        if churning:
             return self._scalar(out, i, min(w, SCALAR_RUN), v0, route_horizon, until,
                                 qlocal)
         unavailable = np.array(off, bool)
@@ -355,9 +361,12 @@ class ProducerReplayer(SteppedReplayer):
         tables, bad, _ = self._ahead_val
         tlists, blists = self._ahead_lists
         cond, strategy = self.conditions, self.strategy
-        least_bad = carry and all(b in names for b in strategy.table.items)
+        # The loop picks least-bad itself (every fault item is in ``fb``, those of brokers
+        # that left the list too, as 4.x's pick reads them); where it cannot (4.9.7, 4.7.1),
+        # Python picks, when every item is of the layout.
         rules = self.line.rules
-        here = least_bad and not rules.rewrites_cached_queue and not rules.shuffles_fault_items
+        here = carry and not rules.rewrites_cached_queue and not rules.shuffles_fault_items
+        least_bad = carry and all(b in names for b in strategy.table.items)
         four = rules.selection == "4.x"
         extends = isinstance(strategy.table, FaultTable5)
         fb, tord, n_items, wstored = self._fault_rows(names)
@@ -391,8 +400,10 @@ class ProducerReplayer(SteppedReplayer):
 
     def _fault_rows(self, names: tuple[str, ...]) -> tuple[Any, Any, int, int]:
         """The fault table as the compiled loop reads it: per broker of the layout a row of
-        ``compiled.fb`` columns; the layout indices of the items in table order (every item is
-        of the layout where the loop picks least-bad); the 4.x rotation counter."""
+        ``compiled.fb`` columns, then one per item of a broker outside the layout (a broker
+        that left the list keeps its item; 4.x's least-bad pick sorts it with the others: its
+        write-queue count is 0, so a pick of it goes back to Python); the rows of the items
+        in table order; the 4.x rotation counter."""
         from rocketlb_core.replay import compiled
 
         table, tp = self.strategy.table, self.tp
@@ -406,17 +417,27 @@ class ProducerReplayer(SteppedReplayer):
                 base[j, compiled.REACH] = 1
             self._fb_base = (tp, names, base, {b: j for j, b in enumerate(names)})
         base, local = self._fb_base[2], self._fb_base[3]
-        fb = base.copy()
-        for j, b in enumerate(names):
-            item = items.get(b)
-            if item is not None:
-                fb[j, compiled.UNTIL] = item.start_timestamp
-                fb[j, compiled.LAT] = item.current_latency
-                fb[j, compiled.IN_TABLE] = 1
-                fb[j, compiled.REACH] = item.reachable
-        tord = np.zeros(len(names), np.int64)
-        present = [local[b] for b in items if b in local]
-        tord[:len(present)] = present
+        nb = len(names)
+        outside = [b for b in items if b not in local]
+        if outside:
+            fb = np.zeros((nb + len(outside), compiled.COLUMNS), np.int64)
+            fb[:nb] = base
+            fb[nb:, compiled.CODE] = -1
+        else:
+            fb = base.copy()
+        rows = []
+        for b, item in items.items():
+            j = local.get(b)
+            if j is None:
+                j = nb + outside.index(b)
+            rows.append(j)
+            fb[j, compiled.UNTIL] = item.start_timestamp
+            fb[j, compiled.LAT] = item.current_latency
+            fb[j, compiled.IN_TABLE] = 1
+            fb[j, compiled.REACH] = item.reachable
+        tord = np.zeros(len(fb), np.int64)
+        tord[:len(rows)] = rows
+        present = rows
         rotation = table.which_item_worst.stored if isinstance(table, FaultTable4) else 0
         assert rotation is not None
         return fb, tord, len(present), rotation
