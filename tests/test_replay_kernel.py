@@ -389,3 +389,25 @@ def test_least_bad_picks_sort_with_brokers_that_left_the_route(
         _same_both_ways("p0", due, route, conditions,
                         ReplayConfig(line=line, fault_tolerance=True, seed=case))
     assert seen["outside"] > 0
+
+
+def test_failed_sends_and_their_retries_run_in_the_compiled_loop() -> None:
+    """On 4.9.8 with fault tolerance on, a send whose attempt fails (a broker down cleanly or
+    silently, cut off, or too slow) retries as ``send()`` does inside the compiled loop; only
+    a retry it cannot take goes back to stepping. The rows are the stepped ones."""
+    from rocketlb_core.replay import stretch
+
+    assert stretch._compiled() is not None
+    rng = random.Random(21)
+    route = _route([4, 4, 4])
+    conditions = Conditions.from_columns(_churn(rng, 600_000))
+    due = np.arange(0, 600_000, 150, dtype=np.int64)
+    config = ReplayConfig(line="4.9.8", fault_tolerance=True, seed=4)
+    r = ProducerReplayer("p0", "T", route, conditions, True, config, BROKERS)
+    out = r.run(due)
+    retried = int((out.attempts > 1).sum())
+    failed = int((out.status != 0).sum())
+    assert retried >= 100
+    assert failed >= 20
+    assert r.stepped * 10 <= retried + failed
+    _same_both_ways("p0", due.tolist(), route, conditions, config)

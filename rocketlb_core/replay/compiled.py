@@ -6,7 +6,11 @@ fault-table state, for every line. It also takes a send that finds every broker 
 4.9.8 and 5.x (the least-bad branch of ``MQFaultStrategy.select``: 4.x's ``pickOneAtLeast`` and
 its three counter steps, 5.x's pass over the reachable brokers); 4.9.7 and 4.7.1 hand that send
 back to Python, since their pick overwrites the cached queue (4.7.1 also shuffles).
-``tests/test_replay_kernel.py`` holds both loops to stepping.
+On 4.9.8 with fault tolerance on it also takes a send whose attempt fails, and its retries,
+as ``send()`` does (spec 3: the failed attempt reported with isolation, the next picked at its
+end on the budget left, "call timeout" after the pick once the budget is spent): a churning
+day's outages then stop no stretch. The Python loop stops before such a send, which is
+stepped: the same bytes. ``tests/test_replay_kernel.py`` holds both loops to stepping.
 
 What the loop keeps per broker of the layout (``fb``) is exactly what the fault table would hold
 after the same reports (spec 2.4, 2.5): ``UNTIL`` is the item's ``startTimestamp`` (4.x: every
@@ -25,6 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from rocketlb_core.conditions import FAIL_FAST_MS
+from rocketlb_core.producer.send import TIMER_OVERSHOOT_MS
+from rocketlb_core.replay.draws import BUCKET_BITS
+
 try:                                                   # an optional accelerator
     from numba import njit
     AVAILABLE = True
@@ -36,6 +44,9 @@ except ImportError:                                    # the replay extra withou
 
 INT_MAX = 0x7FFFFFFF
 FOREVER = 1 << 62
+FAIL_FAST = np.array(FAIL_FAST_MS, np.int64)         # a refused connection's time, by draw
+BUCKET_SHIFT = BUCKET_BITS                             # draws here are buckets already
+OVERSHOOT = TIMER_OVERSHOOT_MS                         # a timed-out call ends after its deadline
 
 # Why ``run_sends`` stopped (it returns the index of the first send it did not take).
 DONE = 0          # every send of the stretch was taken
@@ -105,19 +116,37 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
               n_items: int, wstored: int, five_extends: bool, lat_max: np.ndarray[Any, Any],
               nad: np.ndarray[Any, Any], isolates: int, timeout: int,
               o_start: np.ndarray[Any, Any], o_end: np.ndarray[Any, Any],
-              o_broker: np.ndarray[Any, Any], o_qid: np.ndarray[Any, Any], base: int
+              o_broker: np.ndarray[Any, Any], o_qid: np.ndarray[Any, Any], base: int,
+              retry: bool, seg_kind: np.ndarray[Any, Any], rdraws: np.ndarray[Any, Any],
+              iso_duration: int, o_status: np.ndarray[Any, Any],
+              o_attempts: np.ndarray[Any, Any], o_error: np.ndarray[Any, Any],
+              failed: int, err_remoting: int, err_timeout: int
               ) -> tuple[int, int, int, int, int, int, int, int, int]:
     """Sends ``k .. w-1`` of a stretch (``dues``/``draws`` indexed from the stretch's first
     send; outputs at ``base + k``). ``least_bad``: a send that finds every broker isolated is
     picked here (4.9.8's and 5.x's branch), and taken when the broker picked answers;
     ``fb`` holds a row per broker of the layout (as many as ``order``), then one per fault
     item of a broker outside it, which only 4.x's pick reads (a pick of one goes back).
+
+    ``retry`` (4.x's selection with fault tolerance on, a sync send whose retries pick as its
+    first attempt does: 4.9.8): a send whose attempt fails is taken here too, as ``send()``
+    takes it (spec 3): the failed attempt reported with isolation (``iso_duration``), the
+    next attempt picked at its end with the draw ``rdraws[attempt - 2]``, on the budget left,
+    until one answers or the attempts run out (``rdraws``' rows + 1) or the time is up
+    ("call timeout", after the pick). ``seg_kind`` says how an attempt fails on a broker in a
+    segment: 1 refused at once (a broker down cleanly: ``FAIL_FAST_MS`` by the draw), 2 no
+    answer (down silently, or cut off from this producer: the whole budget). A retry the loop
+    cannot take (its pick would leave the layout, or the counter would wrap) puts everything
+    back as it was before the send, which is then stepped.
+
     Returns (first send not taken, why, end of the last send, counter steps since ``vb``, the
     last probe's value, how many of ``order`` are set, how many of ``tord``, the rotation
     counter, isolations carried)."""
     n = ql.shape[0]
     nb = order.shape[0]                                # the layout's brokers (``fb``'s first rows)
     nch = changes.shape[0]
+    nff = FAIL_FAST.shape[0]
+    attempts_max = rdraws.shape[0] + 1
     at = np.searchsorted(changes, dues[k] if dues[k] > end else end, side="right")
     seg_end = changes[at] if at < nch else FOREVER
     off = np.zeros(nb, np.bool_)
@@ -125,121 +154,211 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
     next_on = FOREVER
     refresh = carry
     isolations = 0
+    # what a send that fails puts back if the loop cannot finish it (see ``retry``)
+    s_fb = fb.copy()
+    s_order = order.copy()
+    s_tord = tord.copy()
     while k < w:
-        start = dues[k]
-        if start < end:
-            start = end
-        if start >= horizon:
+        first = dues[k]
+        if first < end:
+            first = end
+        if first >= horizon:
             break
-        while start >= seg_end:
-            at += 1
-            seg_end = changes[at] if at < nch else FOREVER
-        p = -1
+        clock = first
+        attempt = 0
+        saved = False                                  # the arrays, at the first failure
+        s_steps, s_u, s_norder, s_nitems = steps, u, n_order, n_items
+        s_wstored, s_isolations = wstored, isolations
+        bail = False
+        ok = False
+        latency = 0
         j = -1
         qid = -1
-        took = 0
-        v = u
-        if refresh or start >= next_on:
-            refresh = False
-            next_on = FOREVER
-            skipping = False
-            every = True
-            for b in range(nb):
-                off[b] = start < fb[b, UNTIL]
-                if off[b]:
-                    skipping = True
-                    if fb[b, UNTIL] < next_on:
-                        next_on = fb[b, UNTIL]
-                else:
-                    every = False
-            if every:                                  # the least-bad branch
-                if not least_bad:
-                    return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
-                # The pick first, into locals; the send is taken only if the broker it
-                # names answers (else the state is as it was, and the send is stepped).
-                if four:                               # one step, a walk that finds nothing
-                    worst, wnext = _worst(fb, tord, n_items, start, wstored)
-                    if (fb[worst, WQC] <= 0 or seg_bad[at, worst]
-                            or stacked[seg_tables[at, worst] | draws[k]] >= timeout):
-                        return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
-                    wstored = wnext
-                    steps += 3                         # the walk's, the plain position's, the id's
-                    j = worst
-                    qid = ((vb + steps) & INT_MAX) % fb[worst, WQC]
-                else:                                  # n probes available, then reachable
-                    v = u
-                    probes = 0
-                    found = -1
-                    for _ in range(2 * n):
-                        v = (v + 1) & INT_MAX
-                        probes += 1
-                        if _ >= n and fb[ql[v % n], REACH]:
-                            found = v % n
+        err = -1
+        while True:                                    # the send's attempts
+            dk = draws[k] if attempt == 0 else rdraws[attempt - 1, k]
+            while clock >= seg_end:
+                at += 1
+                seg_end = changes[at] if at < nch else FOREVER
+            p = -1
+            j = -1
+            qid = -1
+            took = 0
+            v = u
+            if refresh or clock >= next_on:
+                refresh = False
+                next_on = FOREVER
+                skipping = False
+                every = True
+                for b in range(nb):
+                    off[b] = clock < fb[b, UNTIL]
+                    if off[b]:
+                        skipping = True
+                        if fb[b, UNTIL] < next_on:
+                            next_on = fb[b, UNTIL]
+                    else:
+                        every = False
+                if every:                              # the least-bad branch
+                    if not least_bad:
+                        if attempt == 0:
+                            return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, \
+                                isolations
+                        bail = True
+                        break
+                    # The pick first, into locals; without ``retry`` the send is taken only
+                    # if the broker it names answers (else the state is as it was, and the
+                    # send is stepped).
+                    if four:                           # one step, a walk that finds nothing
+                        worst, wnext = _worst(fb, tord, n_items, clock, wstored)
+                        if fb[worst, WQC] <= 0 or (not retry and (
+                                seg_bad[at, worst]
+                                or stacked[seg_tables[at, worst] | dk] >= timeout)):
+                            if attempt == 0:
+                                return k, ALL_OFF, end, steps, u, n_order, n_items, \
+                                    wstored, isolations
+                            bail = True
                             break
-                    if found < 0:                      # the plain pick
-                        v = (v + 1) & INT_MAX
-                        probes += 1
-                        found = v % n
-                    b = ql[found]
-                    if seg_bad[at, b] or stacked[seg_tables[at, b] | draws[k]] >= timeout:
-                        return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, isolations
-                    steps += probes
-                    u = v
-                    p = found
-        if j < 0 and p < 0:
-            if not skipping:
-                v = ((vb + steps + 1) if four else (u + 1)) & INT_MAX
-                p = v % n
-                took = 1
-            elif four:
-                v = (vb + steps + 1) & INT_MAX
-                if v > INT_MAX - n:
-                    return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
-                p = v % n
-                while off[ql[p]]:
-                    p = p + 1 if p + 1 < n else 0
-                took = 1
-            else:                                      # 5.x: one step per probe
-                v = u + 1
-                while off[ql[v % n]]:
-                    v += 1
-                if v > INT_MAX:
-                    return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
-                p = v % n
-                took = v - u
-        if j < 0:
-            j = ql[p]
-            qid = qi[p]
-        latency = int(stacked[seg_tables[at, j] | draws[k]])
-        if seg_bad[at, j] or latency >= timeout:
-            return k, FAILS, end, steps, u, n_order, n_items, wstored, isolations
-        end = start + latency
-        o_start[base + k] = start
-        o_end[base + k] = end
-        o_broker[base + k] = fb[j, CODE]
-        o_qid[base + k] = qid
-        steps += took
-        if took:
-            u = v
-        k += 1
-        if carry:
-            d = _duration(latency, lat_max, nad)
-            if not five_extends or (d > 0 and end + d > fb[j, UNTIL]):
-                fb[j, UNTIL] = end + d                 # 4.x overwrites; 5.x only extends
-            fb[j, LAT] = latency
-            fb[j, REACH] = 1
-            if not fb[j, TOUCHED]:
-                fb[j, TOUCHED] = 1
-                order[n_order] = j
-                n_order += 1
-            if not fb[j, IN_TABLE]:
-                fb[j, IN_TABLE] = 1
-                tord[n_items] = j
-                n_items += 1
-        if latency >= isolates or took == 0:           # an isolation, or the least-bad pick
-            if not carry:
-                return k, ISOLATED, end, steps, u, n_order, n_items, wstored, isolations
-            isolations += 1
+                        wstored = wnext
+                        steps += 3                     # the walk's, the plain position's, the id's
+                        j = worst
+                        qid = ((vb + steps) & INT_MAX) % fb[worst, WQC]
+                    else:                              # n probes available, then reachable
+                        v = u
+                        probes = 0
+                        found = -1
+                        for _ in range(2 * n):
+                            v = (v + 1) & INT_MAX
+                            probes += 1
+                            if _ >= n and fb[ql[v % n], REACH]:
+                                found = v % n
+                                break
+                        if found < 0:                  # the plain pick
+                            v = (v + 1) & INT_MAX
+                            probes += 1
+                            found = v % n
+                        b = ql[found]
+                        if seg_bad[at, b] or stacked[seg_tables[at, b] | dk] >= timeout:
+                            return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, \
+                                isolations
+                        steps += probes
+                        u = v
+                        p = found
+            if j < 0 and p < 0:
+                if not skipping:
+                    v = ((vb + steps + 1) if four else (u + 1)) & INT_MAX
+                    p = v % n
+                    took = 1
+                elif four:
+                    v = (vb + steps + 1) & INT_MAX
+                    if v > INT_MAX - n:
+                        if attempt == 0:
+                            return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
+                        bail = True
+                        break
+                    p = v % n
+                    while off[ql[p]]:
+                        p = p + 1 if p + 1 < n else 0
+                    took = 1
+                else:                                  # 5.x: one step per probe
+                    v = u + 1
+                    while off[ql[v % n]]:
+                        v += 1
+                    if v > INT_MAX:
+                        return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
+                    p = v % n
+                    took = v - u
+            if j < 0:
+                j = ql[p]
+                qid = qi[p]
+            if not retry:
+                latency = int(stacked[seg_tables[at, j] | dk])
+                if seg_bad[at, j] or latency >= timeout:
+                    return k, FAILS, end, steps, u, n_order, n_items, wstored, isolations
+                ok = True
+            else:
+                if attempt > 0 and timeout < clock - first:
+                    steps += took                      # the pick was made: "call timeout"
+                    if took:
+                        u = v
+                    err = err_timeout
+                    refresh = True                     # (a least-bad pick: look again)
+                    break
+                budget = timeout - (clock - first)
+                kind = seg_kind[at, j]
+                ok = False
+                if kind == 1:                          # refused at once
+                    latency = int(FAIL_FAST[(dk * nff) >> BUCKET_SHIFT])
+                elif kind == 2:                        # no answer: the whole budget
+                    latency = budget
+                else:
+                    latency = int(stacked[seg_tables[at, j] | dk])
+                    ok = True
+                if latency >= budget:                  # no answer within the budget: a timeout
+                    latency = budget + OVERSHOOT
+                    ok = False
+                if not ok and not saved:               # what to put back if it cannot finish
+                    saved = True                       # (only attempt 0 gets here first, and
+                    s_fb[:, :] = fb                    # no pick changes the arrays)
+                    s_order[:] = order
+                    s_tord[:] = tord
+            steps += took
+            if took:
+                u = v
+            if carry:
+                d = _duration(latency, lat_max, nad) if ok else iso_duration
+                if not five_extends or (d > 0 and clock + latency + d > fb[j, UNTIL]):
+                    fb[j, UNTIL] = clock + latency + d  # 4.x overwrites; 5.x only extends
+                fb[j, LAT] = latency
+                fb[j, REACH] = 1
+                if not fb[j, TOUCHED]:
+                    fb[j, TOUCHED] = 1
+                    order[n_order] = j
+                    n_order += 1
+                if not fb[j, IN_TABLE]:
+                    fb[j, IN_TABLE] = 1
+                    tord[n_items] = j
+                    n_items += 1
+            clock += latency
+            if ok:
+                if latency >= isolates or took == 0:   # an isolation, or the least-bad pick
+                    if not carry:
+                        o_start[base + k] = first
+                        o_end[base + k] = clock
+                        o_broker[base + k] = fb[j, CODE]
+                        o_qid[base + k] = qid
+                        return k + 1, ISOLATED, clock, steps, u, n_order, n_items, wstored, \
+                            isolations
+                    isolations += 1
+                    refresh = True
+                break
+            isolations += 1                            # the failed broker is isolated now
             refresh = True
+            err = err_remoting
+            attempt += 1
+            if attempt >= attempts_max:
+                break
+        if bail:                                       # as it was before the send: stepped
+            if saved:
+                fb[:, :] = s_fb
+                order[:] = s_order
+                tord[:] = s_tord
+            steps, u, n_order, n_items = s_steps, s_u, s_norder, s_nitems
+            wstored, isolations = s_wstored, s_isolations
+            return k, FAILS, end, steps, u, n_order, n_items, wstored, isolations
+        end = clock
+        o_start[base + k] = first
+        o_end[base + k] = clock
+        if ok:
+            o_broker[base + k] = fb[j, CODE]
+            o_qid[base + k] = qid
+            if attempt:
+                o_attempts[base + k] = attempt + 1
+        else:
+            o_broker[base + k] = -1
+            o_qid[base + k] = -1
+            o_status[base + k] = failed
+            o_attempts[base + k] = attempt if err == err_timeout else attempts_max
+            o_error[base + k] = err
+        k += 1
     why = DONE if k >= w else HORIZON
     return k, why, end, steps, u, n_order, n_items, wstored, isolations

@@ -130,6 +130,20 @@ class SteppedReplayer:
             slow = [x for x in sorted({0, *s.latency_max}) if s.compute_not_available_duration(x)]
             self._isolates = min([budget, *slow[:1]])
         self._fast = vectorise and sc.mode is not SendMode.ASYNC and self._isolates > 0
+        rules = self.line.rules
+        # The compiled loop takes failed attempts and their retries itself where a sync
+        # retry picks exactly as a first attempt does (4.x selection with fault tolerance on,
+        # no fault-item shuffle, no last-broker scan, no cached-queue rewrite, no counter
+        # reset, no per-request cap: 4.9.8); ``_retry_buckets`` holds their draws.
+        self._retries = (self._fast and fault_tolerance and sc.mode is SendMode.SYNC
+                         and attempts > 1 and rules.selection == "4.x"
+                         and not rules.shuffles_fault_items
+                         and not rules.fault_scan_wants_last_broker
+                         and not rules.rewrites_cached_queue
+                         and not rules.counter_resets_on_retry
+                         and not rules.caps_request_timeout)
+        self._attempts = attempts
+        self._retry_buckets: np.ndarray[Any, Any] = np.empty((0, 0), np.int64)
         self._chunk = MIN_STRETCH
         self._layout: tuple[tuple[int, ...], Any, tuple[Any, ...]] | None = None
         self._ahead_key: tuple[Any, ...] | None = None
@@ -138,6 +152,8 @@ class SteppedReplayer:
         self._lat_max = np.array(self.strategy.latency_max, np.int64)   # for the compiled loop
         self._nad = np.array(self.strategy.not_available_duration, np.int64)
         self._fb_base: tuple[Any, ...] | None = None   # the compiled loop's per-route rows
+        self._kinds_key: tuple[Any, ...] | None = None  # ... and its failure kinds (retries)
+        self._kinds: np.ndarray[Any, Any] = np.zeros((1, 1), np.int8)
         self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._ahead_lists: tuple[Any, Any] = ([], [])   # Conditions.stretch_tables' RowLists
@@ -154,6 +170,10 @@ class SteppedReplayer:
             out.status[:], out.attempts[:], out.error[:] = 0, 1, -1
             self._buckets = (draw_bits_array(self.model.key, out.seq, 1)
                              >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
+            if self._retries:                  # attempt a (2, 3, ...) of each send: row a - 2
+                self._retry_buckets = np.stack([
+                    (draw_bits_array(self.model.key, out.seq, a) >> np.uint64(64 - BUCKET_BITS)
+                     ).astype(np.int64) for a in range(2, self._attempts + 1)])
         while i < n:
             if self._fast:
                 m = self._stretch(out, i)

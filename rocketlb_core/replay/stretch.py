@@ -17,7 +17,7 @@ from rocketlb_core.javamath import INT_MAX, wrap32
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import TopicPublishInfo
 from rocketlb_core.producer.fault import FaultItem, FaultTable4, FaultTable5
-from rocketlb_core.replay.config import ReplayConfig
+from rocketlb_core.replay.config import FAILED, ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS
 from rocketlb_core.replay.stepped import (
     MAX_STRETCH,
@@ -44,6 +44,8 @@ USE_COMPILED = True
 installed; the Python loop gives the same bytes (the tests run both). numba is imported on the
 first stretch of a churning producer, so replays that never churn do not pay for the import;
 once it is in, every scalar stretch uses it."""
+_NO_KINDS = np.zeros((1, 1), np.int8)                  # run_sends' retry inputs, unused
+_NO_DRAWS = np.zeros((0, 1), np.int64)
 _KERNEL: list[Any] = []                                # [the compiled module or None], once tried
 
 
@@ -372,12 +374,25 @@ class ProducerReplayer(SteppedReplayer):
         fb, tord, n_items, wstored = self._fault_rows(names)
         order = np.zeros(len(names), np.int64)
         dues, draws = out.due[i:i + w], self._buckets[i:i + w]
+        retry = self._retries and carry and here
+        if retry:
+            if self._kinds_key != self._ahead_key:
+                self._kinds_key = self._ahead_key
+                self._kinds = cond.failure_kinds(names, self.producer)
+            kinds, rdraws = self._kinds, self._retry_buckets[:, i:i + w]
+            err_remoting = self._error_code("RemotingException")
+            err_timeout = self._error_code("call timeout")
+            iso = strategy._duration(strategy.isolation_latency)
+        else:
+            kinds, rdraws = _NO_KINDS, _NO_DRAWS
+            err_remoting = err_timeout = iso = -1
         k, end, vb, steps, u, isolations = 0, self.busy, v0, 0, v0 & _MASK31, 0
         k, why, end, steps, u, n_order, n_items, wstored, isolations = compiled.run_sends(
             k, w, dues, draws, end, horizon, cond.changes, tables, bad, cond.stacked, qlocal,
             qids, four, vb, steps, u, carry, here, fb, order, 0, tord, n_items, wstored,
             extends, self._lat_max, self._nad, self._isolates, self._timeout, out.start,
-            out.end, out.broker, out.queue_id, i)
+            out.end, out.broker, out.queue_id, i, retry, kinds, rdraws, iso, out.status,
+            out.attempts, out.error, FAILED, err_remoting, err_timeout)
         self._write_back(names, fb, order[:n_order], wstored if four else None)
         if why == compiled.FAILS and k:
             self._steps_at = i + k                     # stepped next, without a stretch

@@ -196,6 +196,27 @@ class Conditions:
             hit = self._matrices[key] = (tables, bad)
         return hit
 
+    def failure_kinds(self, names: tuple[str, ...], client: str) -> np.ndarray[Any, Any]:
+        """Per segment and broker of ``names``: how an attempt from ``client`` fails there, as
+        ``TimelineBroker`` answers it: 0 it does not, 1 refused at once (down cleanly and not
+        cut off), 2 no answer (down silently, or cut off). Cached (int8)."""
+        key = ("kinds", names, client if any(c == client for c, _ in self.partitions)
+               else None)
+        hit = self._matrices.get(key)
+        if hit is None:
+            reps = self._reps()
+            hit = np.zeros((len(reps), len(names)), np.int8)
+            for j, b in enumerate(names):
+                spans = self.down.get(b, ())
+                clean = _covered(reps, [(s, u) for s, u, m in spans if m == "clean"])
+                hang = _covered(reps, [(s, u) for s, u, m in spans if m != "clean"])
+                hang |= _covered(reps, list(self.partitions.get((client, b), ())))
+                hit[:, j] = np.where(hang, 2, np.where(clean, 1, 0))
+            if len(self._matrices) > 32:
+                self._matrices.clear()
+            self._matrices[key] = hit
+        return hit
+
     def stretch_tables(self, names: tuple[str, ...], client: str, shift: int
                        ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
                                   RowLists, RowLists]:
