@@ -411,3 +411,18 @@ def test_failed_sends_and_their_retries_run_in_the_compiled_loop() -> None:
     assert failed >= 20
     assert r.stepped * 10 <= retried + failed
     _same_both_ways("p0", due.tolist(), route, conditions, config)
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_retries_in_the_loop_follow_the_send_configuration(case: int) -> None:
+    """The loop's retries take the configuration's number of attempts and time budget, as
+    ``send()`` does: any retry count and timeout on a churning day, the stepped rows."""
+    rng = random.Random(5300 + case)
+    span = 200_000
+    route = _route(rng.sample([1, 2, 3, 4, 8], 3))
+    conditions = Conditions.from_columns(_churn(rng, span))
+    sc = SendConfig(retry_times_when_send_failed=rng.choice([0, 1, 2, 4]),
+                    send_msg_timeout_ms=rng.choice([200, 600, 1500, 3000]))
+    for line in ("4.9.8", "4.9.7"):
+        config = ReplayConfig(line=line, fault_tolerance=True, seed=case, send_config=sc)
+        _same_both_ways("p0", _due(rng, 2000, span), route, conditions, config)
