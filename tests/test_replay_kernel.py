@@ -426,3 +426,26 @@ def test_retries_in_the_loop_follow_the_send_configuration(case: int) -> None:
     for line in ("4.9.8", "4.9.7"):
         config = ReplayConfig(line=line, fault_tolerance=True, seed=case, send_config=sc)
         _same_both_ways("p0", _due(rng, 2000, span), route, conditions, config)
+
+
+def test_segment_caches_keep_every_broker_set_a_day_comes_back_to() -> None:
+    """A churning day's routes come back to the same few broker sets again and again; the
+    per-segment answers for each stay cached (the cache dropped everything when it filled,
+    and a 10 M-send day rebuilt them thousands of times)."""
+    import itertools
+
+    rng = random.Random(8)
+    brokers = [*BROKERS, "broker-d"]
+    rows: list[tuple[Any, ...]] = [(t, b, None, "latency", None, float(rng.randint(1, 30)), 40.0)
+                                   for b in brokers for t in range(0, 50_000, 1000)]
+    rows.sort(key=lambda r: r[0])
+    names_ = ["time_ms", "broker", "client", "kind", "mode", "median_ms", "p99_ms"]
+    cond = Conditions.from_columns({c: [r[i] for r in rows] for i, c in enumerate(names_)})
+    sets = [tuple(c) for k in (1, 2, 3, 4) for c in itertools.combinations(brokers, k)]
+    first = [(cond.stretch_tables(s, "p0", 16), cond.failure_kinds(s, "p0"),
+              cond.route_differs(s, (True,) * len(s))) for s in sets]
+    again = [(cond.stretch_tables(s, "p0", 16), cond.failure_kinds(s, "p0"),
+              cond.route_differs(s, (True,) * len(s))) for s in sets]
+    assert len(sets) == 15
+    for a, b in zip(first, again, strict=True):
+        assert all(x is y for x, y in zip(a, b, strict=True))

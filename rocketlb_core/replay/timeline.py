@@ -10,7 +10,7 @@ import bisect
 import hashlib
 import itertools
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -21,6 +21,10 @@ from rocketlb_core.replay.draws import LatencyTable, draw_bits, fail_fast_ms
 
 FOREVER = 2**62
 """A time after every trace's end."""
+_T = TypeVar("_T")
+CACHED = 160
+"""How many per-segment answers a ``Conditions`` keeps (some five per set of brokers a route
+has had; each is a few bytes per segment and broker)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,6 +165,24 @@ class Conditions:
             hit = self._matrices["changes"] = self.changes.tolist()
         return hit  # type: ignore[no-any-return]
 
+    def _recall(self, key: Any) -> Any | None:
+        """A cached per-segment answer, now the most recently used, or None."""
+        hit = self._matrices.pop(key, None)
+        if hit is not None:
+            self._matrices[key] = hit
+        return hit
+
+    def _remember(self, key: Any, value: _T) -> _T:
+        """Cache ``value``, dropping the least recently used answers beyond ``CACHED``
+        (a producer's route versions come back to a few broker sets over and over: dropping
+        them all at once made a long churning day rebuild them again and again)."""
+        m = self._matrices
+        m[key] = value
+        if len(m) > CACHED:
+            for old in [k for k in m if isinstance(k, tuple)][:len(m) - CACHED]:
+                del m[old]
+        return value
+
     def segment_of(self, t: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The segment of each time in ``t``."""
         return np.searchsorted(self.changes, t, side="right")
@@ -176,7 +198,7 @@ class Conditions:
         send from ``client`` fails (``down_at`` or ``partitioned``). Cached."""
         key = ("brokers", names, client if any(c == client for c, _ in self.partitions)
                else None)
-        hit = self._matrices.get(key)
+        hit = self._recall(key)
         if hit is None:
             reps = self._reps()
             tables = np.zeros((len(reps), len(names)), np.int64)
@@ -191,9 +213,7 @@ class Conditions:
                 spans = [(s, u) for s, u, _ in self.down.get(b, ())]
                 spans += list(self.partitions.get((client, b), ()))
                 bad[:, j] = _covered(reps, spans)
-            if len(self._matrices) > 32:
-                self._matrices.clear()
-            hit = self._matrices[key] = (tables, bad)
+            hit = self._remember(key, (tables, bad))
         return hit
 
     def failure_kinds(self, names: tuple[str, ...], client: str) -> np.ndarray[Any, Any]:
@@ -202,7 +222,7 @@ class Conditions:
         cut off), 2 no answer (down silently, or cut off). Cached (int8)."""
         key = ("kinds", names, client if any(c == client for c, _ in self.partitions)
                else None)
-        hit = self._matrices.get(key)
+        hit = self._recall(key)
         if hit is None:
             reps = self._reps()
             hit = np.zeros((len(reps), len(names)), np.int8)
@@ -212,9 +232,7 @@ class Conditions:
                 hang = _covered(reps, [(s, u) for s, u, m in spans if m != "clean"])
                 hang |= _covered(reps, list(self.partitions.get((client, b), ())))
                 hit[:, j] = np.where(hang, 2, np.where(clean, 1, 0))
-            if len(self._matrices) > 32:
-                self._matrices.clear()
-            self._matrices[key] = hit
+            self._remember(key, hit)
         return hit
 
     def stretch_tables(self, names: tuple[str, ...], client: str, shift: int
@@ -228,31 +246,29 @@ class Conditions:
         same brokers."""
         key = ("stretch", names, client if any(c == client for c, _ in self.partitions)
                else None, shift)
-        hit = self._matrices.get(key)
+        hit = self._recall(key)
         if hit is None:
             tables, bad = self.broker_matrices(names, client)
             shifted = tables << shift
             hit = (shifted, bad, RowLists(shifted), RowLists(bad))
-            if len(self._matrices) > 32:
-                self._matrices.clear()
-            self._matrices[key] = hit
+            self._remember(key, hit)
         return hit
 
     def route_differs(self, names: tuple[str, ...], listed: tuple[bool, ...]) -> list[int]:
         """The segments where the route's brokers of ``names`` are not the ones ``listed``
         (ascending). Cached: producers share the few routes a timeline has."""
         key = ("differs", names, listed)
-        hit = self._matrices.get(key)
+        hit = self._recall(key)
         if hit is None:
             mine = np.array(listed, bool)
-            hit = self._matrices[key] = np.flatnonzero(
-                (self.route_matrix(names) != mine).any(axis=1)).tolist()
+            hit = self._remember(key, np.flatnonzero(
+                (self.route_matrix(names) != mine).any(axis=1)).tolist())
         return hit
 
     def route_matrix(self, names: tuple[str, ...]) -> np.ndarray[Any, Any]:
         """Per segment and broker of ``names``: ``in_route_at``. Cached."""
         key = ("route", names)
-        hit = self._matrices.get(key)
+        hit = self._recall(key)
         if hit is None:
             reps = self._reps()
             listed = np.ones((len(reps), len(names)), bool)
@@ -260,7 +276,7 @@ class Conditions:
                 listed[:, j] = ~_covered(reps, [
                     (start if mode == "clean" else start + BROKER_EXPIRY_MS, until)
                     for start, until, mode in self.down.get(b, ())])
-            hit = self._matrices[key] = listed
+            hit = self._remember(key, listed)
         return hit
 
 
