@@ -449,3 +449,37 @@ def test_segment_caches_keep_every_broker_set_a_day_comes_back_to() -> None:
     assert len(sets) == 15
     for a, b in zip(first, again, strict=True):
         assert all(x is y for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_route_polls_build_what_the_route_conversion_builds(line: str) -> None:
+    """A poll makes the queue list of each route the producer has had once and reuses it;
+    the producer still gets, at every poll, what ``TopicPublishInfo.from_route`` makes of
+    ``route_at`` (the queues, the sorted queue datas, a new counter at each change)."""
+    from rocketlb_core.conditions import ROUTE_POLL_MS
+    from rocketlb_core.producer import TopicPublishInfo
+    from rocketlb_core.replay.stepped import SteppedReplayer, _start_index
+    from rocketlb_core.replay.timeline import route_at
+
+    rng = random.Random(31)
+    route = _route([4, 2, 8])
+    conditions = Conditions.from_columns(_churn(rng, 3_600_000))
+    config = ReplayConfig(line=line, fault_tolerance=True, seed=2)
+    r = SteppedReplayer("p0", "T", route, conditions, True, config, BROKERS)
+    previous, version, changes = None, 0, 0
+    for k in range(120):
+        t = k * ROUTE_POLL_MS
+        r._poll(t)
+        want = route_at(route, conditions, t)
+        if want != previous:
+            previous, version = want, version + 1
+            changes += 1
+        expected = TopicPublishInfo.from_route("T", want, line,
+                                               index_start=_start_index(2, "p0", version))
+        assert r.current == want
+        assert r.version == version
+        assert r.tp is not None
+        assert r.tp.queues == expected.queues
+        assert r.tp.queue_datas == expected.queue_datas
+        assert r.tp.index.stored == expected.index.stored
+    assert changes >= 10

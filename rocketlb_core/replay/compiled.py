@@ -79,11 +79,12 @@ def _duration(latency: int, lat_max: np.ndarray[Any, Any], nad: np.ndarray[Any, 
 
 @njit(cache=True, nogil=True)
 def _worst(fb: np.ndarray[Any, Any], tord: np.ndarray[Any, Any], n_items: int, now: int,
-           wstored: int) -> tuple[int, int]:
+           wstored: int, idx: np.ndarray[Any, Any]) -> tuple[int, int]:
     """4.x ``pickOneAtLeast`` over the items in table order (4.9.x: no shuffle): sorted by
     (isolated, latency, deadline), stable; the better half rotated by ``whichItemWorst``.
-    Returns (the layout index of the pick, the rotation counter after)."""
-    idx = tord[:n_items].copy()
+    Returns (the layout index of the pick, the rotation counter after). ``idx``: scratch
+    space as long as ``tord``."""
+    idx[:n_items] = tord[:n_items]
     for a in range(1, n_items):                        # insertion sort: stable
         x = idx[a]
         b = a - 1
@@ -158,6 +159,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
     s_fb = fb.copy()
     s_order = order.copy()
     s_tord = tord.copy()
+    scratch = np.empty(tord.shape[0], np.int64)        # the least-bad pick's sort
     while k < w:
         first = dues[k]
         if first < end:
@@ -209,7 +211,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     # if the broker it names answers (else the state is as it was, and the
                     # send is stepped).
                     if four:                           # one step, a walk that finds nothing
-                        worst, wnext = _worst(fb, tord, n_items, clock, wstored)
+                        worst, wnext = _worst(fb, tord, n_items, clock, wstored, scratch)
                         if fb[worst, WQC] <= 0 or (not retry and (
                                 seg_bad[at, worst]
                                 or stacked[seg_tables[at, worst] | dk] >= timeout)):

@@ -50,8 +50,9 @@ from typing import Any
 import numpy as np
 
 from rocketlb_core.conditions import ROUTE_POLL_MS
-from rocketlb_core.model import TopicRoute
+from rocketlb_core.model import TopicRoute, publish_queues
 from rocketlb_core.producer import MQFaultStrategy, SendMode, TopicPublishInfo, send
+from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.replay.config import FAILED, STATUS_CODE, STATUSES, ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS, draw_bits_array, producer_key
 from rocketlb_core.replay.timeline import Conditions, TimelineBroker, route_at
@@ -112,6 +113,7 @@ class SteppedReplayer:
         self.tp: TopicPublishInfo | None = None
         self.current: TopicRoute | None = None
         self.version = 0
+        self._routes: dict[tuple[bool, ...], tuple[TopicRoute, tuple[Any, ...], Any]] = {}
         self.busy = 0
         self.next_poll: int | None = None
         self.seq = 0
@@ -194,15 +196,28 @@ class SteppedReplayer:
         route, conditions = self.route, self.conditions
         while self.tp is None or start >= (self.next_poll or 0):   # the first poll on demand
             poll_at = start if self.tp is None else (self.next_poll or 0)
-            candidate = route_at(route, conditions, poll_at)
-            if candidate != self.current:
+            listed = tuple(conditions.in_route_at(qd.broker_name, poll_at)
+                           for qd in route.queue_datas)
+            known = self._routes.get(listed)
+            if known is None:                 # route_at's route, and what a route change builds
+                candidate = route_at(route, conditions, poll_at)
+                known = self._routes[listed] = (candidate,
+                                                tuple(publish_queues(self.topic, candidate)),
+                                                candidate.sorted_queue_datas())
+            candidate, queues, queue_datas = known
+            if candidate is not self.current and candidate != self.current:
                 self.current = candidate
                 self.version += 1
                 start_index = (_start_index(self.config.seed, self.producer, self.version)
                                if self.config.index_start is None else self.config.index_start)
-                self.tp = TopicPublishInfo.from_route(  # 5.x retries reset: seeded draws
-                    self.topic, candidate, self.line, index_start=start_index,
-                    rng=random.Random(start_index))
+                # TopicPublishInfo.from_route, with the route's queues made once (the list is
+                # the producer's own: 4.9.7 and 4.7.1 rewrite an entry of it). Only lines whose
+                # retries reset the counter draw from its seeded rng (5.x).
+                rng = (random.Random(start_index) if self.line.rules.counter_resets_on_retry
+                       else None)
+                self.tp = TopicPublishInfo(queues, queue_datas,
+                                           ThreadLocalIndex(self.line, stored=start_index,
+                                                            rng=rng))
             self.next_poll = poll_at + ROUTE_POLL_MS
 
     def _step(self, out: Columns, i: int) -> None:
