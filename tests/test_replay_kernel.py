@@ -483,3 +483,40 @@ def test_route_polls_build_what_the_route_conversion_builds(line: str) -> None:
         assert r.tp.queue_datas == expected.queue_datas
         assert r.tp.index.stored == expected.index.stored
     assert changes >= 10
+
+
+def test_compiled_latency_is_the_table_entry_for_every_bucket() -> None:
+    """The compiled loop computes a latency table's entry instead of reading it; for every
+    bucket of many tables (churn's and odd ones: tiny medians, huge spreads) it is the entry,
+    and a table it has no parameters for is read."""
+    from numba import njit
+
+    from rocketlb_core.replay import compiled
+    from rocketlb_core.trace.generate import churn_conditions
+    from rocketlb_core.trace.schema import CONDITIONS
+
+    rng = random.Random(17)
+    extra = [(0.3, 0.3), (1.0, 1.0), (0.5, 900.0), (2500.0, 60_000.0), (7.0, 7.5)]
+    extra += [(rng.uniform(0.1, 3000.0), rng.uniform(0.1, 9000.0)) for _ in range(20)]
+    rows = sorted(churn_conditions(3_000_000, seed=5), key=lambda r: int(r[0]))
+    rows += [(3_000_001 + i, "broker-a", None, "latency", None, m, p)
+             for i, (m, p) in enumerate(extra)]
+    cond = Conditions.from_columns({c: [r[i] for r in rows] for i, c in enumerate(CONDITIONS)})
+    zq, med, sig = cond.table_params()
+    assert len(cond.tables) > 150
+
+    @njit
+    def every(stacked: Any, n_tables: int, zq: Any, med: Any, sig: Any) -> Any:
+        out = np.empty(n_tables << 16, np.int64)
+        for t in range(n_tables):
+            for b in range(1 << 16):
+                out[(t << 16) | b] = compiled._latency(stacked, t << 16, b, zq, med, sig)
+        return out
+
+    n = len(cond.tables)
+    assert np.array_equal(every(cond.stacked, n, zq, med, sig), cond.stacked)
+    short = med[: n // 2]                      # tables without parameters are read
+    assert np.array_equal(every(cond.stacked, n, zq, short, sig), cond.stacked)
+    nan = med.copy()
+    nan[::3] = np.nan
+    assert np.array_equal(every(cond.stacked, n, zq, nan, sig), cond.stacked)

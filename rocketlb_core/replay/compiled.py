@@ -31,7 +31,7 @@ import numpy as np
 
 from rocketlb_core.conditions import FAIL_FAST_MS
 from rocketlb_core.producer.send import TIMER_OVERSHOOT_MS
-from rocketlb_core.replay.draws import BUCKET_BITS
+from rocketlb_core.replay.draws import BUCKET_BITS, NEAR_HALF
 
 try:                                                   # an optional accelerator
     from numba import njit
@@ -46,6 +46,7 @@ INT_MAX = 0x7FFFFFFF
 FOREVER = 1 << 62
 FAIL_FAST = np.array(FAIL_FAST_MS, np.int64)         # a refused connection's time, by draw
 BUCKET_SHIFT = BUCKET_BITS                             # draws here are buckets already
+TWO53 = float(1 << 53)
 OVERSHOOT = TIMER_OVERSHOOT_MS                         # a timed-out call ends after its deadline
 
 # Why ``run_sends`` stopped (it returns the index of the first send it did not take).
@@ -75,6 +76,29 @@ def _duration(latency: int, lat_max: np.ndarray[Any, Any], nad: np.ndarray[Any, 
         if latency >= lat_max[i]:
             return int(nad[i])
     return 0
+
+
+@njit(cache=True, nogil=True)
+def _latency(stacked: np.ndarray[Any, Any], shifted: int, bucket: int, zq: np.ndarray[Any, Any],
+             t_med: np.ndarray[Any, Any], t_sig: np.ndarray[Any, Any]) -> int:
+    """``stacked[shifted | bucket]``, the latency table's entry, computed as the table was
+    (``LatencyTable.build``: ``max(1, rint(median * exp(sigma * z)))``) instead of read from
+    it: a churning day's tables are some 100 MB, and a read from them missed the caches on
+    most sends. Where the value lands within ``NEAR_HALF`` of a rounding boundary (or is too
+    large to be a plain integer) the table is read: an ``exp`` here may differ from the one
+    that built the table in its last bits, which can change a rounding only there. A table
+    id without ``t_med`` (``t_med`` shorter, or NaN for it) is always read."""
+    tid = shifted >> BUCKET_SHIFT
+    if tid < t_med.shape[0]:
+        median = t_med[tid]
+        if median == median:                           # not NaN
+            x = median * np.exp(t_sig[tid] * zq[bucket])
+            if x < TWO53:
+                f = np.floor(x)
+                if abs(x - f - 0.5) > NEAR_HALF * (x if x > 1.0 else 1.0):
+                    r = int(f) + (1 if x - f > 0.5 else 0)
+                    return r if r > 1 else 1
+    return int(stacked[shifted | bucket])
 
 
 @njit(cache=True, nogil=True)
@@ -121,7 +145,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
               retry: bool, seg_kind: np.ndarray[Any, Any], rdraws: np.ndarray[Any, Any],
               iso_duration: int, o_status: np.ndarray[Any, Any],
               o_attempts: np.ndarray[Any, Any], o_error: np.ndarray[Any, Any],
-              failed: int, err_remoting: int, err_timeout: int
+              failed: int, err_remoting: int, err_timeout: int, zq: np.ndarray[Any, Any],
+              t_med: np.ndarray[Any, Any], t_sig: np.ndarray[Any, Any]
               ) -> tuple[int, int, int, int, int, int, int, int, int]:
     """Sends ``k .. w-1`` of a stretch (``dues``/``draws`` indexed from the stretch's first
     send; outputs at ``base + k``). ``least_bad``: a send that finds every broker isolated is
@@ -213,8 +238,9 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     if four:                           # one step, a walk that finds nothing
                         worst, wnext = _worst(fb, tord, n_items, clock, wstored, scratch)
                         if fb[worst, WQC] <= 0 or (not retry and (
-                                seg_bad[at, worst]
-                                or stacked[seg_tables[at, worst] | dk] >= timeout)):
+                                seg_bad[at, worst] or _latency(
+                                    stacked, seg_tables[at, worst], dk, zq, t_med, t_sig)
+                                >= timeout)):
                             if attempt == 0:
                                 return k, ALL_OFF, end, steps, u, n_order, n_items, \
                                     wstored, isolations
@@ -239,7 +265,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                             probes += 1
                             found = v % n
                         b = ql[found]
-                        if seg_bad[at, b] or stacked[seg_tables[at, b] | dk] >= timeout:
+                        if seg_bad[at, b] or _latency(stacked, seg_tables[at, b], dk, zq,
+                                                      t_med, t_sig) >= timeout:
                             return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, \
                                 isolations
                         steps += probes
@@ -273,7 +300,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                 j = ql[p]
                 qid = qi[p]
             if not retry:
-                latency = int(stacked[seg_tables[at, j] | dk])
+                latency = _latency(stacked, seg_tables[at, j], dk, zq, t_med, t_sig)
                 if seg_bad[at, j] or latency >= timeout:
                     return k, FAILS, end, steps, u, n_order, n_items, wstored, isolations
                 ok = True
@@ -293,7 +320,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                 elif kind == 2:                        # no answer: the whole budget
                     latency = budget
                 else:
-                    latency = int(stacked[seg_tables[at, j] | dk])
+                    latency = _latency(stacked, seg_tables[at, j], dk, zq, t_med, t_sig)
                     ok = True
                 if latency >= budget:                  # no answer within the budget: a timeout
                     latency = budget + OVERSHOOT

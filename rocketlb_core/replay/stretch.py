@@ -392,7 +392,7 @@ class ProducerReplayer(SteppedReplayer):
             qids, four, vb, steps, u, carry, here, fb, order, 0, tord, n_items, wstored,
             extends, self._lat_max, self._nad, self._isolates, self._timeout, out.start,
             out.end, out.broker, out.queue_id, i, retry, kinds, rdraws, iso, out.status,
-            out.attempts, out.error, FAILED, err_remoting, err_timeout)
+            out.attempts, out.error, FAILED, err_remoting, err_timeout, *cond.table_params())
         self._write_back(names, fb, order[:n_order], wstored if four else None)
         if why == compiled.FAILS and k:
             self._steps_at = i + k                     # stepped next, without a stretch

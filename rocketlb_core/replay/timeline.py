@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from rocketlb_core.conditions import BROKER_EXPIRY_MS
+from rocketlb_core.conditions import BROKER_EXPIRY_MS, lognormal_sigma
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import AttemptResult, Outcome
-from rocketlb_core.replay.draws import LatencyTable, draw_bits, fail_fast_ms
+from rocketlb_core.replay.draws import LatencyTable, _quantile_array, draw_bits, fail_fast_ms
 
 FOREVER = 2**62
 """A time after every trace's end."""
@@ -158,6 +158,20 @@ class Conditions:
     # first change); nothing changes inside one. The matrices below answer, for every segment
     # at once, what the scalar methods answer for one time; a stretch that runs across many
     # segments looks its sends up in them (``rocketlb_core.replay.stretch``).
+    def table_params(self) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any],
+                                    np.ndarray[Any, Any]]:
+        """What each latency table was built from, for the compiled loop, which computes an
+        entry instead of reading it (``compiled._latency``): the buckets' normal quantiles,
+        and per table id its median and sigma. Cached."""
+        hit = self._matrices.get("params")
+        if hit is None:
+            hit = self._matrices["params"] = (
+                _quantile_array(),
+                np.array([t.median_ms for t in self.tables], np.float64),
+                np.array([lognormal_sigma(t.median_ms, t.p99_ms) for t in self.tables],
+                         np.float64))
+        return hit
+
     def change_list(self) -> list[int]:
         """``changes`` as a list (for ``bisect``, one time at a time). Cached."""
         hit = self._matrices.get("changes")
