@@ -520,3 +520,25 @@ def test_compiled_latency_is_the_table_entry_for_every_bucket() -> None:
     nan = med.copy()
     nan[::3] = np.nan
     assert np.array_equal(every(cond.stacked, n, zq, nan, sig), cond.stacked)
+
+
+def test_outages_between_two_route_polls_stop_no_stretch() -> None:
+    """A broker down for a few seconds between two route polls leaves the route the producer
+    sees unchanged, so its stretch runs on through it (it used to stop at the next poll, a
+    churning day's most common stop); the rows are still the stepped ones."""
+    rows: list[tuple[Any, ...]] = [(0, b, None, "latency", None, 2.0, 10.0) for b in BROKERS]
+    for k in range(20):                                   # polls at 0, 30 s, 60 s, ...
+        t = k * 30_000 + 10_000
+        rows += [(t, "broker-b", None, "down", "clean", None, None),
+                 (t + 5_000, "broker-b", None, "up", None, None, None)]
+    rows.sort(key=lambda r: r[0])
+    names_ = ["time_ms", "broker", "client", "kind", "mode", "median_ms", "p99_ms"]
+    conditions = Conditions.from_columns({c: [r[i] for r in rows] for i, c in enumerate(names_)})
+    route = _route([4, 4, 4])
+    config = ReplayConfig(line="4.9.8", fault_tolerance=True)
+    due = np.arange(0, 600_000, 97, dtype=np.int64)
+    r = ProducerReplayer("p0", "T", route, conditions, True, config, BROKERS)
+    out = r.run(due)
+    assert int((out.attempts > 1).sum()) >= 1               # an outage was met (then isolated)
+    assert r.stretches <= 12                 # chunks of 64, 128, ... sends; not one per outage
+    _same_both_ways("p0", due.tolist(), route, conditions, config)

@@ -87,10 +87,11 @@ class ProducerReplayer(SteppedReplayer):
                ) -> tuple[int, Any, Any, int]:
         """What a stretch from ``t0`` needs, for every condition change it may run across:
         ``t0``'s segment; per segment, the latency tables (shifted to index ``stacked``) and
-        the failing brokers of ``names``; and the horizon, the first route poll that may
-        change the producer's route: ``next_poll`` when the route already differs at ``t0``,
-        else the first poll at or after the start of the first segment where it differs
-        (``FOREVER``: none). Polls before it find the route the producer has."""
+        the failing brokers of ``names``; and the horizon, the first route poll that finds
+        the route changed: the first poll (``next_poll`` on, every ``ROUTE_POLL_MS``) that
+        falls in a segment where the route differs from the producer's (``FOREVER``: none).
+        Polls before it find the route the producer has (a short outage that ends between
+        two polls changes nothing)."""
         cond = self.conditions
         key = (self.version, names)
         if self._ahead_key != key:
@@ -105,13 +106,18 @@ class ProducerReplayer(SteppedReplayer):
         changes = cond.change_list()
         s0 = bisect.bisect_right(changes, t0)
         j = bisect.bisect_left(differs, s0)
-        if j == len(differs):
-            return s0, tables, bad, FOREVER
-        changed = t0 if differs[j] == s0 else changes[differs[j] - 1]
-        if changed <= next_poll:
-            return s0, tables, bad, next_poll
-        return s0, tables, bad, next_poll + ROUTE_POLL_MS * -(-(changed - next_poll)
-                                                             // ROUTE_POLL_MS)
+        while j < len(differs):
+            # the first poll at or after the route starts to differ; it finds the route
+            # changed if its own segment differs too, else the route came back before it:
+            # go on to the next segment that differs after that poll
+            changed = t0 if differs[j] == s0 else changes[differs[j] - 1]
+            poll = next_poll if changed <= next_poll else (
+                next_poll + ROUTE_POLL_MS * -(-(changed - next_poll) // ROUTE_POLL_MS))
+            at = bisect.bisect_right(changes, poll)
+            j = bisect.bisect_left(differs, at)
+            if j < len(differs) and differs[j] == at:
+                return s0, tables, bad, poll
+        return s0, tables, bad, FOREVER
 
     def _stops(self, fails: np.ndarray[Any, Any], lat: np.ndarray[Any, Any]
                ) -> np.ndarray[Any, Any]:
