@@ -152,7 +152,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
     send; outputs at ``base + k``). ``least_bad``: a send that finds every broker isolated is
     picked here (4.9.8's and 5.x's branch), and taken when the broker picked answers;
     ``fb`` holds a row per broker of the layout (as many as ``order``), then one per fault
-    item of a broker outside it, which only 4.x's pick reads (a pick of one goes back).
+    item of a broker outside it, which only 4.x's pick reads (a pick of one removes its item
+    and picks plainly, as ``select`` does, with ``retry``; else it goes back).
 
     ``retry`` (4.x's selection with fault tolerance on, a sync send whose retries pick as its
     first attempt does: 4.9.8): a send whose attempt fails is taken here too, as ``send()``
@@ -237,7 +238,28 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     # send is stepped).
                     if four:                           # one step, a walk that finds nothing
                         worst, wnext = _worst(fb, tord, n_items, clock, wstored, scratch)
-                        if fb[worst, WQC] <= 0 or (not retry and (
+                        if retry and worst >= nb and fb[worst, WQC] <= 0:
+                            # The pick names a broker that left the list: upstream removes
+                            # its item and picks plainly (one more step); the send goes there.
+                            if not saved:              # what to put back if it cannot finish
+                                saved = True
+                                s_fb[:, :] = fb
+                                s_order[:] = order
+                                s_tord[:] = tord
+                            wstored = wnext
+                            gone = 0
+                            for a in range(n_items):
+                                if tord[a] == worst:
+                                    gone = 1
+                                elif gone:
+                                    tord[a - 1] = tord[a]
+                            n_items -= 1
+                            fb[worst, IN_TABLE] = 0
+                            steps += 2                 # the walk's, the plain pick's
+                            p = ((vb + steps) & INT_MAX) % n
+                            j = ql[p]
+                            qid = qi[p]
+                        elif fb[worst, WQC] <= 0 or (not retry and (
                                 seg_bad[at, worst] or _latency(
                                     stacked, seg_tables[at, worst], dk, zq, t_med, t_sig)
                                 >= timeout)):
@@ -246,10 +268,11 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                                     wstored, isolations
                             bail = True
                             break
-                        wstored = wnext
-                        steps += 3                     # the walk's, the plain position's, the id's
-                        j = worst
-                        qid = ((vb + steps) & INT_MAX) % fb[worst, WQC]
+                        else:
+                            wstored = wnext
+                            steps += 3                 # the walk's, the plain position's, the id's
+                            j = worst
+                            qid = ((vb + steps) & INT_MAX) % fb[worst, WQC]
                     else:                              # n probes available, then reachable
                         v = u
                         probes = 0
@@ -326,9 +349,9 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     latency = budget + OVERSHOOT
                     ok = False
                 if not ok and not saved:               # what to put back if it cannot finish
-                    saved = True                       # (only attempt 0 gets here first, and
-                    s_fb[:, :] = fb                    # no pick changes the arrays)
-                    s_order[:] = order
+                    saved = True                       # (only attempt 0 gets here first; only
+                    s_fb[:, :] = fb                    # a removal, above, changes the arrays
+                    s_order[:] = order                 # before, and saves them first)
                     s_tord[:] = tord
             steps += took
             if took:

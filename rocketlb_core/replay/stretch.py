@@ -458,6 +458,7 @@ class ProducerReplayer(SteppedReplayer):
             fb[j, compiled.REACH] = item.reachable
         tord = np.zeros(len(fb), np.int64)
         tord[:len(rows)] = rows
+        self._fb_outside = outside
         present = rows
         rotation = table.which_item_worst.stored if isinstance(table, FaultTable4) else 0
         assert rotation is not None
@@ -466,12 +467,17 @@ class ProducerReplayer(SteppedReplayer):
     def _write_back(self, names: tuple[str, ...], fb: Any, order: Any,
                     wstored: int | None) -> None:
         """The compiled loop's fault items into the table, new ones in order of first report
-        (what the reports one by one would have left: ``compiled``'s docstring), and the 4.x
-        rotation counter."""
+        (what the reports one by one would have left: ``compiled``'s docstring), less those
+        of brokers outside the layout that a least-bad pick removed, and the 4.x rotation
+        counter."""
         from rocketlb_core.replay import compiled
 
         table = self.strategy.table
         reach = isinstance(table, FaultTable5)
+        nb = len(names)
+        for x, name in enumerate(self._fb_outside):     # removed by a least-bad pick of it
+            if not fb[nb + x, compiled.IN_TABLE]:
+                del table.items[name]
         for j in order.tolist():
             row = fb[j].tolist()
             name = names[j]
