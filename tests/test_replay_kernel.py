@@ -542,3 +542,14 @@ def test_outages_between_two_route_polls_stop_no_stretch() -> None:
     assert int((out.attempts > 1).sum()) >= 1               # an outage was met (then isolated)
     assert r.stretches <= 12                 # chunks of 64, 128, ... sends; not one per outage
     _same_both_ways("p0", due.tolist(), route, conditions, config)
+
+
+def test_compiled_retry_draws_are_the_replay_draws() -> None:
+    """A retry in the compiled loop draws ``draw_bits(key, seq, attempt)``'s bucket itself."""
+    from rocketlb_core.replay import compiled
+    from rocketlb_core.replay.draws import bucket
+
+    rng = random.Random(1)
+    for _ in range(5000):
+        key, seq, a = rng.getrandbits(64), rng.randrange(0, 2**62), rng.randrange(1, 9)
+        assert compiled.draw_bucket(np.uint64(key), seq, a) == bucket(draw_bits(key, seq, a))

@@ -31,7 +31,7 @@ import numpy as np
 
 from rocketlb_core.conditions import FAIL_FAST_MS
 from rocketlb_core.producer.send import TIMER_OVERSHOOT_MS
-from rocketlb_core.replay.draws import BUCKET_BITS, NEAR_HALF
+from rocketlb_core.replay.draws import ATTEMPT, BUCKET_BITS, GOLDEN, M1, M2, NEAR_HALF
 
 try:                                                   # an optional accelerator
     from numba import njit
@@ -47,6 +47,8 @@ FOREVER = 1 << 62
 FAIL_FAST = np.array(FAIL_FAST_MS, np.int64)         # a refused connection's time, by draw
 BUCKET_SHIFT = BUCKET_BITS                             # draws here are buckets already
 TWO53 = float(1 << 53)
+_GOLDEN, _ATTEMPT = np.uint64(GOLDEN), np.uint64(ATTEMPT)
+_M1, _M2 = np.uint64(M1), np.uint64(M2)
 OVERSHOOT = TIMER_OVERSHOOT_MS                         # a timed-out call ends after its deadline
 
 # Why ``run_sends`` stopped (it returns the index of the first send it did not take).
@@ -76,6 +78,18 @@ def _duration(latency: int, lat_max: np.ndarray[Any, Any], nad: np.ndarray[Any, 
         if latency >= lat_max[i]:
             return int(nad[i])
     return 0
+
+
+@njit(cache=True, nogil=True)
+def draw_bucket(key: np.uint64, seq: int, attempt: int) -> int:
+    """The bucket (top ``BUCKET_BITS``) of ``draws.draw_bits(key, seq, attempt)``: the same
+    SplitMix64 finaliser in wrapping uint64 arithmetic, for a retry's draw, taken only when a
+    send retries (a whole array of them per batch cost more than the retries)."""
+    z = key + np.uint64(seq) * _GOLDEN + np.uint64(attempt) * _ATTEMPT
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z >> np.uint64(64 - BUCKET_BITS))  # type: ignore[return-value]
 
 
 @njit(cache=True, nogil=True)
@@ -142,7 +156,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
               nad: np.ndarray[Any, Any], isolates: int, timeout: int,
               o_start: np.ndarray[Any, Any], o_end: np.ndarray[Any, Any],
               o_broker: np.ndarray[Any, Any], o_qid: np.ndarray[Any, Any], base: int,
-              retry: bool, seg_kind: np.ndarray[Any, Any], rdraws: np.ndarray[Any, Any],
+              retry: bool, seg_kind: np.ndarray[Any, Any], key: np.uint64,
+              o_seq: np.ndarray[Any, Any], attempts_max: int,
               iso_duration: int, o_status: np.ndarray[Any, Any],
               o_attempts: np.ndarray[Any, Any], o_error: np.ndarray[Any, Any],
               failed: int, err_remoting: int, err_timeout: int, zq: np.ndarray[Any, Any],
@@ -158,8 +173,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
     ``retry`` (4.x's selection with fault tolerance on, a sync send whose retries pick as its
     first attempt does: 4.9.8): a send whose attempt fails is taken here too, as ``send()``
     takes it (spec 3): the failed attempt reported with isolation (``iso_duration``), the
-    next attempt picked at its end with the draw ``rdraws[attempt - 2]``, on the budget left,
-    until one answers or the attempts run out (``rdraws``' rows + 1) or the time is up
+    next attempt picked at its end with its own draw (``draw_bucket(key, seq, attempt)``), on
+    the budget left, until one answers or ``attempts_max`` are made or the time is up
     ("call timeout", after the pick). ``seg_kind`` says how an attempt fails on a broker in a
     segment: 1 refused at once (a broker down cleanly: ``FAIL_FAST_MS`` by the draw), 2 no
     answer (down silently, or cut off from this producer: the whole budget). A retry the loop
@@ -173,7 +188,6 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
     nb = order.shape[0]                                # the layout's brokers (``fb``'s first rows)
     nch = changes.shape[0]
     nff = FAIL_FAST.shape[0]
-    attempts_max = rdraws.shape[0] + 1
     at = np.searchsorted(changes, dues[k] if dues[k] > end else end, side="right")
     seg_end = changes[at] if at < nch else FOREVER
     off = np.zeros(nb, np.bool_)
@@ -204,7 +218,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
         qid = -1
         err = -1
         while True:                                    # the send's attempts
-            dk = draws[k] if attempt == 0 else rdraws[attempt - 1, k]
+            dk = draws[k] if attempt == 0 else draw_bucket(key, o_seq[base + k], attempt + 1)
             while clock >= seg_end:
                 at += 1
                 seg_end = changes[at] if at < nch else FOREVER

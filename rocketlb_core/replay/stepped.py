@@ -136,7 +136,7 @@ class SteppedReplayer:
         # The compiled loop takes failed attempts and their retries itself where a sync
         # retry picks exactly as a first attempt does (4.x selection with fault tolerance on,
         # no fault-item shuffle, no last-broker scan, no cached-queue rewrite, no counter
-        # reset, no per-request cap: 4.9.8); ``_retry_buckets`` holds their draws.
+        # reset, no per-request cap: 4.9.8), drawing for each retry as it happens.
         self._retries = (self._fast and fault_tolerance and sc.mode is SendMode.SYNC
                          and attempts > 1 and rules.selection == "4.x"
                          and not rules.shuffles_fault_items
@@ -145,7 +145,7 @@ class SteppedReplayer:
                          and not rules.counter_resets_on_retry
                          and not rules.caps_request_timeout)
         self._attempts = attempts
-        self._retry_buckets: np.ndarray[Any, Any] = np.empty((0, 0), np.int64)
+        self._key64 = np.uint64(self.model.key)
         self._chunk = MIN_STRETCH
         self._layout: tuple[tuple[int, ...], Any, tuple[Any, ...]] | None = None
         self._ahead_key: tuple[Any, ...] | None = None
@@ -173,10 +173,7 @@ class SteppedReplayer:
             out.status[:], out.attempts[:], out.error[:] = 0, 1, -1
             self._buckets = (draw_bits_array(self.model.key, out.seq, 1)
                              >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
-            if self._retries:                  # attempt a (2, 3, ...) of each send: row a - 2
-                self._retry_buckets = np.stack([
-                    (draw_bits_array(self.model.key, out.seq, a) >> np.uint64(64 - BUCKET_BITS)
-                     ).astype(np.int64) for a in range(2, self._attempts + 1)])
+
         while i < n:
             if self._fast:
                 m = self._stretch(out, i)

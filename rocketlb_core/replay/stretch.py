@@ -45,7 +45,6 @@ installed; the Python loop gives the same bytes (the tests run both). numba is i
 first stretch of a churning producer, so replays that never churn do not pay for the import;
 once it is in, every scalar stretch uses it."""
 _NO_KINDS = np.zeros((1, 1), np.int8)                  # run_sends' retry inputs, unused
-_NO_DRAWS = np.zeros((0, 1), np.int64)
 _KERNEL: list[Any] = []                                # [the compiled module or None], once tried
 
 
@@ -385,19 +384,20 @@ class ProducerReplayer(SteppedReplayer):
             if self._kinds_key != self._ahead_key:
                 self._kinds_key = self._ahead_key
                 self._kinds = cond.failure_kinds(names, self.producer)
-            kinds, rdraws = self._kinds, self._retry_buckets[:, i:i + w]
+            kinds = self._kinds
             err_remoting = self._error_code("RemotingException")
             err_timeout = self._error_code("call timeout")
             iso = strategy._duration(strategy.isolation_latency)
         else:
-            kinds, rdraws = _NO_KINDS, _NO_DRAWS
+            kinds = _NO_KINDS
             err_remoting = err_timeout = iso = -1
         k, end, vb, steps, u, isolations = 0, self.busy, v0, 0, v0 & _MASK31, 0
         k, why, end, steps, u, n_order, n_items, wstored, isolations = compiled.run_sends(
             k, w, dues, draws, end, horizon, cond.changes, tables, bad, cond.stacked, qlocal,
             qids, four, vb, steps, u, carry, here, fb, order, 0, tord, n_items, wstored,
             extends, self._lat_max, self._nad, self._isolates, self._timeout, out.start,
-            out.end, out.broker, out.queue_id, i, retry, kinds, rdraws, iso, out.status,
+            out.end, out.broker, out.queue_id, i, retry, kinds, self._key64, out.seq,
+            self._attempts, iso, out.status,
             out.attempts, out.error, FAILED, err_remoting, err_timeout, *cond.table_params())
         self._write_back(names, fb, order[:n_order], wstored if four else None)
         if why == compiled.FAILS and k:
