@@ -423,8 +423,8 @@ class ProducerReplayer(SteppedReplayer):
         """The fault table as the compiled loop reads it: per broker of the layout a row of
         ``compiled.fb`` columns, then one per item of a broker outside the layout (a broker
         that left the list keeps its item; 4.x's least-bad pick sorts it with the others: its
-        write-queue count is 0, so a pick of it goes back to Python); the rows of the items
-        in table order; the 4.x rotation counter."""
+        write-queue count is 0, so a pick of it removes the item, as ``select`` does); the
+        rows of the items in table order; the 4.x rotation counter."""
         from rocketlb_core.replay import compiled
 
         table, tp = self.strategy.table, self.tp
