@@ -25,6 +25,7 @@ Without numba, ``AVAILABLE`` is false and the Python loop runs: the same bytes, 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,6 @@ INT_MAX = 0x7FFFFFFF
 FOREVER = 1 << 62
 FAIL_FAST = np.array(FAIL_FAST_MS, np.int64)         # a refused connection's time, by draw
 BUCKET_SHIFT = BUCKET_BITS                             # draws here are buckets already
-TWO53 = float(1 << 53)
 _GOLDEN, _ATTEMPT = np.uint64(GOLDEN), np.uint64(ATTEMPT)
 _M1, _M2 = np.uint64(M1), np.uint64(M2)
 OVERSHOOT = TIMER_OVERSHOOT_MS                         # a timed-out call ends after its deadline
@@ -98,20 +98,19 @@ def _latency(stacked: np.ndarray[Any, Any], shifted: int, bucket: int, zq: np.nd
     """``stacked[shifted | bucket]``, the latency table's entry, computed as the table was
     (``LatencyTable.build``: ``max(1, rint(median * exp(sigma * z)))``) instead of read from
     it: a churning day's tables are some 100 MB, and a read from them missed the caches on
-    most sends. Where the value lands within ``NEAR_HALF`` of a rounding boundary (or is too
-    large to be a plain integer) the table is read: an ``exp`` here may differ from the one
-    that built the table in its last bits, which can change a rounding only there. A table
-    id without ``t_med`` (``t_med`` shorter, or NaN for it) is always read."""
+    most sends. Where the value lands within ``NEAR_HALF`` of a rounding boundary the table
+    is read: an ``exp`` here may differ from the one that built the table in its last bits,
+    which can change a rounding only there. The same test sends every value above 0.5 /
+    ``NEAR_HALF`` (5e8 ms) to the table, and a NaN median (no parameters) too. ``t_med`` and
+    ``t_sig`` must have an entry for every table id (``Conditions.table_params``); no other
+    guard here: one made this function six times slower."""
     tid = shifted >> BUCKET_SHIFT
-    if tid < t_med.shape[0]:
-        median = t_med[tid]
-        if median == median:                           # not NaN
-            x = median * np.exp(t_sig[tid] * zq[bucket])
-            if x < TWO53:
-                f = np.floor(x)
-                if abs(x - f - 0.5) > NEAR_HALF * (x if x > 1.0 else 1.0):
-                    r = int(f) + (1 if x - f > 0.5 else 0)
-                    return r if r > 1 else 1
+    x = t_med[tid] * math.exp(t_sig[tid] * zq[bucket])
+    f = math.floor(x)
+    d = x - f - 0.5
+    if abs(d) > NEAR_HALF * (x if x > 1.0 else 1.0):
+        r = int(f) + (1 if d > 0.0 else 0)
+        return r if r > 1 else 1
     return int(stacked[shifted | bucket])
 
 
