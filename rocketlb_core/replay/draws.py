@@ -10,8 +10,10 @@ batch it falls in; and cheap to take for a whole array of sends at once.
 * ``LatencyTable``: a log-normal latency (median, p99) as its quantile function sampled at
   2^16 points, ``max(1, round(median * exp(sigma * z)))`` with ``z`` the standard normal
   quantile of ``(b + 0.5) / 2^16``; a draw's top 16 bits pick the bucket ``b``. Integer lookups
-  keep both engines bit-exact; the tables are built once, on the driver, and shipped with the
-  conditions.
+  keep both engines bit-exact; each process builds the tables it needs with ``build``, which
+  is ``latency_ms`` bucket for bucket (a Spark worker rebuilds them from the conditions'
+  source: ``timeline._restore``), and the compiled replay loop computes the same entries
+  (``compiled._latency``).
 
 >>> key = producer_key(0, "producer-0")
 >>> import numpy as np
