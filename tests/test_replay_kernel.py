@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+from rocketlb_core.model import BrokerData, MessageQueue, QueueData, TopicRoute
 from rocketlb_core.producer import SendConfig, SendMode
 from rocketlb_core.replay.aggregates import Aggregates
 from rocketlb_core.replay.config import ReplayConfig
@@ -22,7 +22,7 @@ from rocketlb_core.replay.draws import (
 )
 from rocketlb_core.replay.stepped import rows_of
 from rocketlb_core.replay.stretch import ProducerReplayer, replay_producer
-from rocketlb_core.replay.timeline import Conditions
+from rocketlb_core.replay.timeline import Conditions, TimelineBroker
 
 LINES = ["4.7.1", "4.9.7", "4.9.8", "5.3.3"]
 BROKERS = ["broker-a", "broker-b", "broker-c"]
@@ -256,14 +256,16 @@ def test_first_and_last_finds_values_only_in_the_middle() -> None:
 
 @pytest.mark.parametrize("case", range(40))
 def test_segment_matrices_answer_what_the_timeline_answers(case: int) -> None:
-    """``broker_matrices``, ``route_matrix`` and ``stretch_tables``' row lists, built for every
-    segment at once, say for each segment what the scalar lookups say at a time inside it."""
+    """``broker_matrices``, ``route_matrix``, ``failure_kinds`` (as ``TimelineBroker`` fails an
+    attempt) and ``stretch_tables``' row lists, built for every segment at once, say for each
+    segment what the scalar lookups say at a time inside it."""
     rng = random.Random(7000 + case)
     cond = Conditions.from_columns(_conditions(rng, rng.choice([50, 5_000, 100_000])))
     names = tuple(sorted(rng.sample(BROKERS, rng.randrange(1, 4))))
     client = rng.choice(["p0", "p1", "p2"])
     tables, bad = cond.broker_matrices(names, client)
     listed = cond.route_matrix(names)
+    kinds = cond.failure_kinds(names, client)
     shifted, _, tlists, blists = cond.stretch_tables(names, client, 16)
     edges = [int(t) for t in cond.changes]
     for s in range(len(edges) + 1):
@@ -275,6 +277,9 @@ def test_segment_matrices_answer_what_the_timeline_answers(case: int) -> None:
                 assert bad[s, j] == (cond.down_at(b, t) is not None
                                      or cond.partitioned(client, b, t))
                 assert listed[s, j] == cond.in_route_at(b, t)
+                mode, cut = cond.down_at(b, t), cond.partitioned(client, b, t)
+                assert kinds[s, j] == (1 if mode == "clean" and not cut
+                                       else 2 if mode is not None or cut else 0)
         assert tlists[s] == shifted[s].tolist()
         assert blists[s] == bad[s].tolist()
     assert len(tlists) == len(edges) + 1
@@ -551,3 +556,21 @@ def test_compiled_retry_draws_are_the_replay_draws() -> None:
     for _ in range(5000):
         key, seq, a = rng.getrandbits(64), rng.randrange(0, 2**62), rng.randrange(1, 9)
         assert compiled.draw_bucket(np.uint64(key), seq, a) == bucket(draw_bits(key, seq, a))
+
+
+def test_failure_kinds_a_cut_off_client_gets_no_answer_from_a_clean_outage() -> None:
+    """A broker down cleanly refuses at once, but a client cut off from it gets no answer:
+    ``failure_kinds`` says what ``TimelineBroker`` does where both hold."""
+    cond = Conditions.from_columns({
+        "time_ms": [0, 100, 150, 200, 300], "broker": ["broker-a"] * 5,
+        "client": [None, None, "p0", None, "p0"],
+        "kind": ["latency", "down", "partition", "up", "heal"],
+        "mode": [None, "clean", None, None, None], "median_ms": [2.0, None, None, None, None],
+        "p99_ms": [10.0, None, None, None, None]})
+    at = {t: int(np.searchsorted(cond.changes, t, side="right")) for t in (120, 170, 250)}
+    p0, p1 = cond.failure_kinds(("broker-a",), "p0"), cond.failure_kinds(("broker-a",), "p1")
+    assert [int(p0[at[t], 0]) for t in (120, 170, 250)] == [1, 2, 2]
+    assert [int(p1[at[t], 0]) for t in (120, 170, 250)] == [1, 1, 0]
+    broker = TimelineBroker("p0", cond, 1)
+    mq = MessageQueue("T", "broker-a", 0)
+    assert broker(mq, 170, 3000).latency_ms == 3000         # the whole budget: no answer

@@ -46,14 +46,12 @@ except ImportError:                                    # the replay extra withou
 INT_MAX = 0x7FFFFFFF
 FOREVER = 1 << 62
 FAIL_FAST = np.array(FAIL_FAST_MS, np.int64)         # a refused connection's time, by draw
-BUCKET_SHIFT = BUCKET_BITS                             # draws here are buckets already
 _GOLDEN, _ATTEMPT = np.uint64(GOLDEN), np.uint64(ATTEMPT)
 _M1, _M2 = np.uint64(M1), np.uint64(M2)
-OVERSHOOT = TIMER_OVERSHOOT_MS                         # a timed-out call ends after its deadline
 
 # Why ``run_sends`` stopped (it returns the index of the first send it did not take).
 DONE = 0          # every send of the stretch was taken
-HORIZON = 1       # the next send starts at or after a route poll that may change the route
+HORIZON = 1       # the next send starts at or after a route poll that finds the route changed
 FAILS = 2         # the next send would fail: it is stepped
 ALL_OFF = 3       # the next send finds every broker isolated and the loop cannot pick for it
 WRAP = 4          # the counter would wrap inside a walk or a probe sequence
@@ -104,7 +102,7 @@ def _latency(stacked: np.ndarray[Any, Any], shifted: int, bucket: int, zq: np.nd
     ``NEAR_HALF`` (5e8 ms) to the table, and a NaN median (no parameters) too. ``t_med`` and
     ``t_sig`` must have an entry for every table id (``Conditions.table_params``); no other
     guard here: one made this function six times slower."""
-    tid = shifted >> BUCKET_SHIFT
+    tid = shifted >> BUCKET_BITS
     x = t_med[tid] * math.exp(t_sig[tid] * zq[bucket])
     f = math.floor(x)
     d = x - f - 0.5
@@ -352,14 +350,14 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                 kind = seg_kind[at, j]
                 ok = False
                 if kind == 1:                          # refused at once
-                    latency = int(FAIL_FAST[(dk * nff) >> BUCKET_SHIFT])
+                    latency = int(FAIL_FAST[(dk * nff) >> BUCKET_BITS])   # dk: a bucket
                 elif kind == 2:                        # no answer: the whole budget
                     latency = budget
                 else:
                     latency = _latency(stacked, seg_tables[at, j], dk, zq, t_med, t_sig)
                     ok = True
                 if latency >= budget:                  # no answer within the budget: a timeout
-                    latency = budget + OVERSHOOT
+                    latency = budget + TIMER_OVERSHOOT_MS
                     ok = False
                 if not ok and not saved:               # what to put back if it cannot finish
                     saved = True                       # (only attempt 0 gets here first; only

@@ -145,6 +145,8 @@ class SteppedReplayer:
                          and not rules.counter_resets_on_retry
                          and not rules.caps_request_timeout)
         self._attempts = attempts
+        self._iso_duration = self.strategy.compute_not_available_duration(
+            self.strategy.isolation_latency)               # a failed attempt's isolation
         self._key64 = np.uint64(self.model.key)
         self._chunk = MIN_STRETCH
         self._layout: tuple[tuple[int, ...], Any, tuple[Any, ...]] | None = None
@@ -173,7 +175,6 @@ class SteppedReplayer:
             out.status[:], out.attempts[:], out.error[:] = 0, 1, -1
             self._buckets = (draw_bits_array(self.model.key, out.seq, 1)
                              >> np.uint64(64 - BUCKET_BITS)).astype(np.int64)
-
         while i < n:
             if self._fast:
                 m = self._stretch(out, i)
@@ -203,7 +204,7 @@ class SteppedReplayer:
                                                 tuple(publish_queues(self.topic, candidate)),
                                                 candidate.sorted_queue_datas())
             candidate, queues, queue_datas = known
-            if candidate is not self.current and candidate != self.current:
+            if candidate is not self.current:   # (one object per route: ``_routes``)
                 self.current = candidate
                 self.version += 1
                 start_index = (_start_index(self.config.seed, self.producer, self.version)

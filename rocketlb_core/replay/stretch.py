@@ -387,7 +387,7 @@ class ProducerReplayer(SteppedReplayer):
             kinds = self._kinds
             err_remoting = self._error_code("RemotingException")
             err_timeout = self._error_code("call timeout")
-            iso = strategy._duration(strategy.isolation_latency)
+            iso = self._iso_duration
         else:
             kinds = _NO_KINDS
             err_remoting = err_timeout = iso = -1
@@ -440,6 +440,7 @@ class ProducerReplayer(SteppedReplayer):
         base, local = self._fb_base[2], self._fb_base[3]
         nb = len(names)
         outside = [b for b in items if b not in local]
+        row_of = {**local, **{b: nb + x for x, b in enumerate(outside)}}
         if outside:
             fb = np.zeros((nb + len(outside), compiled.COLUMNS), np.int64)
             fb[:nb] = base
@@ -448,9 +449,7 @@ class ProducerReplayer(SteppedReplayer):
             fb = base.copy()
         rows = []
         for b, item in items.items():
-            j = local.get(b)
-            if j is None:
-                j = nb + outside.index(b)
+            j = row_of[b]
             rows.append(j)
             fb[j, compiled.UNTIL] = item.start_timestamp
             fb[j, compiled.LAT] = item.current_latency
@@ -459,10 +458,9 @@ class ProducerReplayer(SteppedReplayer):
         tord = np.zeros(len(fb), np.int64)
         tord[:len(rows)] = rows
         self._fb_outside = outside
-        present = rows
         rotation = table.which_item_worst.stored if isinstance(table, FaultTable4) else 0
         assert rotation is not None
-        return fb, tord, len(present), rotation
+        return fb, tord, len(rows), rotation
 
     def _write_back(self, names: tuple[str, ...], fb: Any, order: Any,
                     wstored: int | None) -> None:

@@ -80,9 +80,7 @@ class Conditions:
                 if mode != "clean":
                     times.add(start + BROKER_EXPIRY_MS)
         times |= {t for spans in parts.values() for span in spans for t in span}
-        tables = tuple(LatencyTable.build(m, p) for (m, p), _ in
-                       sorted(ids.items(), key=lambda kv: kv[1]))
-        stacked = np.concatenate([t.values for t in tables])
+        tables, stacked = _build_tables(sorted(ids, key=ids.__getitem__))
         return cls(latency, down, parts, tables,
                    np.array(sorted(t for t in times if t < FOREVER), dtype=np.int64), stacked)
 
@@ -183,6 +181,11 @@ class Conditions:
             hit = self._matrices["changes"] = self.changes.tolist()
         return hit  # type: ignore[no-any-return]
 
+    def _cut_client(self, client: str) -> str | None:
+        """The client's part of a per-segment cache key: itself if some partition cuts it
+        off, else None (every client sees the same answers)."""
+        return client if any(c == client for c, _ in self.partitions) else None
+
     def _recall(self, key: Any) -> Any | None:
         """A cached per-segment answer, now the most recently used, or None."""
         hit = self._matrices.pop(key, None)
@@ -214,8 +217,7 @@ class Conditions:
                         ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         """Per segment (rows) and broker of ``names`` (columns): ``table_id_at`` and whether a
         send from ``client`` fails (``down_at`` or ``partitioned``). Cached."""
-        key = ("brokers", names, client if any(c == client for c, _ in self.partitions)
-               else None)
+        key = ("brokers", names, self._cut_client(client))
         hit = self._recall(key)
         if hit is None:
             reps = self._reps()
@@ -238,8 +240,7 @@ class Conditions:
         """Per segment and broker of ``names``: how an attempt from ``client`` fails there, as
         ``TimelineBroker`` answers it: 0 it does not, 1 refused at once (down cleanly and not
         cut off), 2 no answer (down silently, or cut off). Cached (int8)."""
-        key = ("kinds", names, client if any(c == client for c, _ in self.partitions)
-               else None)
+        key = ("kinds", names, self._cut_client(client))
         hit = self._recall(key)
         if hit is None:
             reps = self._reps()
@@ -262,8 +263,7 @@ class Conditions:
         churning day has a hundred thousand segments, and making them all lists up front took
         longer than replaying a task's sends). Cached, shared by every producer that sees the
         same brokers."""
-        key = ("stretch", names, client if any(c == client for c, _ in self.partitions)
-               else None, shift)
+        key = ("stretch", names, self._cut_client(client), shift)
         hit = self._recall(key)
         if hit is None:
             tables, bad = self.broker_matrices(names, client)
@@ -298,6 +298,13 @@ class Conditions:
         return hit
 
 
+def _build_tables(keys: Any) -> tuple[tuple[LatencyTable, ...], np.ndarray[Any, Any]]:
+    """The latency tables of (median, p99) ``keys``, in id order, and all of them flat
+    (``Conditions.stacked``)."""
+    tables = tuple(LatencyTable.build(m, p) for m, p in keys)
+    return tables, np.concatenate([t.values for t in tables])
+
+
 _RESTORED: dict[str, Conditions] = {}
 """The conditions this process has rebuilt from a pickle, by digest (the last few): the tasks
 a Spark Python worker runs one after another share one object, its tables and its caches."""
@@ -307,9 +314,8 @@ def _restore(digest: str, state: tuple[Any, ...]) -> Conditions:
     hit = _RESTORED.get(digest)
     if hit is None:
         latency, down, partitions, keys, changes = state
-        tables = tuple(LatencyTable.build(m, p) for m, p in keys)
-        hit = Conditions(latency, down, partitions, tables, changes,
-                         np.concatenate([t.values for t in tables]))
+        tables, stacked = _build_tables(keys)
+        hit = Conditions(latency, down, partitions, tables, changes, stacked)
         hit._matrices["digest"] = digest
         while len(_RESTORED) >= 4:
             del _RESTORED[next(iter(_RESTORED))]
