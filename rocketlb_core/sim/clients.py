@@ -17,14 +17,13 @@ from rocketlb_core.conditions import (
     REBALANCE_WAIT_MS,
     ROUTE_POLL_MS,
 )
-from rocketlb_core.consumer.base import rebalance_view
 from rocketlb_core.consumer.rebalance import (
     OffsetLookupError,
     ProcessQueue,
     compute_pull_from_where,
     update_process_queue_table,
 )
-from rocketlb_core.model import MessageQueue, subscribe_queues
+from rocketlb_core.model import MessageQueue, sort_client_ids, sort_queues, subscribe_queues
 from rocketlb_core.producer import (
     AttemptResult,
     MQFaultStrategy,
@@ -45,7 +44,7 @@ from rocketlb_core.sim.events import (
     SendTick,
 )
 from rocketlb_core.sim.kernel import Environment, Event
-from rocketlb_core.sim.ledger import FAILED
+from rocketlb_core.sim.ledger import FAILED, Ledger
 
 if TYPE_CHECKING:
     from rocketlb_core.consumer.base import AllocateStrategy
@@ -111,6 +110,10 @@ class Producer:
         stop = self.spec.stop_ms
         return self.world.duration_ms if stop is None else stop
 
+    def settle(self) -> None:
+        """Bring back state a subclass keeps elsewhere (``simfast``'s compiled sends keep the
+        random stream, counter and fault table in arrays between ticks); here, nothing."""
+
     def poll_route(self, env: Environment) -> None:
         route = self.world.query_route(self.name, self.spec.topic, self.rng)
         if route is None or route == self.route:
@@ -150,19 +153,23 @@ class Producer:
             due = self.due_at(self.sent)
             if due >= end or due >= env.now or self.busy_until >= env.now:
                 break                            # nothing due yet, or the thread is still busy
-            self.sent += 1
-            if self.tp is None or not self.tp.ok():
-                ledger.record_send(self.name, due, FAILED, error="No route info of this topic")
-                continue
-            result = send(self.strategy, self.tp, self.broker_model, max(due, self.busy_until))
-            self.busy_until = result.end_ms
-            queue, offset = None, -1
-            if result.stored and result.queue is not None:
-                queue = result.queue
-                offset = self.world.brokers[queue.broker_name].append(queue.topic, queue.queue_id)
-            ledger.record_send(self.name, due, result.status, queue, offset,
-                               len(result.attempts), result.end_ms - due,
-                               None if queue is not None else result.error)
+            self.send_one(due, ledger)
+
+    def send_one(self, due: int, ledger: Ledger) -> None:
+        """Send the next message (due at ``due``) through ``send()`` and count it."""
+        self.sent += 1
+        if self.tp is None or not self.tp.ok():
+            ledger.record_send(self.name, due, FAILED, error="No route info of this topic")
+            return
+        result = send(self.strategy, self.tp, self.broker_model, max(due, self.busy_until))
+        self.busy_until = result.end_ms
+        queue, offset = None, -1
+        if result.stored and result.queue is not None:
+            queue = result.queue
+            offset = self.world.brokers[queue.broker_name].append(queue.topic, queue.queue_id)
+        ledger.record_send(self.name, due, result.status, queue, offset,
+                           len(result.attempts), result.end_ms - due,
+                           None if queue is not None else result.error)
 
 
 class Consumer:
@@ -184,6 +191,12 @@ class Consumer:
         self.rebalance_token = 0
         self.last_rebalance = -10**9
         self.cursor = 0
+        self._order_of: dict[MessageQueue, ProcessQueue] | None = None   # pull order's table
+        self._order: list[MessageQueue] = []        # its queues not dropped, in queue order
+        self._subscribed_of: TopicRoute | None = None  # the route of ``_subscribed``
+        self._subscribed: frozenset[MessageQueue] = frozenset()
+        self._view_of: TopicRoute | None = None        # the route of ``_view``
+        self._view: list[MessageQueue] = []            # its queues sorted (rebalance_view)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, env: Environment) -> None:
@@ -288,7 +301,9 @@ class Consumer:
         topic, route = self.g.topic, self.route
         if route is None:
             return
-        mq_set = subscribe_queues(topic, route)
+        if route != self._subscribed_of:
+            self._subscribed_of, self._subscribed = route, subscribe_queues(topic, route)
+        mq_set = self._subscribed
         if self.g.model == "BROADCASTING":
             target = set(mq_set)
             view_size = 0
@@ -301,7 +316,9 @@ class Consumer:
             cid_all = self.world.brokers[broker].consumer_ids(self.g.name)
             if not cid_all or not mq_set:
                 return
-            mq_all, cids = rebalance_view(mq_set, cid_all)
+            if route != self._view_of:                 # rebalance_view's queue half, per route
+                self._view_of, self._view = route, sort_queues(set(mq_set))
+            mq_all, cids = list(self._view), sort_client_ids(cid_all)
             target = set(self.strategy.allocate(self.g.name, self.client_id, mq_all, cids) or [])
             view_size = len(cids)
         step = update_process_queue_table(
@@ -353,18 +370,26 @@ class Consumer:
     def pull(self, env: Environment) -> None:
         """Pull and consume, within the consumer's capacity, from every owned queue."""
         budget = int(self.g.consume_rate_per_s * PULL_TICK_MS / 1000)
-        queues = sorted(q for q, pq in self.table.items() if not pq.dropped)
+        if self._order_of is not self.table:        # a rebalance or a start made a new table
+            self._order_of = self.table
+            self._order = sorted(q for q, pq in self.table.items() if not pq.dropped)
+        queues = self._order
         if not queues:
             return
         self.cursor = (self.cursor + 1) % len(queues)
-        ledger, net = self.world.ledger, self.world.network
+        ledger, net, brokers = self.world.ledger, self.world.network, self.world.brokers
+        table, offsets, name = self.table, self.offsets, self.name
+        pulled = ProcessQueue(last_pull_ms=env.now)   # frozen: one for every queue pulled now
         for mq in queues[self.cursor:] + queues[:self.cursor]:
-            self.table[mq] = ProcessQueue(last_pull_ms=env.now)
-            if budget <= 0 or not net.reachable(self.name, mq.broker_name):
+            table[mq] = pulled
+            if budget <= 0 or not net.reachable(name, mq.broker_name):
                 continue
-            stored = self.world.brokers[mq.broker_name].max_offset(mq.topic, mq.queue_id)
-            start = self.offsets.get(mq, 0)
-            take = max(0, min(budget, stored - start))
-            ledger.record_delivery(env.now, self.name, mq, start, take)
-            self.offsets[mq] = start + take
+            stored = brokers[mq.broker_name].store.get((mq.topic, mq.queue_id), 0)
+            start = offsets.get(mq, 0)
+            take = min(budget, stored - start)
+            if take <= 0:
+                offsets.setdefault(mq, start)       # nothing new: the position is kept
+                continue
+            ledger.record_delivery(env.now, name, mq, start, take)
+            offsets[mq] = start + take
             budget -= take

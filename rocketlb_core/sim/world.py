@@ -42,7 +42,8 @@ class World:
     """Everything of one run. Entities get it as ``rocketlb_core.sim.services.Services``, the
     only part of it they may use."""
 
-    def __init__(self, scenario: Scenario, seed: int, sink: LedgerSink | None = None) -> None:
+    def __init__(self, scenario: Scenario, seed: int, sink: LedgerSink | None = None,
+                 producer_class: type[Producer] = Producer) -> None:
         self.scenario = scenario
         self.env = env = Environment(seed)
         self.network = Network()
@@ -64,7 +65,7 @@ class World:
         for ns in self.name_servers:
             env.register(ns.name, NameServerEntity(ns, self, scan))
             env.schedule(5_000, BrokerScan(ns.name))
-        self.producers = [Producer(p, self, env) for p in scenario.producers]
+        self.producers = [producer_class(p, self, env) for p in scenario.producers]
         for p in self.producers:
             env.register(p.name, p)
         id_rng = env.rng("client-ids")
@@ -153,13 +154,19 @@ class World:
             if g.model != "CLUSTERING":
                 continue
             lag: dict[str, int] = {}
+            ahead: dict[MessageQueue, int] = {}       # the furthest live owner, per queue
+            for c in self.consumers[g.name]:
+                if c.alive:
+                    for mq, at in c.offsets.items():
+                        if at > ahead.get(mq, at - 1):
+                            ahead[mq] = at
             for b in self.brokers.values():
                 qd = b.topics.get(g.topic)
                 for i in range(qd.read_queue_nums if qd else 0):
                     mq = MessageQueue(g.topic, b.name, i)
-                    owners = [c.offsets[mq] for c in self.consumers[g.name]
-                              if c.alive and mq in c.offsets]
-                    done = max(owners) if owners else b.offsets.get((g.name, g.topic, i), 0)
+                    done = ahead.get(mq)
+                    if done is None:
+                        done = b.offsets.get((g.name, g.topic, i), 0)
                     lag[self.label(mq)] = b.max_offset(g.topic, i) - done
             env.log("lag", g.name, lag=lag)
 
@@ -214,12 +221,15 @@ SPILLED_KINDS = frozenset({"lag"})
 
 
 def run_scenario(scenario: Scenario, seed: int = 0, sink: LedgerSink | None = None,
-                 journal_sink: Callable[[JournalRecord], None] | None = None) -> RunResult:
+                 journal_sink: Callable[[JournalRecord], None] | None = None,
+                 producer_class: type[Producer] = Producer) -> RunResult:
     """Run ``scenario`` with ``seed`` to its end (duration plus drain) and summarise it;
     ``sink`` receives every message and delivery as it happens (``sim.ledger``);
     ``journal_sink`` every journal record as it is made, and the lag samples are then kept
-    out of the in-memory journal (``SPILLED_KINDS``), so a long run's memory stays flat."""
-    world = World(scenario, seed, sink)
+    out of the in-memory journal (``SPILLED_KINDS``), so a long run's memory stays flat.
+    ``producer_class``: a ``Producer`` that sends the same, faster (the data layer's
+    ``rocketlb_core.simfast.producer_class()``: its compiled sends)."""
+    world = World(scenario, seed, sink, producer_class)
     env = world.env
     if journal_sink is not None:
         env.journal_sink, env.spill_kinds = journal_sink, SPILLED_KINDS
@@ -237,6 +247,8 @@ def run_scenario(scenario: Scenario, seed: int = 0, sink: LedgerSink | None = No
         env.schedule_at(spec.at_ms, Scripted(SCRIPT, spec), priority=Priority.SCRIPT)
     end = scenario.duration_ms + scenario.drain_ms
     env.run(until=end)
+    for p in world.producers:
+        p.settle()
     env.log("run_end", SCRIPT, events_processed=env.events_processed,
             producer_backlog={p.name: p.backlog() for p in world.producers})
     return RunResult(world, summarise(scenario, seed, env.journal, world.ledger))
