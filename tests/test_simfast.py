@@ -51,13 +51,18 @@ def test_stream_matches_random(seed: int, ops: list[int], warm: int) -> None:
         ref.gauss(0.0, 1.0)                    # a cached second value goes across
     s = mt.State()
     s.take(ref)
+    i, has, nxt = int(s.rs[0]), bool(s.rs[1]), float(s.gn[0])
     for op in ops:
         if op == 0:
-            assert mt.u32(s.mt, s.rs, s.backup) == ref.getrandbits(32)
+            y, i = mt.word(s.mt, i)
+            assert y == ref.getrandbits(32)
         elif op == 1:
-            assert mt.uniform(s.mt, s.rs, s.backup) == ref.random()
+            u, i = mt.uniform(s.mt, i)
+            assert u == ref.random()
         else:
-            assert mt.gauss(s.mt, s.rs, s.gn, s.backup) == ref.gauss(0.0, 1.0)
+            z, i, has, nxt = mt.gauss(s.mt, i, has, nxt)
+            assert z == ref.gauss(0.0, 1.0)
+    s.rs[0], s.rs[1], s.gn[0] = i, has, nxt
     back = random.Random(0)
     s.give(back)
     assert back.getstate() == ref.getstate()
@@ -193,3 +198,39 @@ def test_latency_at_the_budget(median: float, monkeypatch: pytest.MonkeyPatch) -
     assert spy.seen["sends"] > 0
     if median >= 2999.5:
         assert spy.seen["failed"] > 0
+
+
+@pytest.mark.parametrize("index", [4, 300, 610, 612, 613, 620, 621, 622, 623, 624])
+@pytest.mark.parametrize("cached", [False, True])
+def test_handed_back_send_leaves_no_trace(index: int, cached: bool) -> None:
+    """A send whose attempt times out, isolating the only broker, and whose retry then finds
+    every broker isolated goes back to the core: the loop puts back the random stream (across a
+    regeneration of its words too), the counter and the fault table, as they were."""
+    ref = random.Random(index)
+    if cached:
+        ref.gauss(0.0, 1.0)                      # a pair drawn, its second value cached
+    while ref.getstate()[1][-1] != index:        # the words' index: ``index`` drawn of 624
+        ref.getrandbits(32)
+    st_ = mt.State()
+    st_.take(ref)
+    before = (st_.mt.copy(), st_.rs.copy(), st_.gn.copy())
+    ps = np.array([0, 0, 7, 0, 0, 0, 0], np.int64)
+    fi = np.zeros((1, 4), np.int64)
+    conf = np.array([1, 3000, 3, 30000], np.int64)
+    out = np.zeros((8, 5), np.int64)
+    m, why = producer.run_sends(
+        1_000, 0, 10_000, 10.0, ps, np.zeros(4, np.int64), conf,
+        np.array([50, 100, 550, 1000, 2000, 3000, 15000], np.int64),
+        np.array([0, 0, 30000, 60000, 120000, 180000, 600000], np.int64),
+        np.array([[5000.0, 0.0]]), fi, np.zeros((3, 5), np.int64), st_.mt, st_.rs, st_.gn,
+        st_.backup, out, np.zeros(4, np.int64), np.zeros(4, np.int64), np.zeros(1, np.int64),
+        np.zeros(1, np.int64), np.zeros(8, np.int64))
+    assert (m, why) == (0, producer.BAIL)
+    assert (st_.mt == before[0]).all()
+    assert (st_.rs == before[1]).all()
+    assert (st_.gn == before[2]).all()
+    assert ps.tolist() == [0, 0, 7, 0, 0, 0, 0]
+    assert not fi.any()
+    back = random.Random(0)
+    st_.give(back)
+    assert back.getstate() == ref.getstate()

@@ -193,6 +193,8 @@ class Consumer:
         self.cursor = 0
         self._order_of: dict[MessageQueue, ProcessQueue] | None = None   # pull order's table
         self._order: list[MessageQueue] = []        # its queues not dropped, in queue order
+        self._plan: list[tuple[MessageQueue, dict[tuple[str, int], int], tuple[str, int]]] = []
+        self._pulled_at: int | None = None          # the last pull not yet in the table
         self._subscribed_of: TopicRoute | None = None  # the route of ``_subscribed``
         self._subscribed: frozenset[MessageQueue] = frozenset()
         self._view_of: TopicRoute | None = None        # the route of ``_view``
@@ -321,6 +323,7 @@ class Consumer:
             mq_all, cids = list(self._view), sort_client_ids(cid_all)
             target = set(self.strategy.allocate(self.g.name, self.client_id, mq_all, cids) or [])
             view_size = len(cids)
+        self.settle()                                  # the table's pull times, for expiry
         step = update_process_queue_table(
             self.table, topic, target, env.now, pull_from_where=self.start_offset,
             remove_unnecessary=self.drop_queue)
@@ -367,26 +370,40 @@ class Consumer:
         for mq in self.table:
             self.commit(mq)
 
+    def settle(self) -> None:
+        """Write the last pull's time into the table: a pull marks every queue it visits
+        pulled (``ProcessQueue.last_pull_ms``, which the rebalance's 120 s expiry reads), and
+        that is done here, once, when the table is read, not per queue per pull."""
+        at, self._pulled_at = self._pulled_at, None
+        if at is not None and self._order_of is self.table:
+            pulled = ProcessQueue(last_pull_ms=at)        # frozen: one for every queue
+            for mq in self._order:
+                self.table[mq] = pulled
+
     def pull(self, env: Environment) -> None:
         """Pull and consume, within the consumer's capacity, from every owned queue."""
         budget = int(self.g.consume_rate_per_s * PULL_TICK_MS / 1000)
         if self._order_of is not self.table:        # a rebalance or a start made a new table
             self._order_of = self.table
             self._order = sorted(q for q, pq in self.table.items() if not pq.dropped)
-        queues = self._order
-        if not queues:
+            brokers = self.world.brokers
+            self._plan = [(mq, brokers[mq.broker_name].store, (mq.topic, mq.queue_id))
+                          for mq in self._order]
+        plan = self._plan
+        if not plan:
             return
-        self.cursor = (self.cursor + 1) % len(queues)
-        ledger, net, brokers = self.world.ledger, self.world.network, self.world.brokers
-        table, offsets, name = self.table, self.offsets, self.name
-        pulled = ProcessQueue(last_pull_ms=env.now)   # frozen: one for every queue pulled now
-        for mq in queues[self.cursor:] + queues[:self.cursor]:
-            table[mq] = pulled
-            if budget <= 0 or not net.reachable(name, mq.broker_name):
+        self._pulled_at = env.now                   # every queue of the order: ``settle``
+        self.cursor = (self.cursor + 1) % len(plan)
+        ledger, net = self.world.ledger, self.world.network
+        offsets, name = self.offsets, self.name
+        check = bool(net.down or net.partitions)
+        for mq, store, key in plan[self.cursor:] + plan[:self.cursor]:
+            if budget <= 0:
+                break
+            if check and not net.reachable(name, mq.broker_name):
                 continue
-            stored = brokers[mq.broker_name].store.get((mq.topic, mq.queue_id), 0)
             start = offsets.get(mq, 0)
-            take = min(budget, stored - start)
+            take = min(budget, store.get(key, 0) - start)
             if take <= 0:
                 offsets.setdefault(mq, start)       # nothing new: the position is kept
                 continue

@@ -249,6 +249,9 @@ def run_scenario(scenario: Scenario, seed: int = 0, sink: LedgerSink | None = No
     env.run(until=end)
     for p in world.producers:
         p.settle()
+    for cs in world.consumers.values():
+        for c in cs:
+            c.settle()
     env.log("run_end", SCRIPT, events_processed=env.events_processed,
             producer_backlog={p.name: p.backlog() for p in world.producers})
     return RunResult(world, summarise(scenario, seed, env.journal, world.ledger))

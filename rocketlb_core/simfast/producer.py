@@ -34,7 +34,7 @@ from rocketlb_core.producer.fault import FaultItem, FaultTable4
 from rocketlb_core.producer.send import TIMER_OVERSHOOT_MS, SendConfig
 from rocketlb_core.sim.clients import Producer
 from rocketlb_core.sim.ledger import FAILED, Ledger, QueueAccount
-from rocketlb_core.simfast.mt import AVAILABLE, State, gauss, njit
+from rocketlb_core.simfast.mt import AVAILABLE, N, State, gauss, njit
 
 if TYPE_CHECKING:
     from rocketlb_core.model import MessageQueue
@@ -110,24 +110,29 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
     """Send every message due before ``now``, as ``Producer.tick`` does. Returns (rows of
     ``out`` written, why it stopped). ``qb``: the broker row of each queue of the route, in the
     route's order; ``conf``: (fault strategy on, send timeout, attempts, isolation latency);
-    ``bf``: (median, sigma) per broker row. What was stored is also added up for the caller's
+    ``bf``: (median, sigma) per broker row; ``saved``: one row per attempt (a fault item's
+    broker row and its values before the attempt's report). What was stored is also added up for the caller's
     accounting: per queue (``qcount``) and per broker row (``bcount``), each in the order first
     stored to (``qseen``, ``bseen``: ``ps[N_QUEUES]``, ``ps[N_BROKERS]`` of them), and each
     stored send's time in order (``stored_ms``: ``ps[N_STORED]``)."""
     n = qb.shape[0]
     fault_on, timeout, attempts, isolation = conf[0], conf[1], conf[2], conf[3]
-    m = 0
+    i, has, nxt = rs[0], rs[1] != 0, gn[0]     # the random stream's scalars, kept here
+    m, why = 0, DONE
     while True:
         sent, busy = ps[SENT], ps[BUSY]
         due = start_ms + int(sent * interval)
         if due >= end_ms or due >= now or busy >= now:
-            return m, DONE
+            break
         if m >= out.shape[0]:
-            return m, FULL
+            why = FULL
+            break
         # what to put back if the send is handed to the core
-        s_idx, s_hg, s_gn, s_cnt, s_seq = rs[0], rs[1], gn[0], ps[COUNTER], ps[NEXT_SEQ]
-        rs[2] = 0
-        saved[:, :] = fi
+        s_i, s_has, s_nxt, s_cnt, s_seq = i, has, nxt, ps[COUNTER], ps[NEXT_SEQ]
+        backed = i > N - 4 * attempts          # the send may regenerate the words
+        if backed:
+            backup[:] = mt
+        undo = 0                               # rows of ``saved``: fault items as they were
         clock = due if due > busy else busy
         first = clock
         last, pos, natt, err, bail = -1, -1, 0, 1, False
@@ -162,7 +167,8 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
                 err = 2                        # call timeout
                 break
             budget = timeout - (begin - first)
-            x = bf[b, 0] * math.exp(bf[b, 1] * gauss(mt, rs, gn, backup))
+            z, i, has, nxt = gauss(mt, i, has, nxt)
+            x = bf[b, 0] * math.exp(bf[b, 1] * z)
             if not (x >= 0.0 and x < 1e300):   # NaN or infinite: the core raises; let it
                 bail = True
                 break
@@ -176,6 +182,9 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
                 lat = budget + TIMER_OVERSHOOT_MS
             natt += 1
             if fault_on:                       # updateFaultItem (FaultTable4.update)
+                saved[undo, 0] = b
+                saved[undo, 1:] = fi[b]
+                undo += 1
                 d = _duration(isolation if timed_out else lat, lat_max, nad)
                 if fi[b, PRESENT] == 0:
                     fi[b, PRESENT] = 1
@@ -190,13 +199,14 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
                 break
             err = 1                            # RemotingException
         if bail:
-            rs[0], rs[1], gn[0] = s_idx, s_hg, s_gn
-            if rs[2]:
+            i, has, nxt = s_i, s_has, s_nxt
+            if backed:
                 mt[:] = backup
-                rs[2] = 0
             ps[COUNTER], ps[NEXT_SEQ] = s_cnt, s_seq
-            fi[:, :] = saved
-            return m, BAIL
+            for u in range(undo - 1, -1, -1):
+                fi[saved[u, 0]] = saved[u, 1:]
+            why = BAIL
+            break
         ps[SENT], ps[BUSY] = sent + 1, clock
         if pos >= 0:
             if qcount[pos] == 0:
@@ -213,6 +223,8 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
         out[m, DUE], out[m, POS], out[m, ATTEMPTS] = due, pos, natt
         out[m, SEND_MS], out[m, ERR] = clock - due, 0 if pos >= 0 else err
         m += 1
+    rs[0], rs[1], gn[0] = i, has, nxt
+    return m, why
 
 
 def eligible(line_rules: Any, fault_on: bool, lat_max: tuple[int, ...],
@@ -277,7 +289,7 @@ class CompiledProducer(Producer):
         self._bcount = np.zeros(len(names), np.int64)
         self._bseen = np.zeros(len(names), np.int64)
         fi = self._fi = np.zeros((len(names), 4), np.int64)
-        self._saved = np.zeros_like(fi)
+        self._saved = np.zeros((int(self._conf[2]), 5), np.int64)   # one row per attempt
         for i, item in enumerate(table.items.values()):
             fi[i] = (1, item.current_latency, item.start_timestamp, i)
         self._bf = np.zeros((len(names), 2), np.float64)
