@@ -10,7 +10,10 @@ Two shapes, each run in its own process so its peak memory is its own:
   lag samples, a sample of every queue each 5 s, which grow with simulated time, stay out of
   memory.
 
-Every message is selected, sent, stored and delivered through the package's real code.
+Every message is selected, sent, stored and delivered through the package's real code: the
+producers' sends compiled (``rocketlb_core.simfast``, what ``rocketlb simulate`` uses when numba
+is installed), and, for the 1x day, the core's producers too (``core``): the same bytes, the
+speed the compiled sends are measured against.
 Baselines, in the same run: the bare event kernel dispatching no-op timer events (events per
 second), and the peak memory of a process that imports the package (and pyarrow) and runs that
 kernel. Memory is reported as a ratio to that process, and 10x against 1x (flat: about 1).
@@ -21,6 +24,7 @@ Run: .venv/bin/python bench/simulation.py [--seconds S] [--minutes M] [--skip-ho
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import subprocess
@@ -29,8 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from rocketlb_core.commands.simulate import JOURNAL, _Table
+from rocketlb_core.commands.simulate import JOURNAL, _Table, producers
 from rocketlb_core.producer.line import ProducerLine
+from rocketlb_core.sim.clients import Producer
 from rocketlb_core.sim.events import SendTick
 from rocketlb_core.sim.kernel import Environment, JournalRecord
 from rocketlb_core.sim.scenario import (
@@ -99,7 +104,10 @@ def peak_kib() -> int:
 def child(args: argparse.Namespace) -> None:
     """One measurement in this process: print it as one JSON line."""
     if args.child == "kernel":
-        import pyarrow.parquet  # noqa: F401  (the day runs' journal writer: the same imports)
+        # the day runs' imports: their journal writer, and the compiled sends (numba, llvmlite)
+        import pyarrow.parquet  # noqa: F401
+
+        import rocketlb_core.simfast  # noqa: F401
 
         row = {"kernel_noop_events_per_s": round(kernel_baseline(300_000))}
     else:
@@ -119,19 +127,22 @@ def child(args: argparse.Namespace) -> None:
                             json.dumps(r.fields, sort_keys=True, default=str))
 
             t0 = time.perf_counter()
-            result = run_scenario(sc, seed=0, journal_sink=spill if journal else None)
+            result = run_scenario(sc, seed=0, journal_sink=spill if journal else None,
+                                  producer_class=Producer if args.core else producers())
             if journal is not None:
                 journal.close()
             wall = time.perf_counter() - t0
         s = result.summary
-        row = {"scenario": sc.name, "wall_s": round(wall, 2), "messages": s["messages_sent"],
+        row = {"scenario": sc.name + (" core" if args.core else ""), "wall_s": round(wall, 2),
+               "messages": s["messages_sent"],
                "messages_per_wall_s": round(s["messages_sent"] / wall),
                "events": s["events_processed"],
                "events_per_wall_s": round(s["events_processed"] / wall),
                "unconsumed": s["messages_unconsumed"], "duplicates": s["duplicate_deliveries"],
                "failed": s["messages_failed"], "backlog": s["producer_backlog"],
                "journal_records": len(result.world.env.journal),
-               "journal_streamed": streamed}
+               "journal_streamed": streamed, "summary_sha256": hashlib.sha256(
+                   json.dumps(s, sort_keys=True, default=str).encode()).hexdigest()}
     row["peak_kib"] = peak_kib()
     print(json.dumps(row), flush=True)
 
@@ -150,6 +161,7 @@ def main() -> None:
     ap.add_argument("--skip-hour", action="store_true")
     ap.add_argument("--child", choices=("kernel", "hour", "day"), help=argparse.SUPPRESS)
     ap.add_argument("--scale", type=int, default=1, help=argparse.SUPPRESS)
+    ap.add_argument("--core", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args)
@@ -157,6 +169,8 @@ def main() -> None:
     base = measure("--child", "kernel")
     rows = [measure("--child", "day", "--seconds", str(args.seconds), "--scale", str(k))
             for k in (1, 10)]
+    cores = [measure("--child", "day", "--seconds", str(args.seconds), "--scale", str(k), "--core")
+             for k in (1, 10)]
     if not args.skip_hour:
         rows.append(measure("--child", "hour", "--minutes", str(args.minutes)))
     print(f"bare kernel: {base['kernel_noop_events_per_s']:,} no-op events/s, "
@@ -166,10 +180,21 @@ def main() -> None:
         print(f"{r['scenario']:14} {r['messages']:>11,} msgs  {r['wall_s']:>8} s  "
               f"{r['messages_per_wall_s']:>9,} msg/s  peak {int(r['peak_kib']) / 1024:7.1f} MiB "
               f"({r['peak_vs_kernel']}x the kernel)")
+    speedups = []
+    for run, core in zip(rows, cores, strict=True):
+        core["peak_vs_kernel"] = round(int(core["peak_kib"]) / int(base["peak_kib"]), 2)
+        if core["summary_sha256"] != run["summary_sha256"]:
+            raise SystemExit(f"{run['scenario']}: the compiled producers' run differs from "
+                             "the core's")
+        speedups.append(round(float(core["wall_s"]) / float(run["wall_s"]), 2))
+        print(f"{core['scenario']:19} {core['messages']:>11,} msgs  {core['wall_s']:>8} s  "
+              f"{core['messages_per_wall_s']:>9,} msg/s  same summary; compiled / core speed "
+              f"{speedups[-1]:.2f}x")
     ratio = int(rows[1]["peak_kib"]) / int(rows[0]["peak_kib"])
     print(f"peak memory at 10x the messages / at 1x: {ratio:.2f}")
-    print(json.dumps({"kernel": base, "runs": rows, "peak_10x_over_1x": round(ratio, 3)}),
-          flush=True)
+    print(json.dumps({"kernel": base, "runs": rows, "core": cores,
+                      "compiled_over_core": speedups,
+                      "peak_10x_over_1x": round(ratio, 3)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from rocketlb_core.cli import (
 )
 from rocketlb_core.errors import UsageError
 from rocketlb_core.model import MessageQueue
+from rocketlb_core.sim.clients import Producer
 from rocketlb_core.sim.scenario import Scenario, load
 from rocketlb_core.sim.world import RunResult, check_expectations, run_scenario
 
@@ -39,6 +40,16 @@ def register(sub: Any) -> None:
     p.add_argument("--record", type=Path, default=None,
                    help="also write the run's traffic as a trace folder (data/README.md)")
     add_quiet(p)
+
+
+def producers() -> type[Producer]:
+    """The producers a run uses: the compiled ones (``rocketlb_core.simfast``: the same bytes,
+    several times faster) when numpy and numba are installed, else the core's."""
+    try:
+        from rocketlb_core.simfast import producer_class
+    except ImportError:                                # no numpy: the core alone
+        return Producer
+    return producer_class()
 
 
 def simulate(args: argparse.Namespace) -> int:
@@ -56,7 +67,7 @@ def simulate(args: argparse.Namespace) -> int:
     if args.out is not None:
         result = simulate_to(scenario, args.seed, args.out, force=args.force)
     else:
-        result = run_scenario(scenario, args.seed)
+        result = run_scenario(scenario, args.seed, producer_class=producers())
         add_expectations(result, scenario)
     problems = result.summary["expectations"]["failed"]
     if args.record is not None:
@@ -153,19 +164,21 @@ class ParquetSink:
         self.deliveries.close()
 
 
-def simulate_to(scenario: Scenario, seed: int, out_dir: Path, *,
-                force: bool = False) -> RunResult:
+def simulate_to(scenario: Scenario, seed: int, out_dir: Path, *, force: bool = False,
+                producer_class: type[Producer] | None = None) -> RunResult:
     """Run ``scenario`` with ``seed``, writing ``out_dir`` whole (``rocketlb_core.atomic``'s rule;
     ``force`` as there): ``messages.parquet`` and ``deliveries.parquet`` streamed as the run
     goes, ``journal.parquet`` too (its lag samples are not kept in memory: ``run_scenario``'s
     ``journal_sink``), then ``summary.json`` (with the expectations). The returned result's
-    in-memory journal has every record but the lag samples."""
+    in-memory journal has every record but the lag samples. ``producer_class``: ``producers()``
+    unless given."""
     with atomic_folder(out_dir, "simulate", inputs=[scenario.path], force=force) as tmp:
         sink = ParquetSink(tmp)
         journal = _Table(tmp / "journal.parquet", JOURNAL)
         try:
             result = run_scenario(scenario, seed, sink, lambda r: journal.add(
-                r.time_ms, r.kind, r.entity, json.dumps(r.fields, sort_keys=True, default=str)))
+                r.time_ms, r.kind, r.entity, json.dumps(r.fields, sort_keys=True, default=str)),
+                producer_class=producer_class or producers())
         finally:
             sink.close()
             journal.close()

@@ -55,7 +55,7 @@ BAIL = 2                         # the next send is the core's (nothing of it wa
 
 # ``ps``: the producer's scalars (the last three: what a call stored, for its accounting);
 # ``fi``: one row per broker, the fault item as the table holds it.
-SENT, BUSY, COUNTER, NEXT_SEQ, N_STORED, N_QUEUES, N_BROKERS = 0, 1, 2, 3, 4, 5, 6
+SENT, BUSY, COUNTER, NEXT_SEQ, N_STORED, N_QUEUES, N_BROKERS, RETRIES = 0, 1, 2, 3, 4, 5, 6, 7
 PRESENT, LAT, UNTIL, SEQ = 0, 1, 2, 3
 # ``out``: one row per send.
 DUE, POS, ATTEMPTS, SEND_MS, ERR = 0, 1, 2, 3, 4
@@ -111,10 +111,13 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
     ``out`` written, why it stopped). ``qb``: the broker row of each queue of the route, in the
     route's order; ``conf``: (fault strategy on, send timeout, attempts, isolation latency);
     ``bf``: (median, sigma) per broker row; ``saved``: one row per attempt (a fault item's
-    broker row and its values before the attempt's report). What was stored is also added up for the caller's
-    accounting: per queue (``qcount``) and per broker row (``bcount``), each in the order first
-    stored to (``qseen``, ``bseen``: ``ps[N_QUEUES]``, ``ps[N_BROKERS]`` of them), and each
-    stored send's time in order (``stored_ms``: ``ps[N_STORED]``)."""
+    broker row and its values before the attempt's report). What was stored is also added up
+    for the caller's accounting: per queue and per broker row, in the order first stored to
+    (``qseen[:k]``, and their counts ``qseen[n:n + k]`` for ``k = ps[N_QUEUES]``; ``bseen``
+    likewise, by
+    ``ps[N_BROKERS]``; ``qcount`` and ``bcount`` are the loop's scratch, zero between calls),
+    each stored send's time in order (``stored_ms``: ``ps[N_STORED]`` of them), and the retries
+    (``ps[RETRIES]``: attempts beyond the first)."""
     n = qb.shape[0]
     fault_on, timeout, attempts, isolation = conf[0], conf[1], conf[2], conf[3]
     i, has, nxt = rs[0], rs[1] != 0, gn[0]     # the random stream's scalars, kept here
@@ -208,6 +211,8 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
             why = BAIL
             break
         ps[SENT], ps[BUSY] = sent + 1, clock
+        if natt > 1:
+            ps[RETRIES] += natt - 1
         if pos >= 0:
             if qcount[pos] == 0:
                 qseen[ps[N_QUEUES]] = pos
@@ -224,6 +229,14 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
         out[m, SEND_MS], out[m, ERR] = clock - due, 0 if pos >= 0 else err
         m += 1
     rs[0], rs[1], gn[0] = i, has, nxt
+    for k in range(ps[N_QUEUES]):              # the counts in first-stored order, zeroed
+        q = qseen[k]
+        qseen[n + k] = qcount[q]
+        qcount[q] = 0
+    for k in range(ps[N_BROKERS]):
+        b = bseen[k]
+        bseen[bcount.shape[0] + k] = bcount[b]
+        bcount[b] = 0
     return m, why
 
 
@@ -252,7 +265,7 @@ class CompiledProducer(Producer):
         self._lat_max = np.array(s.latency_max, np.int64)
         self._nad = np.array(s.not_available_duration, np.int64)
         self._st = State()
-        self._ps = np.zeros(7, np.int64)
+        self._ps = np.zeros(8, np.int64)
         self._out = np.zeros((BATCH, 5), np.int64)
         self._stored_ms = np.zeros(BATCH, np.int64)
         self._live = False             # the arrays, not the objects, hold the state
@@ -285,9 +298,9 @@ class CompiledProducer(Producer):
         self._keys = [(q.topic, q.queue_id) for q in tp.queues]
         self._accts: list[QueueAccount | None] = [None] * len(tp.queues)
         self._qcount = np.zeros(len(tp.queues), np.int64)
-        self._qseen = np.zeros(len(tp.queues), np.int64)
+        self._qseen = np.zeros(2 * len(tp.queues), np.int64)
         self._bcount = np.zeros(len(names), np.int64)
-        self._bseen = np.zeros(len(names), np.int64)
+        self._bseen = np.zeros(2 * len(names), np.int64)
         fi = self._fi = np.zeros((len(names), 4), np.int64)
         self._saved = np.zeros((int(self._conf[2]), 5), np.int64)   # one row per attempt
         for i, item in enumerate(table.items.values()):
@@ -364,7 +377,7 @@ class CompiledProducer(Producer):
             self._refresh_latencies()
             ps, st = self._ps, self._st
             ps[SENT], ps[BUSY] = self.sent, self.busy_until
-            ps[N_STORED] = ps[N_QUEUES] = ps[N_BROKERS] = 0
+            ps[N_STORED] = ps[N_QUEUES] = ps[N_BROKERS] = ps[RETRIES] = 0
             m, why = run_sends(env.now, self.spec.start_ms, end, self.interval, ps, self._qb,
                                self._conf, self._lat_max, self._nad, self._bf, self._fi,
                                self._saved, st.mt, st.rs, st.gn, st.backup, self._out,
@@ -384,16 +397,14 @@ class CompiledProducer(Producer):
         (no sink) added up per queue and broker, with the same counts and the same orders
         (queues and brokers first stored to enter the ledger's tables in that order)."""
         ps, out = self._ps, self._out[:m]
-        queues, stored = self._queues, int(ps[N_STORED])
-        qseen = self._qseen[:ps[N_QUEUES]].tolist()
-        qcount = self._qcount
+        queues, stored, n, nb = self._queues, int(ps[N_STORED]), len(self._queues), len(self._names)
+        k, kb = int(ps[N_QUEUES]), int(ps[N_BROKERS])
         if ledger.sink is not None:
-            qcount[qseen] = 0
-            self._bcount[self._bseen[:ps[N_BROKERS]]] = 0
             self._one_by_one(ledger, out)
             return
         accts, stores, keys = self._accts, self._stores, self._keys
-        for p, c in zip(qseen, qcount[qseen].tolist(), strict=True):
+        qseen = self._qseen
+        for p, c in zip(qseen[:k].tolist(), qseen[n:n + k].tolist(), strict=True):
             acct = accts[p]
             if acct is None:
                 acct = ledger.queues.get(queues[p])
@@ -403,18 +414,14 @@ class CompiledProducer(Producer):
             acct.stored += c
             store, key = stores[p], keys[p]
             store[key] = store.get(key, 0) + c
-        qcount[qseen] = 0
-        bseen = self._bseen[:ps[N_BROKERS]].tolist()
-        by_broker = ledger.stored_by_broker
-        for b, c in zip(bseen, self._bcount[bseen].tolist(), strict=True):
-            by_broker[self._names[b]] += c
-        self._bcount[bseen] = 0
+        by_broker, bseen, names = ledger.stored_by_broker, self._bseen, self._names
+        for b, c in zip(bseen[:kb].tolist(), bseen[nb:nb + kb].tolist(), strict=True):
+            by_broker[names[b]] += c
         ledger.sent += m
         ledger.stored += stored
-        ledger.retries += int(out[:, ATTEMPTS].sum()) - m
+        ledger.retries += int(ps[RETRIES])
         if stored < m:
             failed = out[out[:, POS] < 0]
-            ledger.retries += int((failed[:, ATTEMPTS] == 0).sum())     # max(0, attempts - 1)
             ledger.failed += m - stored
             for e in failed[:, ERR].tolist():
                 ledger.errors[ERRORS[e] or "?"] += 1
