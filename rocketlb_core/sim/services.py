@@ -33,6 +33,11 @@ class Services(Protocol):
         """When the scenario stops sending."""
 
     @property
+    def changes(self) -> int:
+        """How many scripted events (faults, latency changes) have been applied: the network
+        and the brokers' latencies change only then, so a cache of them keys on this."""
+
+    @property
     def network(self) -> Network:
         """Who can reach whom (down brokers, partitions)."""
 

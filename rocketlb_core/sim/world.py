@@ -47,6 +47,7 @@ class World:
         self.scenario = scenario
         self.env = env = Environment(seed)
         self.network = Network()
+        self.changes = 0                 # scripted events applied so far (Services.changes)
         self.ledger = Ledger(sink)
         self._labels: dict[MessageQueue, str] = {}
         self.brokers: dict[str, Broker] = {}
@@ -142,6 +143,7 @@ class World:
         """Journal a scripted event and apply it (``rocketlb_core.sim.faults``)."""
         env.log("scenario_event", SCRIPT, event=spec.kind, **spec.args)
         FAULTS[spec.kind].apply(self, env, spec.args)
+        self.changes += 1
 
     def script(self, env: Environment, delay_ms: int, kind: str, args: dict[str, Any]) -> None:
         """Schedule a scripted event ``delay_ms`` from now (as faults that expand do)."""

@@ -271,6 +271,8 @@ class CompiledProducer(Producer):
         self._live = False             # the arrays, not the objects, hold the state
         self._bad_tp: object = None    # a route whose queues the loop cannot send to
         self._latencies: tuple[tuple[float, float], ...] = ()
+        self._seen = -1                # the world's ``changes`` the health and latencies are of
+        self._fit = False              # healthy then
 
     # ------------------------------------------------------------------ state in and out
     def _take(self) -> bool:
@@ -311,6 +313,7 @@ class CompiledProducer(Producer):
         ps[COUNTER], ps[NEXT_SEQ] = tp.index.stored, len(table.items)
         self._st.take(self.rng)
         self._live = True
+        self._seen = -1
         return True
 
     def settle(self) -> None:
@@ -340,7 +343,8 @@ class CompiledProducer(Producer):
 
     # ------------------------------------------------------------------ sending
     def _healthy(self) -> bool:
-        """Every broker of the route up, not paused, and reachable from this producer."""
+        """Every broker of the route up, not paused, and reachable from this producer (asked
+        again only when a scripted event has changed the world: ``Services.changes``)."""
         net = self.world.network
         if not net.down and not net.partitions:
             return True
@@ -370,11 +374,14 @@ class CompiledProducer(Producer):
                     return
                 self.send_one(due, ledger)
                 continue
-            if not self._healthy():
+            if self._seen != self.world.changes:
+                self._seen = self.world.changes
+                self._fit = self._healthy()
+                self._refresh_latencies()
+            if not self._fit:
                 self.settle()
                 super().tick(env)
                 return
-            self._refresh_latencies()
             ps, st = self._ps, self._st
             ps[SENT], ps[BUSY] = self.sent, self.busy_until
             ps[N_STORED] = ps[N_QUEUES] = ps[N_BROKERS] = ps[RETRIES] = 0
