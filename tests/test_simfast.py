@@ -216,15 +216,16 @@ def test_handed_back_send_leaves_no_trace(index: int, cached: bool) -> None:
     before = (st_.mt.copy(), st_.rs.copy(), st_.gn.copy())
     ps = np.array([0, 0, 7, 0, 0, 0, 0, 0], np.int64)
     fi = np.zeros((1, 4), np.int64)
-    conf = np.array([1, 3000, 3, 30000], np.int64)
-    out = np.zeros((8, 5), np.int64)
+    conf = np.array([1, 3000, 3, 30000, 1], np.int64)
     m, why = producer.run_sends(
-        1_000, 0, 10_000, 10.0, ps, np.zeros(4, np.int64), conf,
-        np.array([50, 100, 550, 1000, 2000, 3000, 15000], np.int64),
-        np.array([0, 0, 30000, 60000, 120000, 180000, 600000], np.int64),
-        np.array([[5000.0, 0.0]]), fi, np.zeros((3, 5), np.int64), st_.mt, st_.rs, st_.gn,
-        st_.backup, out, np.zeros(4, np.int64), np.zeros(8, np.int64), np.zeros(1, np.int64),
-        np.zeros(2, np.int64), np.zeros(8, np.int64))
+        now=1_000, start_ms=0, end_ms=10_000, interval=10.0, ps=ps, qb=np.zeros(4, np.int64),
+        conf=conf, lat_max=np.array([50, 100, 550, 1000, 2000, 3000, 15000], np.int64),
+        nad=np.array([0, 0, 30000, 60000, 120000, 180000, 600000], np.int64),
+        bf=np.array([[5000.0, 0.0]]), fi=fi, saved=np.zeros((3, 5), np.int64), mt=st_.mt,
+        rs=st_.rs, gn=st_.gn, backup=st_.backup, out=np.zeros((8, 5), np.int64),
+        gslot=np.arange(4), count=np.zeros(4, np.int64), known=np.zeros(4, np.int64),
+        fresh=np.zeros(4, np.int64), bcount=np.zeros(1, np.int64),
+        bseen=np.zeros(2, np.int64), stored_ms=np.zeros(8, np.int64))
     assert (m, why) == (0, producer.BAIL)
     assert (st_.mt == before[0]).all()
     assert (st_.rs == before[1]).all()

@@ -157,6 +157,7 @@ class Producer:
 
     def send_one(self, due: int, ledger: Ledger) -> None:
         """Send the next message (due at ``due``) through ``send()`` and count it."""
+        self.world.settle_stores()                  # a queue's next offset, counted
         self.sent += 1
         if self.tp is None or not self.tp.ok():
             ledger.record_send(self.name, due, FAILED, error="No route info of this topic")
@@ -340,6 +341,7 @@ class Consumer:
     def start_offset(self, mq: MessageQueue) -> int:
         """``computePullFromWhere``: the broker's committed offset, else the group's policy."""
         broker = self.world.brokers[mq.broker_name]
+        self.world.settle_stores([mq])
         if not self.world.network.reachable(self.name, mq.broker_name):
             read = -2
         else:
@@ -392,6 +394,7 @@ class Consumer:
         plan = self._plan
         if not plan:
             return
+        self.world.settle_stores(self._order)
         self._pulled_at = env.now                   # every queue of the order: ``settle``
         self.cursor = (self.cursor + 1) % len(plan)
         ledger, net = self.world.ledger, self.world.network

@@ -6,15 +6,23 @@ Entities hold no reference to ``World`` itself, so what they can reach is exactl
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from rocketlb_core.model import TopicRoute
+    from rocketlb_core.model import MessageQueue, TopicRoute
     from rocketlb_core.producer.line import ProducerLine
     from rocketlb_core.sim.cluster import Broker, BrokerEntity, Network
     from rocketlb_core.sim.kernel import Environment
     from rocketlb_core.sim.ledger import Ledger
+
+
+class DeferredStores(Protocol):
+    """Messages stored but not yet counted in the brokers' stores and the ledger: a producer
+    that adds them up elsewhere (``simfast``'s compiled sends) brings them in when asked."""
+
+    def settle(self, queues: Sequence[MessageQueue] | None) -> None:
+        """Count what is deferred for ``queues`` (``None``: every queue)."""
 
 
 class Services(Protocol):
@@ -37,6 +45,9 @@ class Services(Protocol):
         """How many scripted events (faults, latency changes) have been applied: the network
         and the brokers' latencies change only then, so a cache of them keys on this."""
 
+    deferred: DeferredStores | None
+    """What counts stored messages later (``settle_stores``); ``None``: nothing is deferred."""
+
     @property
     def network(self) -> Network:
         """Who can reach whom (down brokers, partitions)."""
@@ -48,6 +59,10 @@ class Services(Protocol):
     @property
     def ledger(self) -> Ledger:
         """Every message's fate, for the summary."""
+
+    def settle_stores(self, queues: Sequence[MessageQueue] | None = None) -> None:
+        """Before reading stored counts (a broker's ``store`` or ``max_offset``, the ledger's
+        ``QueueAccount.stored``) of ``queues`` (``None``: any): count what is deferred."""
 
     def broker_entity(self, name: str) -> BrokerEntity:
         """The broker ``name`` as a server (heartbeats, unregister)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from rocketlb_core.sim.faults import FAULTS
 from rocketlb_core.sim.kernel import Environment, Event, JournalRecord
 from rocketlb_core.sim.ledger import Ledger, LedgerSink
 from rocketlb_core.sim.scenario import EventSpec, GroupSpec, Scenario
+from rocketlb_core.sim.services import DeferredStores
 from rocketlb_core.sim.summary import summarise
 
 SCRIPT = "scenario"
@@ -48,6 +49,7 @@ class World:
         self.env = env = Environment(seed)
         self.network = Network()
         self.changes = 0                 # scripted events applied so far (Services.changes)
+        self.deferred: DeferredStores | None = None     # Services.settle_stores
         self.ledger = Ledger(sink)
         self._labels: dict[MessageQueue, str] = {}
         self.brokers: dict[str, Broker] = {}
@@ -134,6 +136,10 @@ class World:
     def broker_entity(self, name: str) -> BrokerEntity:
         return self.broker_entities[name]
 
+    def settle_stores(self, queues: Sequence[MessageQueue] | None = None) -> None:
+        if self.deferred is not None:
+            self.deferred.settle(queues)
+
     # ------------------------------------------------------------------ the script
     def member(self, name: str) -> Consumer:
         """The consumer called ``name``, in whichever group."""
@@ -152,6 +158,7 @@ class World:
     def sample_lag(self, env: Environment) -> None:
         """Journal each group's lag per queue: messages stored minus messages the group has
         consumed (its live owners' positions, else the broker's committed offset)."""
+        self.settle_stores()
         for g in self.scenario.groups:
             if g.model != "CLUSTERING":
                 continue
@@ -254,6 +261,7 @@ def run_scenario(scenario: Scenario, seed: int = 0, sink: LedgerSink | None = No
     for cs in world.consumers.values():
         for c in cs:
             c.settle()
+    world.settle_stores()
     env.log("run_end", SCRIPT, events_processed=env.events_processed,
             producer_backlog={p.name: p.backlog() for p in world.producers})
     return RunResult(world, summarise(scenario, seed, env.journal, world.ledger))

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rocketlb_core.conditions import lognormal_sigma
+from rocketlb_core.model import MessageQueue
 from rocketlb_core.producer.fault import FaultItem, FaultTable4
 from rocketlb_core.producer.send import TIMER_OVERSHOOT_MS, SendConfig
 from rocketlb_core.sim.clients import Producer
@@ -37,7 +38,8 @@ from rocketlb_core.sim.ledger import FAILED, Ledger, QueueAccount
 from rocketlb_core.simfast.mt import AVAILABLE, N, State, gauss, njit
 
 if TYPE_CHECKING:
-    from rocketlb_core.model import MessageQueue
+    from collections.abc import Sequence
+
     from rocketlb_core.sim.kernel import Environment
     from rocketlb_core.sim.scenario import ProducerSpec
     from rocketlb_core.sim.services import Services
@@ -105,21 +107,22 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
               qb: np.ndarray, conf: np.ndarray, lat_max: np.ndarray, nad: np.ndarray,
               bf: np.ndarray, fi: np.ndarray, saved: np.ndarray, mt: np.ndarray,
               rs: np.ndarray, gn: np.ndarray, backup: np.ndarray, out: np.ndarray,
-              qcount: np.ndarray, qseen: np.ndarray, bcount: np.ndarray, bseen: np.ndarray,
-              stored_ms: np.ndarray) -> tuple[int, int]:
+              gslot: np.ndarray, count: np.ndarray, known: np.ndarray, fresh: np.ndarray,
+              bcount: np.ndarray, bseen: np.ndarray, stored_ms: np.ndarray) -> tuple[int, int]:
     """Send every message due before ``now``, as ``Producer.tick`` does. Returns (rows of
     ``out`` written, why it stopped). ``qb``: the broker row of each queue of the route, in the
     route's order; ``conf``: (fault strategy on, send timeout, attempts, isolation latency);
     ``bf``: (median, sigma) per broker row; ``saved``: one row per attempt (a fault item's
     broker row and its values before the attempt's report). What was stored is also added up
-    for the caller's accounting: per queue and per broker row, in the order first stored to
-    (``qseen[:k]``, and their counts ``qseen[n:n + k]`` for ``k = ps[N_QUEUES]``; ``bseen``
-    likewise, by
-    ``ps[N_BROKERS]``; ``qcount`` and ``bcount`` are the loop's scratch, zero between calls),
-    each stored send's time in order (``stored_ms``: ``ps[N_STORED]`` of them), and the retries
-    (``ps[RETRIES]``: attempts beyond the first)."""
+    for the caller's accounting. With ``conf[4]`` (deferred counting, ``Pending``): per queue
+    of the world into ``count`` (``gslot``: each route queue's slot there), the slots never
+    stored to before (``known``) listed in ``fresh`` in the order first stored to
+    (``ps[N_QUEUES]`` of them); always: per broker row in the order first stored to
+    (``bseen[:k]``, their counts ``bseen[nb:nb + k]``, ``k = ps[N_BROKERS]``; ``bcount`` is the
+    loop's scratch, zero between calls), each stored send's time in order (``stored_ms``:
+    ``ps[N_STORED]`` of them), and the retries (``ps[RETRIES]``: attempts beyond the first)."""
     n = qb.shape[0]
-    fault_on, timeout, attempts, isolation = conf[0], conf[1], conf[2], conf[3]
+    fault_on, timeout, attempts, isolation, deferred = conf[0], conf[1], conf[2], conf[3], conf[4]
     i, has, nxt = rs[0], rs[1] != 0, gn[0]     # the random stream's scalars, kept here
     m, why = 0, DONE
     while True:
@@ -214,10 +217,13 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
         if natt > 1:
             ps[RETRIES] += natt - 1
         if pos >= 0:
-            if qcount[pos] == 0:
-                qseen[ps[N_QUEUES]] = pos
-                ps[N_QUEUES] += 1
-            qcount[pos] += 1
+            if deferred:
+                g = gslot[pos]
+                if known[g] == 0:
+                    known[g] = 1
+                    fresh[ps[N_QUEUES]] = g
+                    ps[N_QUEUES] += 1
+                count[g] += 1
             b = qb[pos]
             if bcount[b] == 0:
                 bseen[ps[N_BROKERS]] = b
@@ -229,11 +235,7 @@ def run_sends(now: int, start_ms: int, end_ms: int, interval: float, ps: np.ndar
         out[m, SEND_MS], out[m, ERR] = clock - due, 0 if pos >= 0 else err
         m += 1
     rs[0], rs[1], gn[0] = i, has, nxt
-    for k in range(ps[N_QUEUES]):              # the counts in first-stored order, zeroed
-        q = qseen[k]
-        qseen[n + k] = qcount[q]
-        qcount[q] = 0
-    for k in range(ps[N_BROKERS]):
+    for k in range(ps[N_BROKERS]):             # the counts in first-stored order, zeroed
         b = bseen[k]
         bseen[bcount.shape[0] + k] = bcount[b]
         bcount[b] = 0
@@ -250,6 +252,79 @@ def eligible(line_rules: Any, fault_on: bool, lat_max: tuple[int, ...],
             and len(nad) >= len(lat_max))
 
 
+class Pending:
+    """Messages the compiled sends stored, counted per queue of the world (``count``) and
+    brought into the brokers' stores and the ledger's accounts when something is about to read
+    them (``settle``: a pull settles the queues it reads, a lag sample and a send through the
+    core every queue): a queue takes ten messages a second from twenty producers, so this
+    adds up what a per-tick count would add one producer at a time (``Services.settle_stores``).
+
+    A queue's first stored message opens its account and its store entry at once (``open``), in
+    the order the sends met them, so the ledger's and the brokers' tables hold their queues in
+    the order the core's sends would have added them.
+    """
+
+    def __init__(self, world: Services) -> None:
+        self.slots: dict[MessageQueue, int] = {}
+        self.queues: list[MessageQueue] = []
+        self.stores: list[dict[tuple[str, int], int]] = []
+        self.keys: list[tuple[str, int]] = []
+        for b in world.brokers.values():
+            for topic, qd in b.topics.items():
+                for q in range(max(qd.read_queue_nums, qd.write_queue_nums)):
+                    mq = MessageQueue(topic, b.name, q)
+                    self.slots[mq] = len(self.queues)
+                    self.queues.append(mq)
+                    self.stores.append(b.store)
+                    self.keys.append((topic, q))
+        self.count = np.zeros(len(self.queues), np.int64)
+        self.known = np.zeros(len(self.queues), np.int64)
+        self.accts: list[QueueAccount | None] = [None] * len(self.queues)
+        self._lists: dict[int, tuple[Sequence[MessageQueue], np.ndarray]] = {}
+
+    def open(self, ledger: Ledger, slots: list[int]) -> None:
+        """Open the account and the store entry of each of ``slots`` (first stored to)."""
+        for g in slots:
+            if self.accts[g] is None:
+                mq = self.queues[g]
+                acct = ledger.queues.get(mq)
+                if acct is None:
+                    acct = ledger.queues[mq] = QueueAccount()
+                self.accts[g] = acct
+                self.stores[g].setdefault(self.keys[g], 0)
+
+    def _slots_of(self, queues: Sequence[MessageQueue]) -> np.ndarray:
+        """The slots of ``queues``, kept per list (a consumer asks with one list per table)."""
+        got = self._lists.get(id(queues))
+        if got is None or got[0] is not queues:
+            if len(self._lists) > 4096:
+                self._lists.clear()
+            got = self._lists[id(queues)] = (queues, np.array(
+                [self.slots[q] for q in queues if q in self.slots], np.int64))
+        return got[1]
+
+    def settle(self, queues: Sequence[MessageQueue] | None) -> None:
+        count = self.count
+        if queues is None:
+            nz = np.flatnonzero(count)
+        elif len(queues) == 1:
+            g = self.slots.get(queues[0], -1)
+            nz = np.array([g] if g >= 0 and count[g] else [], np.int64)
+        else:
+            slots = self._slots_of(queues)
+            nz = slots[count[slots] != 0]
+        if not nz.size:
+            return
+        accts, stores, keys = self.accts, self.stores, self.keys
+        for g, c in zip(nz.tolist(), count[nz].tolist(), strict=True):
+            acct = accts[g]
+            assert acct is not None
+            acct.stored += c
+            store, key = stores[g], keys[g]
+            store[key] += c
+        count[nz] = 0
+
+
 class CompiledProducer(Producer):
     """A ``Producer`` whose healthy ticks run in ``run_sends`` (see the module docstring)."""
 
@@ -259,9 +334,13 @@ class CompiledProducer(Producer):
         config = SendConfig()
         self._eligible = eligible(world.line.rules, s.send_latency_fault_enable,
                                   s.latency_max, s.not_available_duration)
+        if world.deferred is None:
+            world.deferred = Pending(world)
+        assert isinstance(world.deferred, Pending)
+        self._pending = world.deferred
         self._conf = np.array([s.send_latency_fault_enable, config.send_msg_timeout_ms,
-                               1 + config.retry_times_when_send_failed, s.isolation_latency],
-                              np.int64)
+                               1 + config.retry_times_when_send_failed, s.isolation_latency,
+                               world.ledger.sink is None], np.int64)
         self._lat_max = np.array(s.latency_max, np.int64)
         self._nad = np.array(s.not_available_duration, np.int64)
         self._st = State()
@@ -298,9 +377,8 @@ class CompiledProducer(Producer):
         self._qb = np.array([row[q.broker_name] for q in tp.queues], np.int64)
         self._stores = [brokers[q.broker_name].store for q in tp.queues]
         self._keys = [(q.topic, q.queue_id) for q in tp.queues]
-        self._accts: list[QueueAccount | None] = [None] * len(tp.queues)
-        self._qcount = np.zeros(len(tp.queues), np.int64)
-        self._qseen = np.zeros(2 * len(tp.queues), np.int64)
+        self._gslot = np.array([self._pending.slots[q] for q in tp.queues], np.int64)
+        self._fresh = np.zeros(len(tp.queues), np.int64)
         self._bcount = np.zeros(len(names), np.int64)
         self._bseen = np.zeros(2 * len(names), np.int64)
         fi = self._fi = np.zeros((len(names), 4), np.int64)
@@ -388,7 +466,8 @@ class CompiledProducer(Producer):
             m, why = run_sends(env.now, self.spec.start_ms, end, self.interval, ps, self._qb,
                                self._conf, self._lat_max, self._nad, self._bf, self._fi,
                                self._saved, st.mt, st.rs, st.gn, st.backup, self._out,
-                               self._qcount, self._qseen, self._bcount, self._bseen,
+                               self._gslot, self._pending.count, self._pending.known,
+                               self._fresh, self._bcount, self._bseen,
                                self._stored_ms)
             self.sent, self.busy_until = int(ps[SENT]), int(ps[BUSY])
             if m:
@@ -404,23 +483,12 @@ class CompiledProducer(Producer):
         (no sink) added up per queue and broker, with the same counts and the same orders
         (queues and brokers first stored to enter the ledger's tables in that order)."""
         ps, out = self._ps, self._out[:m]
-        queues, stored, n, nb = self._queues, int(ps[N_STORED]), len(self._queues), len(self._names)
-        k, kb = int(ps[N_QUEUES]), int(ps[N_BROKERS])
+        stored, nb, kb = int(ps[N_STORED]), len(self._names), int(ps[N_BROKERS])
         if ledger.sink is not None:
             self._one_by_one(ledger, out)
             return
-        accts, stores, keys = self._accts, self._stores, self._keys
-        qseen = self._qseen
-        for p, c in zip(qseen[:k].tolist(), qseen[n:n + k].tolist(), strict=True):
-            acct = accts[p]
-            if acct is None:
-                acct = ledger.queues.get(queues[p])
-                if acct is None:
-                    acct = ledger.queues[queues[p]] = QueueAccount()
-                accts[p] = acct
-            acct.stored += c
-            store, key = stores[p], keys[p]
-            store[key] = store.get(key, 0) + c
+        if ps[N_QUEUES]:                       # queues stored to for the first time
+            self._pending.open(ledger, self._fresh[:ps[N_QUEUES]].tolist())
         by_broker, bseen, names = ledger.stored_by_broker, self._bseen, self._names
         for b, c in zip(bseen[:kb].tolist(), bseen[nb:nb + kb].tolist(), strict=True):
             by_broker[names[b]] += c
