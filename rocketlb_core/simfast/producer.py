@@ -1,6 +1,7 @@
 """The simulator's producer with its sends compiled: ``CompiledProducer`` sends exactly what the
 core ``Producer`` sends (the same queues, latencies, fault reports, retries and counter steps,
-from the same seeded streams), about ten times faster (issue 15, part 3; ``bench/simulation.py``).
+from the same seeded streams), about 9.5 times faster on a long run (issue 15, part 3;
+``bench/simulation.py``).
 
 While the world is healthy for a producer (every broker of its route up, none paused, none cut
 off from it; the route's queues writable), a tick's sends run in ``run_sends``: the sync send
@@ -12,7 +13,9 @@ latency at or above the budget left a timeout (``TIMER_OVERSHOOT_MS``), reported
 (spec 2.3: ``FaultTable4.update``). The loop keeps the producer's state in arrays between ticks:
 the random stream, the counter, the fault table (``fi``: one row per broker, with the order items
 entered the table). ``settle()`` writes it back before anything else reads it (a route poll, which
-draws from the same stream; a send the loop hands back; the end of the run).
+draws from the same stream; a send the loop hands back; the end of the run). What the sends
+stored is counted per queue of the world (``Pending``) and brought into the brokers' stores and
+the ledger when something reads them (``Services.settle_stores``).
 
 The loop hands a send back (``BAIL``, with every draw and report of it undone) when it finds
 every broker isolated (the least-bad pick) or a latency the core would reject (not finite); the
