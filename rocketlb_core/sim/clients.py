@@ -79,13 +79,13 @@ class Producer:
 
     def handle(self, env: Environment, event: Event) -> None:
         match event:
-            case RoutePoll():
+            case RoutePoll():                     # a timer re-arms itself (events are frozen)
                 self.poll_route(env)
-                env.schedule(ROUTE_POLL_MS, RoutePoll(self.name))
+                env.schedule(ROUTE_POLL_MS, event)
             case SendTick():
                 self.tick(env)
                 if env.now < self.stop_ms or self.backlog() > 0:
-                    env.schedule(self.world.tick_ms, SendTick(self.name))
+                    env.schedule(self.world.tick_ms, event)
 
     def due_at(self, k: int) -> int:
         """When message ``k`` (0-based) of this producer is due."""
@@ -252,20 +252,19 @@ class Consumer:
             return
         if not isinstance(event, LifeTimer) or event.incarnation != self.incarnation:
             return                                     # a timer of an earlier life
-        life = self.incarnation
-        match event:
+        match event:                              # a timer of this life re-arms itself
             case RoutePoll():
                 self.poll_route(env)
-                env.schedule(ROUTE_POLL_MS, RoutePoll(self.name, life))
+                env.schedule(ROUTE_POLL_MS, event)
             case Heartbeat():
                 self.heartbeat(env)
-                env.schedule(HEARTBEAT_MS, Heartbeat(self.name, life))
+                env.schedule(HEARTBEAT_MS, event)
             case Pull():
                 self.pull(env)
-                env.schedule(PULL_TICK_MS, Pull(self.name, life))
+                env.schedule(PULL_TICK_MS, event)
             case PersistOffsets():
                 self.persist(env)
-                env.schedule(PERSIST_OFFSET_MS, PersistOffsets(self.name, life))
+                env.schedule(PERSIST_OFFSET_MS, event)
 
     # ------------------------------------------------------------------ timers
     def known_brokers(self) -> list[str]:
