@@ -35,6 +35,7 @@ import numpy as np
 from rocketlb_core.conditions import lognormal_sigma
 from rocketlb_core.model import MessageQueue
 from rocketlb_core.producer.fault import FaultItem, FaultTable4
+from rocketlb_core.producer.publish_info import TopicPublishInfo
 from rocketlb_core.producer.send import TIMER_OVERSHOOT_MS, SendConfig
 from rocketlb_core.sim.clients import Producer
 from rocketlb_core.sim.ledger import FAILED, Ledger, QueueAccount
@@ -350,7 +351,8 @@ class CompiledProducer(Producer):
         self._ps = np.zeros(8, np.int64)
         self._out = np.zeros((BATCH, 5), np.int64)
         self._stored_ms = np.zeros(BATCH, np.int64)
-        self._live = False             # the arrays, not the objects, hold the state
+        self._live = False             # the arrays, not the objects, hold the counter and table
+        self._rng_live = False         # ... and the random stream
         self._bad_tp: object = None    # a route whose queues the loop cannot send to
         self._latencies: tuple[tuple[float, float], ...] = ()
         self._seen = -1                # the world's ``changes`` the health and latencies are of
@@ -393,18 +395,24 @@ class CompiledProducer(Producer):
         ps = self._ps
         ps[COUNTER], ps[NEXT_SEQ] = tp.index.stored, len(table.items)
         self._st.take(self.rng)
-        self._live = True
+        self._live = self._rng_live = True
         self._seen = -1
         return True
 
     def settle(self) -> None:
         """Write the arrays back into the random stream, the counter and the fault table."""
-        if not self._live:
-            return
+        if self._rng_live:
+            self._st.give(self.rng)
+            self._rng_live = False
+        if self._live:
+            assert self.tp is not None
+            self._give_tables(self.tp)
+
+    def _give_tables(self, tp: TopicPublishInfo) -> None:
+        """Write the counter (into ``tp``, the route the arrays were taken from) and the fault
+        table back."""
         self._live = False
-        assert self.tp is not None
-        self._st.give(self.rng)
-        self.tp.index.stored = int(self._ps[COUNTER])
+        tp.index.stored = int(self._ps[COUNTER])
         table = self.strategy.table
         old = table.items
         rows = sorted((int(r[SEQ]), i) for i, r in enumerate(self._fi.tolist()) if r[PRESENT])
@@ -419,8 +427,17 @@ class CompiledProducer(Producer):
         table.items = items
 
     def poll_route(self, env: Environment) -> None:
-        self.settle()                  # the poll draws from the producer's stream
+        """The core's poll, which draws from the producer's stream: the stream is written
+        back first (and taken again at the next tick); the counter and the fault table only
+        when the poll brings a new route (a new counter)."""
+        if self._rng_live:
+            self._st.give(self.rng)
+            self._rng_live = False
+        before = self.tp
         super().poll_route(env)
+        if self._live and self.tp is not before:
+            assert before is not None
+            self._give_tables(before)
 
     # ------------------------------------------------------------------ sending
     def _healthy(self) -> bool:
@@ -464,6 +481,9 @@ class CompiledProducer(Producer):
                 super().tick(env)
                 return
             ps, st = self._ps, self._st
+            if not self._rng_live:     # a route poll drew from the stream since
+                st.take(self.rng)
+                self._rng_live = True
             ps[SENT], ps[BUSY] = self.sent, self.busy_until
             ps[N_STORED] = ps[N_QUEUES] = ps[N_BROKERS] = ps[RETRIES] = 0
             m, why = run_sends(env.now, self.spec.start_ms, end, self.interval, ps, self._qb,
