@@ -1,6 +1,6 @@
 """The simulator's producer with its sends compiled: ``CompiledProducer`` sends exactly what the
 core ``Producer`` sends (the same queues, latencies, fault reports, retries and counter steps,
-from the same seeded streams), about 9.5 times faster on a long run (issue 15, part 3;
+from the same seeded streams), about 10 times faster on a long run (issue 15, part 3;
 ``bench/simulation.py``).
 
 While the world is healthy for a producer (every broker of its route up, none paused, none cut
