@@ -49,6 +49,7 @@ from rocketlb_core.sim.ledger import FAILED, Ledger
 if TYPE_CHECKING:
     from rocketlb_core.consumer.base import AllocateStrategy
     from rocketlb_core.model import TopicRoute
+    from rocketlb_core.sim.cluster import Broker
     from rocketlb_core.sim.scenario import GroupSpec, MemberSpec, ProducerSpec
     from rocketlb_core.sim.services import Services
 
@@ -194,12 +195,11 @@ class Consumer:
         self.cursor = 0
         self._order_of: dict[MessageQueue, ProcessQueue] | None = None   # pull order's table
         self._order: list[MessageQueue] = []        # its queues not dropped, in queue order
-        self._plan: list[tuple[MessageQueue, dict[tuple[str, int], int], tuple[str, int]]] = []
+        self._plan: list[tuple[MessageQueue, Broker]] = []   # the order with each broker
         self._pulled_at: int | None = None          # the last pull not yet in the table
-        self._subscribed_of: TopicRoute | None = None  # the route of ``_subscribed``
-        self._subscribed: frozenset[MessageQueue] = frozenset()
-        self._view_of: TopicRoute | None = None        # the route of ``_view``
-        self._view: list[MessageQueue] = []            # its queues sorted (rebalance_view)
+        self._route_of: TopicRoute | None = None       # the route of the next two
+        self._subscribed: frozenset[MessageQueue] = frozenset()   # its queues
+        self._view: list[MessageQueue] = []            # sorted (rebalance_view's queue half)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, env: Environment) -> None:
@@ -303,8 +303,9 @@ class Consumer:
         topic, route = self.g.topic, self.route
         if route is None:
             return
-        if route != self._subscribed_of:
-            self._subscribed_of, self._subscribed = route, subscribe_queues(topic, route)
+        if route != self._route_of:
+            self._route_of, self._subscribed = route, subscribe_queues(topic, route)
+            self._view = sort_queues(self._subscribed)
         mq_set = self._subscribed
         if self.g.model == "BROADCASTING":
             target = set(mq_set)
@@ -318,8 +319,6 @@ class Consumer:
             cid_all = self.world.brokers[broker].consumer_ids(self.g.name)
             if not cid_all or not mq_set:
                 return
-            if route != self._view_of:                 # rebalance_view's queue half, per route
-                self._view_of, self._view = route, sort_queues(set(mq_set))
             mq_all, cids = list(self._view), sort_client_ids(cid_all)
             target = set(self.strategy.allocate(self.g.name, self.client_id, mq_all, cids) or [])
             view_size = len(cids)
@@ -388,8 +387,7 @@ class Consumer:
             self._order_of = self.table
             self._order = sorted(q for q, pq in self.table.items() if not pq.dropped)
             brokers = self.world.brokers
-            self._plan = [(mq, brokers[mq.broker_name].store, (mq.topic, mq.queue_id))
-                          for mq in self._order]
+            self._plan = [(mq, brokers[mq.broker_name]) for mq in self._order]
         plan = self._plan
         if not plan:
             return
@@ -399,13 +397,13 @@ class Consumer:
         ledger, net = self.world.ledger, self.world.network
         offsets, name = self.offsets, self.name
         check = bool(net.down or net.partitions)
-        for mq, store, key in plan[self.cursor:] + plan[:self.cursor]:
+        for mq, broker in plan[self.cursor:] + plan[:self.cursor]:
             if budget <= 0:
                 break
             if check and not net.reachable(name, mq.broker_name):
                 continue
             start = offsets.get(mq, 0)
-            take = min(budget, store.get(key, 0) - start)
+            take = min(budget, broker.max_offset(mq.topic, mq.queue_id) - start)
             if take <= 0:
                 offsets.setdefault(mq, start)       # nothing new: the position is kept
                 continue

@@ -67,11 +67,12 @@ class Broker:
         """A send latency drawn from a log-normal with the broker's median and p99."""
         return latency_ms(self.median_ms, self.p99_ms, rng_value)
 
-    def append(self, topic: str, queue_id: int) -> int:
-        """Store one message on the queue: its offset (a queue is a log; the ledger, not the
-        broker, accounts for what each offset holds)."""
+    def append(self, topic: str, queue_id: int, count: int = 1) -> int:
+        """Store ``count`` messages on the queue: the first one's offset (a queue is a log;
+        the ledger, not the broker, accounts for what each offset holds). ``count`` 0 opens the
+        queue's entry without storing."""
         offset = self.store.get((topic, queue_id), 0)
-        self.store[(topic, queue_id)] = offset + 1
+        self.store[(topic, queue_id)] = offset + count
         return offset
 
     def max_offset(self, topic: str, queue_id: int) -> int:

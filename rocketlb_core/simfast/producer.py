@@ -44,6 +44,7 @@ from rocketlb_core.simfast.mt import AVAILABLE, N, State, gauss, njit
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from rocketlb_core.sim.cluster import Broker
     from rocketlb_core.sim.kernel import Environment
     from rocketlb_core.sim.scenario import ProducerSpec
     from rocketlb_core.sim.services import Services
@@ -271,16 +272,14 @@ class Pending:
     def __init__(self, world: Services) -> None:
         self.slots: dict[MessageQueue, int] = {}
         self.queues: list[MessageQueue] = []
-        self.stores: list[dict[tuple[str, int], int]] = []
-        self.keys: list[tuple[str, int]] = []
+        self.brokers: list[Broker] = []
         for b in world.brokers.values():
             for topic, qd in b.topics.items():
                 for q in range(max(qd.read_queue_nums, qd.write_queue_nums)):
                     mq = MessageQueue(topic, b.name, q)
                     self.slots[mq] = len(self.queues)
                     self.queues.append(mq)
-                    self.stores.append(b.store)
-                    self.keys.append((topic, q))
+                    self.brokers.append(b)
         self.count = np.zeros(len(self.queues), np.int64)
         self.known = np.zeros(len(self.queues), np.int64)
         self.accts: list[QueueAccount | None] = [None] * len(self.queues)
@@ -295,7 +294,7 @@ class Pending:
                 if acct is None:
                     acct = ledger.queues[mq] = QueueAccount()
                 self.accts[g] = acct
-                self.stores[g].setdefault(self.keys[g], 0)
+                self.brokers[g].append(mq.topic, mq.queue_id, 0)
 
     def _slots_of(self, queues: Sequence[MessageQueue]) -> np.ndarray:
         """The slots of ``queues``, kept per list (a consumer asks with one list per table)."""
@@ -319,13 +318,13 @@ class Pending:
             nz = slots[count[slots] != 0]
         if not nz.size:
             return
-        accts, stores, keys = self.accts, self.stores, self.keys
+        accts, queues, brokers = self.accts, self.queues, self.brokers
         for g, c in zip(nz.tolist(), count[nz].tolist(), strict=True):
             acct = accts[g]
             assert acct is not None
             acct.stored += c
-            store, key = stores[g], keys[g]
-            store[key] += c
+            mq = queues[g]
+            brokers[g].append(mq.topic, mq.queue_id, c)
         count[nz] = 0
 
 
@@ -351,10 +350,10 @@ class CompiledProducer(Producer):
         self._ps = np.zeros(8, np.int64)
         self._out = np.zeros((BATCH, 5), np.int64)
         self._stored_ms = np.zeros(BATCH, np.int64)
+        self._saved = np.zeros((int(self._conf[2]), 5), np.int64)   # one row per attempt
         self._live = False             # the arrays, not the objects, hold the counter and table
         self._rng_live = False         # ... and the random stream
         self._bad_tp: object = None    # a route whose queues the loop cannot send to
-        self._latencies: tuple[tuple[float, float], ...] = ()
         self._seen = -1                # the world's ``changes`` the health and latencies are of
         self._fit = False              # healthy then
 
@@ -380,18 +379,14 @@ class CompiledProducer(Producer):
         self._route_brokers = sorted({q.broker_name for q in tp.queues})
         self._queues: list[MessageQueue] = list(tp.queues)
         self._qb = np.array([row[q.broker_name] for q in tp.queues], np.int64)
-        self._stores = [brokers[q.broker_name].store for q in tp.queues]
-        self._keys = [(q.topic, q.queue_id) for q in tp.queues]
         self._gslot = np.array([self._pending.slots[q] for q in tp.queues], np.int64)
         self._fresh = np.zeros(len(tp.queues), np.int64)
         self._bcount = np.zeros(len(names), np.int64)
         self._bseen = np.zeros(2 * len(names), np.int64)
         fi = self._fi = np.zeros((len(names), 4), np.int64)
-        self._saved = np.zeros((int(self._conf[2]), 5), np.int64)   # one row per attempt
         for i, item in enumerate(table.items.values()):
             fi[i] = (1, item.current_latency, item.start_timestamp, i)
         self._bf = np.zeros((len(names), 2), np.float64)
-        self._latencies = ()
         ps = self._ps
         ps[COUNTER], ps[NEXT_SEQ] = tp.index.stored, len(table.items)
         self._st.take(self.rng)
@@ -450,13 +445,12 @@ class CompiledProducer(Producer):
                    for b in self._route_brokers)
 
     def _refresh_latencies(self) -> None:
+        """Each broker row's latency model (median, sigma), as ``Broker.latency_ms`` uses it."""
         brokers = self.world.brokers
-        now = tuple((brokers[n].median_ms, brokers[n].p99_ms) if n in brokers else (1.0, 1.0)
-                    for n in self._names)
-        if now != self._latencies:
-            self._latencies = now
-            for i, (median, p99) in enumerate(now):
-                self._bf[i, 0], self._bf[i, 1] = median, lognormal_sigma(median, p99)
+        for i, n in enumerate(self._names):
+            if n in brokers:
+                b = brokers[n]
+                self._bf[i] = b.median_ms, lognormal_sigma(b.median_ms, b.p99_ms)
 
     def tick(self, env: Environment) -> None:
         if not self._eligible:
@@ -526,13 +520,11 @@ class CompiledProducer(Producer):
         ledger.send_ms.update(self._stored_ms[:stored].tolist())
 
     def _one_by_one(self, ledger: Ledger, out: np.ndarray) -> None:
-        queues, name = self._queues, self.name
+        queues, name, brokers = self._queues, self.name, self.world.brokers
         for due, p, attempts, send_ms, err in out.tolist():
             if p >= 0:
                 mq = queues[p]
-                store, key = self._stores[p], self._keys[p]
-                offset = store.get(key, 0)
-                store[key] = offset + 1
+                offset = brokers[mq.broker_name].append(mq.topic, mq.queue_id)
                 ledger.record_send(name, due, "SEND_OK", mq, offset, attempts, send_ms, None)
             else:
                 ledger.record_send(name, due, FAILED, None, -1, attempts, send_ms,
