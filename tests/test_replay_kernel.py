@@ -574,3 +574,45 @@ def test_failure_kinds_a_cut_off_client_gets_no_answer_from_a_clean_outage() -> 
     broker = TimelineBroker("p0", cond, 1)
     mq = MessageQueue("T", "broker-a", 0)
     assert broker(mq, 170, 3000).latency_ms == 3000         # the whole budget: no answer
+
+
+@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("line", ["4.9.8", "5.3.3"])
+def test_route_changes_run_inside_the_compiled_loop(case: int, line: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A churning producer's route polls happen inside the compiled loop (a new queue list and
+    a counter at the version's seeded start at each change), so route changes stop nothing;
+    a poll that finds no queue at all (every broker gone: "No route info"), or a version
+    beyond the counter starts the loop was given, stops it before that send. Still exactly
+    the stepped rows, and the loop really began the versions."""
+    from rocketlb_core.replay import stretch
+
+    assert stretch._compiled() is not None
+    monkeypatch.setattr(stretch, "VERSIONS_AHEAD", [1, 2, 64][case % 3])
+    rng = random.Random(7700 + case)
+    span = 900_000
+    columns = _churn(rng, span)
+    names = list(columns)
+    rows = list(zip(*columns.values(), strict=True))
+    for t in range(5_000, span, 45_000):           # a broker leaves the route for a poll
+        b = BROKERS[(t // 45_000) % 3]
+        rows += [(t, b, None, "down", "clean", None, None),
+                 (t + 35_000, b, None, "up", None, None, None)]
+    if case % 2:                                   # every broker gone for 40 s, twice
+        for t in (rng.randrange(100_000, 300_000), rng.randrange(500_000, 700_000)):
+            rows = [r for r in rows if not (r[3] in ("down", "up") and r[2] is None
+                                            and t - 20_000 <= r[0] <= t + 60_000)]
+            rows += [(t, b, None, "down", "clean", None, None) for b in BROKERS]
+            rows += [(t + 40_000, b, None, "up", None, None, None) for b in BROKERS]
+    rows.sort(key=lambda r: r[0])
+    conditions = Conditions.from_columns({c: [r[i] for r in rows] for i, c in enumerate(names)})
+    route = _route(rng.sample([1, 2, 3, 4, 8], 3))
+    config = ReplayConfig(line=line, fault_tolerance=True, seed=case,
+                          send_config=SendConfig(retry_times_when_send_failed=rng.choice([1, 2])))
+    due = _due(rng, 6000, span)
+    r = ProducerReplayer("p0", "T", route, conditions, True, config, BROKERS)
+    out = r.run(np.asarray(due, np.int64))
+    assert r.route_versions_in_loop >= 10                  # of some 25
+    if case % 2:
+        assert int((out.attempts == 0).sum()) > 0          # sends that found no route
+    _same_both_ways("p0", due, route, conditions, config)

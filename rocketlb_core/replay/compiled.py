@@ -65,8 +65,9 @@ TOUCHED = 2       # reported since the last write-back
 IN_TABLE = 3      # the table has an item for it
 REACH = 4         # 5.x: the item's reachable flag (1 without an item)
 CODE = 5          # the broker's code in the output
-WQC = 6           # its write-queue count in the route (getQueueIdByBroker)
-COLUMNS = 7
+WQC = 6           # its write-queue count in the route (getQueueIdByBroker; <= 0: none)
+IN_LAYOUT = 7     # it has queues in the producer's list (the availability walk looks at it)
+COLUMNS = 8
 
 
 @njit(cache=True, nogil=True)
@@ -158,14 +159,32 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
               iso_duration: int, o_status: np.ndarray[Any, Any],
               o_attempts: np.ndarray[Any, Any], o_error: np.ndarray[Any, Any],
               failed: int, err_remoting: int, err_timeout: int, zq: np.ndarray[Any, Any],
-              t_med: np.ndarray[Any, Any], t_sig: np.ndarray[Any, Any]
-              ) -> tuple[int, int, int, int, int, int, int, int, int]:
+              t_med: np.ndarray[Any, Any], t_sig: np.ndarray[Any, Any], n: int,
+              routes: bool, next_poll: int, poll_ms: int, seg_pat: np.ndarray[Any, Any],
+              pat_ql: np.ndarray[Any, Any], pat_qi: np.ndarray[Any, Any],
+              pat_n: np.ndarray[Any, Any], pat_wqc: np.ndarray[Any, Any],
+              pat_in: np.ndarray[Any, Any], cur: int, starts: np.ndarray[Any, Any]
+              ) -> tuple[int, int, int, int, int, int, int, int, int, int, int, int, int]:
     """Sends ``k .. w-1`` of a stretch (``dues``/``draws`` indexed from the stretch's first
-    send; outputs at ``base + k``). ``least_bad``: a send that finds every broker isolated is
-    picked here (4.9.8's and 5.x's branch), and taken when the broker picked answers;
-    ``fb`` holds a row per broker of the layout (as many as ``order``), then one per fault
-    item of a broker outside it, which only 4.x's pick reads (a pick of one removes its item
-    and picks plainly, as ``select`` does, with ``retry``; else it goes back).
+    send; outputs at ``base + k``). ``ql``/``qi``: per position of the producer's list (the
+    first ``n``), the row of ``fb`` of its broker and its queue id. ``least_bad``: a send that
+    finds every broker isolated is picked here (4.9.8's and 5.x's branch), and taken when the
+    broker picked answers; ``fb`` holds a row per broker (``IN_LAYOUT`` for those of the
+    list, which the availability walk looks at), and one per fault item of a broker outside
+    the list, which only 4.x's pick reads (a pick of one removes its item and picks plainly,
+    as ``select`` does, with ``retry``; else it goes back). ``order`` is as long as ``fb``.
+
+    ``routes``: the route polls (every ``poll_ms`` from ``next_poll``, each at the start of
+    the first send at or after it, as ``SteppedReplayer._poll``) happen here too, so a
+    producer's route changes stop nothing. ``seg_pat`` gives each segment's route (a pattern:
+    which brokers the name servers list); a poll that finds a pattern other than ``cur``
+    begins a route version: the pattern's list (``pat_ql``/``pat_qi``/``pat_n``, the first
+    ``pat_n`` entries of a row), its write-queue counts and list membership per row of ``fb``
+    (``pat_wqc``, ``pat_in``) and a counter at the version's seeded start (``starts``, one per
+    version to come, in order: ``vb`` is the counter the ``steps`` count from). A poll that
+    finds a route without queues, or a version beyond ``starts``, stops the loop before it
+    (``HORIZON``; the caller polls, as stepping does). Without ``routes`` the loop stops at
+    ``horizon`` instead, which the caller puts at the first poll that finds the route changed.
 
     ``retry`` (4.x's selection with fault tolerance on, a sync send whose retries pick as its
     first attempt does: 4.9.8): a send whose attempt fails is taken here too, as ``send()``
@@ -180,13 +199,15 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
 
     Returns (first send not taken, why, end of the last send, counter steps since ``vb``, the
     last probe's value, how many of ``order`` are set, how many of ``tord``, the rotation
-    counter, isolations carried)."""
-    n = ql.shape[0]
-    nb = order.shape[0]                                # the layout's brokers (``fb``'s first rows)
+    counter, isolations carried, ``vb``, the route's pattern, how many versions began, the
+    next route poll)."""
+    nb = fb.shape[0]
     nch = changes.shape[0]
     nff = FAIL_FAST.shape[0]
     at = np.searchsorted(changes, dues[k] if dues[k] > end else end, side="right")
     seg_end = changes[at] if at < nch else FOREVER
+    nver = 0                                           # route versions begun here (``routes``)
+    pat_at = np.searchsorted(changes, next_poll, side="right") if routes else 0
     off = np.zeros(nb, np.bool_)
     skipping = False
     next_on = FOREVER
@@ -203,6 +224,27 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
             first = end
         if first >= horizon:
             break
+        while routes and first >= next_poll:           # the route polls before this send
+            while pat_at < nch and changes[pat_at] <= next_poll:
+                pat_at += 1
+            q = seg_pat[pat_at]
+            if q != cur:                               # a new route: a new list and counter
+                if pat_n[q] == 0 or nver >= starts.shape[0]:
+                    return k, HORIZON, end, steps, u, n_order, n_items, wstored, \
+                        isolations, vb, cur, nver, next_poll
+                cur = q
+                vb = starts[nver]
+                nver += 1
+                steps = 0
+                u = vb & INT_MAX
+                n = pat_n[q]
+                ql[:n] = pat_ql[q, :n]
+                qi[:n] = pat_qi[q, :n]
+                for b in range(nb):
+                    fb[b, WQC] = pat_wqc[q, b]
+                    fb[b, IN_LAYOUT] = pat_in[q, b]
+                refresh = True
+            next_poll += poll_ms
         clock = first
         attempt = 0
         saved = False                                  # the arrays, at the first failure
@@ -230,7 +272,9 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                 skipping = False
                 every = True
                 for b in range(nb):
-                    off[b] = clock < fb[b, UNTIL]
+                    off[b] = fb[b, IN_LAYOUT] != 0 and clock < fb[b, UNTIL]
+                    if not fb[b, IN_LAYOUT]:
+                        continue
                     if off[b]:
                         skipping = True
                         if fb[b, UNTIL] < next_on:
@@ -241,7 +285,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     if not least_bad:
                         if attempt == 0:
                             return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, \
-                                isolations
+                                isolations, vb, cur, nver, next_poll
                         bail = True
                         break
                     # The pick first, into locals; without ``retry`` the send is taken only
@@ -249,7 +293,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     # send is stepped).
                     if four:                           # one step, a walk that finds nothing
                         worst, wnext = _worst(fb, tord, n_items, clock, wstored, scratch)
-                        if retry and worst >= nb and fb[worst, WQC] <= 0:
+                        if retry and not fb[worst, IN_LAYOUT] and fb[worst, WQC] <= 0:
                             # The pick names a broker that left the list: upstream removes
                             # its item and picks plainly (one more step); the send goes there.
                             if not saved:              # what to put back if it cannot finish
@@ -265,7 +309,10 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                                 elif gone:
                                     tord[a - 1] = tord[a]
                             n_items -= 1
-                            fb[worst, IN_TABLE] = 0
+                            fb[worst, IN_TABLE] = 0    # no item: available (if it comes back)
+                            fb[worst, UNTIL] = 0
+                            fb[worst, LAT] = 0
+                            fb[worst, REACH] = 1
                             steps += 2                 # the walk's, the plain pick's
                             p = ((vb + steps) & INT_MAX) % n
                             j = ql[p]
@@ -276,7 +323,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                                 >= timeout)):
                             if attempt == 0:
                                 return k, ALL_OFF, end, steps, u, n_order, n_items, \
-                                    wstored, isolations
+                                    wstored, isolations, vb, cur, nver, next_poll
                             bail = True
                             break
                         else:
@@ -302,7 +349,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                         if seg_bad[at, b] or _latency(stacked, seg_tables[at, b], dk, zq,
                                                       t_med, t_sig) >= timeout:
                             return k, ALL_OFF, end, steps, u, n_order, n_items, wstored, \
-                                isolations
+                                isolations, vb, cur, nver, next_poll
                         steps += probes
                         u = v
                         p = found
@@ -315,7 +362,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     v = (vb + steps + 1) & INT_MAX
                     if v > INT_MAX - n:
                         if attempt == 0:
-                            return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
+                            return k, WRAP, end, steps, u, n_order, n_items, \
+                                wstored, isolations, vb, cur, nver, next_poll
                         bail = True
                         break
                     p = v % n
@@ -327,7 +375,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                     while off[ql[v % n]]:
                         v += 1
                     if v > INT_MAX:
-                        return k, WRAP, end, steps, u, n_order, n_items, wstored, isolations
+                        return k, WRAP, end, steps, u, n_order, n_items, \
+                            wstored, isolations, vb, cur, nver, next_poll
                     p = v % n
                     took = v - u
             if j < 0:
@@ -336,7 +385,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
             if not retry:
                 latency = _latency(stacked, seg_tables[at, j], dk, zq, t_med, t_sig)
                 if seg_bad[at, j] or latency >= timeout:
-                    return k, FAILS, end, steps, u, n_order, n_items, wstored, isolations
+                    return k, FAILS, end, steps, u, n_order, n_items, \
+                        wstored, isolations, vb, cur, nver, next_poll
                 ok = True
             else:
                 if attempt > 0 and timeout < clock - first:
@@ -390,7 +440,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                         o_broker[base + k] = fb[j, CODE]
                         o_qid[base + k] = qid
                         return k + 1, ISOLATED, clock, steps, u, n_order, n_items, wstored, \
-                            isolations
+                            isolations, vb, cur, nver, next_poll
                     isolations += 1
                     refresh = True
                 break
@@ -407,7 +457,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
                 tord[:] = s_tord
             steps, u, n_order, n_items = s_steps, s_u, s_norder, s_nitems
             wstored, isolations = s_wstored, s_isolations
-            return k, FAILS, end, steps, u, n_order, n_items, wstored, isolations
+            return k, FAILS, end, steps, u, n_order, n_items, \
+                wstored, isolations, vb, cur, nver, next_poll
         end = clock
         o_start[base + k] = first
         o_end[base + k] = clock
@@ -424,4 +475,5 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
             o_error[base + k] = err
         k += 1
     why = DONE if k >= w else HORIZON
-    return k, why, end, steps, u, n_order, n_items, wstored, isolations
+    return k, why, end, steps, u, n_order, n_items, \
+        wstored, isolations, vb, cur, nver, next_poll

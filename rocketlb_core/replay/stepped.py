@@ -30,7 +30,11 @@ traces for every line, with fault tolerance on and off):
   stretches and while isolations come every few sends) goes on through isolations and their
   ends, and takes the least-bad branch (every broker isolated) through the real ``select``
   when that send cannot fail: a churning day is then a few long stretches, not one per
-  isolation. Its loop runs compiled where numba is installed (``rocketlb_core.replay.compiled``).
+  isolation. Its loop runs compiled where numba is installed (``rocketlb_core.replay.compiled``),
+  and there, with fault tolerance on (4.9.8 and 5.x), it also makes the route polls: a poll
+  that finds a new route begins its version in the loop (the route's queue list, a counter at
+  the version's seeded start, ``ProducerReplayer._scalar_routes``), so a churning producer's
+  batch is a few calls, not one per route change.
 
 Modelled on the recorded timeline: a ``latency`` row sets a broker's log-normal latency (median,
 p99); ``down`` makes sends fail fast (``mode`` clean: connection refused) or time out (silent);
@@ -44,7 +48,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -55,7 +59,7 @@ from rocketlb_core.producer import MQFaultStrategy, SendMode, TopicPublishInfo, 
 from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.replay.config import FAILED, STATUS_CODE, STATUSES, ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS, draw_bits_array, producer_key
-from rocketlb_core.replay.timeline import Conditions, TimelineBroker, route_at
+from rocketlb_core.replay.timeline import Conditions, TimelineBroker
 
 MIN_STRETCH, MAX_STRETCH = 64, 1 << 16
 """The first and the largest number of sends a stretch looks at (it doubles while it can)."""
@@ -112,6 +116,7 @@ class SteppedReplayer:
         self.errors = errors if errors is not None else {}
         self.tp: TopicPublishInfo | None = None
         self.current: TopicRoute | None = None
+        self.listed: tuple[bool, ...] = ()    # which of the route's queue datas it lists
         self.version = 0
         self._routes: dict[tuple[bool, ...], tuple[TopicRoute, tuple[Any, ...], Any]] = {}
         self.busy = 0
@@ -163,6 +168,9 @@ class SteppedReplayer:
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._ahead_lists: tuple[Any, Any] = ([], [])   # Conditions.stretch_tables' RowLists
         self._buckets: np.ndarray[Any, Any] = np.empty(0, np.int64)
+        self._patterns: Any = None            # the routes the compiled loop polls (or False)
+        self._starts: list[int] = [0]         # each route version's counter start, by version
+        self.route_versions_in_loop = 0       # route versions the compiled loop began
 
     # ------------------------------------------------------------------ driving
     def run(self, due: np.ndarray[Any, Any]) -> Columns:
@@ -197,27 +205,43 @@ class SteppedReplayer:
             poll_at = start if self.tp is None else (self.next_poll or 0)
             listed = tuple(conditions.in_route_at(qd.broker_name, poll_at)
                            for qd in route.queue_datas)
-            known = self._routes.get(listed)
-            if known is None:                 # route_at's route, and what a route change builds
-                candidate = route_at(route, conditions, poll_at)
-                known = self._routes[listed] = (candidate,
-                                                tuple(publish_queues(self.topic, candidate)),
-                                                candidate.sorted_queue_datas())
-            candidate, queues, queue_datas = known
-            if candidate is not self.current:   # (one object per route: ``_routes``)
-                self.current = candidate
-                self.version += 1
-                start_index = (_start_index(self.config.seed, self.producer, self.version)
-                               if self.config.index_start is None else self.config.index_start)
-                # TopicPublishInfo.from_route, with the route's queues made once (the list is
-                # the producer's own: 4.9.7 and 4.7.1 rewrite an entry of it). Only lines whose
-                # retries reset the counter draw from its seeded rng (5.x).
-                rng = (random.Random(start_index) if self.line.rules.counter_resets_on_retry
-                       else None)
-                self.tp = TopicPublishInfo(queues, queue_datas,
-                                           ThreadLocalIndex(self.line, stored=start_index,
-                                                            rng=rng))
+            if self._route_for(listed)[0] is not self.current:   # (one object per route)
+                self._begin_version(listed, self.version + 1, self.start_index(self.version + 1))
             self.next_poll = poll_at + ROUTE_POLL_MS
+
+    def start_index(self, version: int) -> int:
+        """The counter a route version starts from: seeded per producer and version, or the
+        configuration's ``index_start``."""
+        if self.config.index_start is not None:
+            return self.config.index_start
+        return _start_index(self.config.seed, self.producer, version)
+
+    def _route_for(self, listed: tuple[bool, ...]) -> tuple[TopicRoute, tuple[Any, ...], Any]:
+        """The route a poll answers when the name servers list the entries ``listed`` of the
+        full route's queue datas (``route_at``), its queue list and sorted queue datas: made
+        once per pattern, so each is one object."""
+        known = self._routes.get(listed)
+        if known is None:
+            keep = tuple(qd for qd, on in zip(self.route.queue_datas, listed, strict=True) if on)
+            candidate = replace(self.route, queue_datas=keep)
+            known = self._routes[listed] = (candidate,
+                                            tuple(publish_queues(self.topic, candidate)),
+                                            candidate.sorted_queue_datas())
+        return known
+
+    def _begin_version(self, listed: tuple[bool, ...], version: int, start_index: int) -> None:
+        """A poll found a new route: the producer's new publish info, its counter at
+        ``start_index`` (``TopicPublishInfo.from_route``, with the route's queues made once;
+        the list is the producer's own: 4.9.7 and 4.7.1 rewrite an entry of it). Only lines
+        whose retries reset the counter draw from its seeded rng (5.x)."""
+        candidate, queues, queue_datas = self._route_for(listed)
+        self.current = candidate
+        self.listed = listed
+        self.version = version
+        rng = (random.Random(start_index) if self.line.rules.counter_resets_on_retry
+               else None)
+        self.tp = TopicPublishInfo(queues, queue_datas,
+                                   ThreadLocalIndex(self.line, stored=start_index, rng=rng))
 
     def _step(self, out: Columns, i: int) -> None:
         """One send, the reference way."""

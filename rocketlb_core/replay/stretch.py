@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import functools
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from rocketlb_core.javamath import INT_MAX, wrap32
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import TopicPublishInfo
 from rocketlb_core.producer.fault import FaultItem, FaultTable4, FaultTable5
+from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.replay.config import FAILED, ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS
 from rocketlb_core.replay.stepped import (
@@ -45,6 +47,12 @@ installed; the Python loop gives the same bytes (the tests run both). numba is i
 first stretch of a churning producer, so replays that never churn do not pay for the import;
 once it is in, every scalar stretch uses it."""
 _NO_KINDS = np.zeros((1, 1), np.int8)                  # run_sends' retry inputs, unused
+_NO_ROUTES = (np.zeros(1, np.int64), np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int32),
+              np.zeros(1, np.int64), np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64))
+"""run_sends' route inputs when it does not poll (``routes`` off): a segment's pattern, the
+patterns' lists, queue ids, lengths, write-queue counts, list membership."""
+VERSIONS_AHEAD = 64
+"""How many route versions' seeded counter starts the loop gets at a time."""
 _KERNEL: list[Any] = []                                # [the compiled module or None], once tried
 
 
@@ -169,6 +177,8 @@ class ProducerReplayer(SteppedReplayer):
         tp, next_poll = self.tp, self.next_poll
         if tp is None or next_poll is None or not tp.queues or tp.index.stored is None:
             return 0
+        if self._churning and USE_COMPILED and (pats := self._route_patterns()) is not None:
+            return self._scalar_routes(out, i, pats)
         cond, strategy = self.conditions, self.strategy
         names, qlocal, qids, qcode = self._queue_layout(tp)
         s0, seg_tables, seg_bad, horizon = self._ahead(t0, names, next_poll)
@@ -377,7 +387,7 @@ class ProducerReplayer(SteppedReplayer):
         four = rules.selection == "4.x"
         extends = isinstance(strategy.table, FaultTable5)
         fb, tord, n_items, wstored = self._fault_rows(names)
-        order = np.zeros(len(names), np.int64)
+        order = np.zeros(len(fb), np.int64)
         dues, draws = out.due[i:i + w], self._buckets[i:i + w]
         retry = self._retries and carry and here
         if retry:
@@ -392,14 +402,15 @@ class ProducerReplayer(SteppedReplayer):
             kinds = _NO_KINDS
             err_remoting = err_timeout = iso = -1
         k, end, vb, steps, u, isolations = 0, self.busy, v0, 0, v0 & _MASK31, 0
-        k, why, end, steps, u, n_order, n_items, wstored, isolations = compiled.run_sends(
+        k, why, end, steps, u, n_order, n_items, wstored, isolations, *_ = compiled.run_sends(
             k, w, dues, draws, end, horizon, cond.changes, tables, bad, cond.stacked, qlocal,
             qids, four, vb, steps, u, carry, here, fb, order, 0, tord, n_items, wstored,
             extends, self._lat_max, self._nad, self._isolates, self._timeout, out.start,
             out.end, out.broker, out.queue_id, i, retry, kinds, self._key64, out.seq,
             self._attempts, iso, out.status,
-            out.attempts, out.error, FAILED, err_remoting, err_timeout, *cond.table_params())
-        self._write_back(names, fb, order[:n_order], wstored if four else None)
+            out.attempts, out.error, FAILED, err_remoting, err_timeout, *cond.table_params(),
+            len(qlocal), False, 0, 0, *_NO_ROUTES, 0, _NO_ROUTES[0])
+        self._write_back(names, fb, order[:n_order], wstored if four else None, tord, n_items)
         if why == compiled.FAILS and k:
             self._steps_at = i + k                     # stepped next, without a stretch
         if why == compiled.ALL_OFF and least_bad and not here:
@@ -413,6 +424,84 @@ class ProducerReplayer(SteppedReplayer):
                 steps = 0
                 k += 1
                 isolations += 1
+        if k == 0:
+            return 0
+        self._commit(k, int(out.start[i + k - 1]), end, steps, [], vb)
+        self._churning = isolations * CHURNING >= k
+        return int(k)
+
+    def _route_patterns(self) -> RoutePatterns | None:
+        """What the compiled loop needs to poll the route itself (``_scalar_routes``), made
+        once per producer; None where it cannot: numba is not installed, fault tolerance is
+        off (such producers do not churn), isolations are not carried (``SCALAR_RUN`` 0), the
+        line rewrites its cached queue or shuffles fault items (4.9.7, 4.7.1: their least-bad
+        pick goes through Python), or the route has an order-topic configuration."""
+        if self._patterns is None:
+            rules = self.line.rules
+            kernel = _compiled()
+            ok = (kernel is not None and self.strategy.send_latency_fault_enable
+                  and SCALAR_RUN > 0 and not rules.rewrites_cached_queue
+                  and not rules.shuffles_fault_items and not self.route.order_topic_conf)
+            self._patterns = RoutePatterns.of(self) if ok else False
+        return self._patterns or None
+
+    def _next_starts(self) -> np.ndarray[Any, Any]:
+        """The seeded counter starts of the next ``VERSIONS_AHEAD`` route versions."""
+        first = self.version + 1
+        known = self._starts
+        while len(known) < first + VERSIONS_AHEAD:
+            known.append(self.start_index(len(known)))
+        return np.array(known[first:first + VERSIONS_AHEAD], np.int64)
+
+    def _scalar_routes(self, out: Columns, i: int, pats: RoutePatterns) -> int:
+        """A churning producer's sends from ``i`` on in one compiled loop that also polls the
+        route (``compiled.run_sends`` with ``routes``): a route version begun in the loop is
+        a new queue list and a counter at its seeded start, as ``_poll`` makes them, so the
+        loop stops only before a send it cannot take (stepped next) or at the end of the
+        batch. Its fault rows are one per broker of the full route, whichever the list
+        holds. The same sends and state as stretches that stop at each route change."""
+        from rocketlb_core.replay import compiled
+
+        tp = self.tp
+        assert tp is not None and tp.index.stored is not None and self.next_poll is not None
+        v0 = tp.index.stored
+        rules = self.line.rules
+        if rules.counter_clamps and v0 < 0:
+            return 0
+        cond, strategy = self.conditions, self.strategy
+        full, cur = pats.names, pats.index[self.listed]
+        tables, bad, _, _ = cond.stretch_tables(full, self.producer, BUCKET_BITS)
+        fb, tord, n_items, wstored = self._fault_rows(full)
+        fb[:len(full), compiled.WQC] = pats.wqc[cur]
+        fb[:len(full), compiled.IN_LAYOUT] = pats.member[cur]
+        order = np.zeros(len(fb), np.int64)
+        four = rules.selection == "4.x"
+        if self._retries:
+            kinds = cond.failure_kinds(full, self.producer)
+            err_remoting = self._error_code("RemotingException")
+            err_timeout = self._error_code("call timeout")
+            iso = self._iso_duration
+        else:
+            kinds = _NO_KINDS
+            err_remoting = err_timeout = iso = -1
+        (k, why, end, steps, _, n_order, n_items, wstored, isolations, vb, cur, versions,
+         next_poll) = compiled.run_sends(
+            0, len(out.due) - i, out.due[i:], self._buckets[i:], self.busy, FOREVER,
+            cond.changes, tables, bad, cond.stacked, pats.ql[cur].copy(), pats.qi[cur].copy(),
+            four, v0, 0, v0 & _MASK31, True, True, fb, order, 0, tord, n_items, wstored,
+            isinstance(strategy.table, FaultTable5), self._lat_max, self._nad, self._isolates,
+            self._timeout, out.start, out.end, out.broker, out.queue_id, i, self._retries,
+            kinds, self._key64, out.seq, self._attempts, iso, out.status, out.attempts,
+            out.error, FAILED, err_remoting, err_timeout, *cond.table_params(),
+            int(pats.n[cur]), True, self.next_poll, ROUTE_POLL_MS, pats.segment, pats.ql,
+            pats.qi, pats.n, pats.wqc, pats.member, cur, self._next_starts())
+        self._write_back(full, fb, order[:n_order], wstored if four else None, tord, n_items)
+        if versions:
+            self._begin_version(pats.listed[cur], self.version + versions, vb)
+            self.route_versions_in_loop += versions
+        self.next_poll = next_poll
+        if k and why in (compiled.FAILS, compiled.ALL_OFF, compiled.WRAP):
+            self._steps_at = i + k                     # stepped next, without a stretch
         if k == 0:
             return 0
         self._commit(k, int(out.start[i + k - 1]), end, steps, [], vb)
@@ -436,6 +525,7 @@ class ProducerReplayer(SteppedReplayer):
                 base[j, compiled.CODE] = self.broker_code[b]
                 base[j, compiled.WQC] = tp.write_queue_count(b)
                 base[j, compiled.REACH] = 1
+                base[j, compiled.IN_LAYOUT] = 1
             self._fb_base = (tp, names, base, {b: j for j, b in enumerate(names)})
         base, local = self._fb_base[2], self._fb_base[3]
         nb = len(names)
@@ -463,30 +553,33 @@ class ProducerReplayer(SteppedReplayer):
         return fb, tord, len(rows), rotation
 
     def _write_back(self, names: tuple[str, ...], fb: Any, order: Any,
-                    wstored: int | None) -> None:
-        """The compiled loop's fault items into the table, new ones in order of first report
-        (what the reports one by one would have left: ``compiled``'s docstring), less those
-        of brokers outside the layout that a least-bad pick removed, and the 4.x rotation
-        counter."""
+                    wstored: int | None, tord: Any, n_items: int) -> None:
+        """The compiled loop's fault items into the table: each reported one as the loop left
+        it, the table in the loop's order (``tord``: new items in order of first report, less
+        those a least-bad pick removed; what the reports one by one would have left:
+        ``compiled``'s docstring), and the 4.x rotation counter."""
         from rocketlb_core.replay import compiled
 
         table = self.strategy.table
+        items = table.items
         reach = isinstance(table, FaultTable5)
-        nb = len(names)
-        for x, name in enumerate(self._fb_outside):     # removed by a least-bad pick of it
-            if not fb[nb + x, compiled.IN_TABLE]:
-                del table.items[name]
+        rows = (*names, *self._fb_outside)
         for j in order.tolist():
             row = fb[j].tolist()
-            name = names[j]
+            name = rows[j]
             latency, start = row[compiled.LAT], row[compiled.UNTIL]
-            item = table.items.get(name)
+            item = items.get(name)
             if item is None:
-                table.items[name] = FaultItem(name, latency, start)
+                items[name] = FaultItem(name, latency, start)
             else:
                 item.current_latency, item.start_timestamp = latency, start
                 if reach:
                     item.reachable = True
+        kept = [rows[j] for j in tord[:n_items].tolist()]
+        if list(items) != kept:                        # removed, or back after a removal
+            again = {name: items[name] for name in kept}
+            items.clear()
+            items.update(again)
         if wstored is not None and isinstance(table, FaultTable4):
             table.which_item_worst.stored = wstored
 
@@ -654,6 +747,49 @@ class ProducerReplayer(SteppedReplayer):
                      [(j, x, e) for j, (x, e) in reports.items()], vb)
         self._churning = isolations * CHURNING >= m
         return m
+
+
+@dataclass(frozen=True)
+class RoutePatterns:
+    """The routes a producer's polls can find (``Conditions.route_patterns``), as arrays for
+    the compiled loop: per pattern its queue list (``ql``: the row of ``fb``, one per broker
+    of ``names``, the full route's, sorted; ``qi``: the queue id; the first ``n`` of a row),
+    each broker's write-queue count (``getQueueIdByBroker``, -1: none) and whether the list
+    holds it (``member``); ``segment``: each segment's pattern; ``listed``: a pattern as the
+    full route's queue datas listed (``SteppedReplayer._route_for``), ``index`` its inverse."""
+
+    names: tuple[str, ...]
+    listed: list[tuple[bool, ...]]
+    index: dict[tuple[bool, ...], int]
+    segment: np.ndarray[Any, Any]
+    ql: np.ndarray[Any, Any]
+    qi: np.ndarray[Any, Any]
+    n: np.ndarray[Any, Any]
+    wqc: np.ndarray[Any, Any]
+    member: np.ndarray[Any, Any]
+
+    @classmethod
+    def of(cls, r: ProducerReplayer) -> RoutePatterns:
+        names = tuple(sorted({qd.broker_name for qd in r.route.queue_datas}))
+        col = {b: j for j, b in enumerate(names)}
+        rows, segment = r.conditions.route_patterns(names)
+        listed = [tuple(row[col[qd.broker_name]] for qd in r.route.queue_datas) for row in rows]
+        lists = [r._route_for(x) for x in listed]
+        width = max([len(queues) for _, queues, _ in lists] + [1])
+        ql = np.zeros((len(rows), width), np.int64)
+        qi = np.zeros((len(rows), width), np.int32)
+        n = np.zeros(len(rows), np.int64)
+        wqc = np.zeros((len(rows), len(names)), np.int64)
+        member = np.zeros((len(rows), len(names)), np.int64)
+        for p, (_, queues, queue_datas) in enumerate(lists):
+            n[p] = len(queues)
+            ql[p, :len(queues)] = [col[q.broker_name] for q in queues]
+            qi[p, :len(queues)] = [q.queue_id for q in queues]
+            tp = TopicPublishInfo(queues, queue_datas, ThreadLocalIndex(r.line, stored=0))
+            wqc[p] = [tp.write_queue_count(b) for b in names]
+            member[p] = [any(q.broker_name == b for q in queues) for b in names]
+        return cls(names, listed, {x: p for p, x in enumerate(listed)}, segment, ql, qi, n,
+                   wqc, member)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -297,6 +297,23 @@ class Conditions:
             hit = self._remember(key, listed)
         return hit
 
+    def route_patterns(self, names: tuple[str, ...]) -> tuple[list[tuple[bool, ...]],
+                                                              np.ndarray[Any, Any]]:
+        """``route_matrix`` as patterns: the distinct rows (which brokers of ``names`` the name
+        servers list), in order of first appearance, and each segment's row among them. A
+        churning day's hundred thousand segments have a handful. Cached."""
+        key = ("patterns", names)
+        hit = self._recall(key)
+        if hit is None:
+            listed = self.route_matrix(names)
+            code = listed.astype(np.int64) @ (np.int64(1) << np.arange(len(names), dtype=np.int64))
+            uniq, first, seg = np.unique(code, return_index=True, return_inverse=True)
+            rank = np.empty(len(uniq), np.int64)
+            rank[np.argsort(first, kind="stable")] = np.arange(len(uniq), dtype=np.int64)
+            rows = [tuple(bool(x) for x in listed[f]) for f in sorted(first.tolist())]
+            hit = self._remember(key, (rows, rank[seg.reshape(-1)]))
+        return hit
+
 
 def _build_tables(keys: Any) -> tuple[tuple[LatencyTable, ...], np.ndarray[Any, Any]]:
     """The latency tables of (median, p99) ``keys``, in id order, and all of them flat
