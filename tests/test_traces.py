@@ -112,3 +112,42 @@ def test_a_string_column_that_is_not_utf8_is_bad_input(tmp_path) -> None:  # typ
                    trace / "conditions.parquet")
     with pytest.raises(TraceError, match=r"conditions\.parquet: .*utf-8"):
         load_trace(trace)
+
+
+def test_names_with_control_characters_are_found_by_code_point() -> None:
+    """A name may hold any character but U+0000 to U+001F and U+007F, wherever it is."""
+    from rocketlb_core.trace.schema import has_control
+
+    for c in [*range(0, 0x3000), *range(0x3000, 0x110000, 997)]:
+        if 0xD800 <= c <= 0xDFFF:
+            continue
+        assert has_control(f"broker{chr(c)}-a") == (c < 32 or c == 127), hex(c)
+    assert not has_control("")
+    assert has_control("\x7f")
+    assert not has_control("é\u2028")
+
+
+def test_a_bad_name_after_good_ones_is_found_in_its_row(tmp_path: Path) -> None:
+    """Each name of a conditions file is checked once, however many rows repeat it; a bad one
+    is still reported with its own row and field, even where the same column held good names
+    in every row before it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.trace.read import load_trace
+
+    trace = tmp_path / "t"
+    shutil.copytree(data_path("traces", "seed002-outage"), trace)
+    table = pq.read_table(trace / "conditions.parquet")
+    column = "broker"
+    values = table.column(column).to_pylist()
+    row = max(i for i, v in enumerate(values) if v in values[:i])   # held before too
+    assert row > 2
+    values[row] = values[row] + "\x07"
+    pq.write_table(table.set_column(table.schema.get_field_index(column), column,
+                                    pa.array(values, pa.string())),
+                   trace / "conditions.parquet")
+    with pytest.raises(TraceError) as info:
+        load_trace(trace)
+    assert (info.value.row, info.value.field) == (row + 1, column)
+    assert "control characters" in str(info.value)

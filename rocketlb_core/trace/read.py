@@ -69,6 +69,7 @@ def _read_table(path: Path, columns: dict[str, str], max_rows: int) -> dict[str,
                          ) from None
     if table.num_rows == 0:
         raise TraceError(path, None, None, "no rows")
+    names: set[str] = set()                          # checked already (a few, many times)
     for col, typ in columns.items():
         values = data[col]
         for i, v in enumerate(values):
@@ -76,7 +77,8 @@ def _read_table(path: Path, columns: dict[str, str], max_rows: int) -> dict[str,
                 if col not in NULLABLE:
                     raise TraceError(path, i + 1, col, "missing value")
             elif typ == "string" and col != "key":       # keys are free text, never read
-                check_name(path, i + 1, col, v)
+                if v not in names:
+                    names.add(check_name(path, i + 1, col, v))
             elif col == "time_ms" and not 0 <= v <= MAX_TIME_MS:
                 raise TraceError(path, i + 1, col, f"{v} is outside 0..{MAX_TIME_MS} (ms from "
                                  "the trace's start, at most 31 days)")

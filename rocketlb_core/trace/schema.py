@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -97,9 +98,13 @@ def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.s
     return st
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def has_control(text: str) -> bool:
-    """Whether ``text`` holds a control character (names may not)."""
-    return any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+    """Whether ``text`` holds a control character, U+0000 to U+001F or U+007F (names may
+    not)."""
+    return _CONTROL.search(text) is not None
 
 
 def is_name(value: object) -> bool:
