@@ -13,7 +13,7 @@ import pytest
 from rocketlb_core.model import BrokerData, MessageQueue, QueueData, TopicRoute
 from rocketlb_core.producer import SendConfig, SendMode
 from rocketlb_core.replay.aggregates import Aggregates
-from rocketlb_core.replay.config import ReplayConfig
+from rocketlb_core.replay.config import FAILED, ReplayConfig
 from rocketlb_core.replay.draws import (
     LatencyTable,
     draw_bits,
@@ -223,6 +223,33 @@ def test_column_aggregates_equal_row_aggregates() -> None:
     errors: dict[str, int] = {}
     r = ProducerReplayer("p0", "T", route, conditions, False, ReplayConfig(), BROKERS, errors)
     cols = r.run(due)
+    by_rows, by_cols = Aggregates(), Aggregates()
+    for row in rows_of("p0", cols, BROKERS, errors):
+        by_rows.add(row)
+    by_cols.add_columns(cols, BROKERS, errors)
+    assert by_cols == by_rows
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_column_aggregates_equal_row_aggregates_on_any_columns(case: int) -> None:
+    """The batch counts (queues and latency buckets counted, not sorted) are the row-by-row
+    counts for any batch: latencies from 0 to hours (exact buckets and rounded ones), any
+    broker and queue id, failed sends among them, an empty batch."""
+    from rocketlb_core.replay.stepped import Columns
+
+    rng = np.random.default_rng(case)
+    n = [0, 1, 7, 1000, 5000, 20000][case]
+    due = np.sort(rng.integers(0, 10**9, n))
+    waited = np.where(rng.random(n) < 0.7, rng.integers(0, 2048, n),
+                      rng.integers(0, 10**7, n))
+    failed = rng.random(n) < 0.1
+    broker = np.where(failed, -1, rng.integers(0, len(BROKERS), n)).astype(np.int16)
+    queue_id = np.where(failed, -1, rng.integers(0, [1, 8, 1024][case % 3], n)).astype(np.int32)
+    errors = {"RemotingException": 0, "call timeout": 1}
+    cols = Columns(np.arange(n, dtype=np.int64), due, due, due + waited,
+                   np.where(failed, FAILED, 0).astype(np.int8), broker, queue_id,
+                   rng.integers(1, 4, n).astype(np.int32),
+                   np.where(failed, rng.integers(0, 2, n), -1).astype(np.int16))
     by_rows, by_cols = Aggregates(), Aggregates()
     for row in rows_of("p0", cols, BROKERS, errors):
         by_rows.add(row)

@@ -76,16 +76,24 @@ class Aggregates:
                 self.failures[vocab.get(code) or "?"] += count
         ok = ~failed
         self.stored += int(ok.sum())
-        keys, counts = np.unique(c.broker[ok].astype(np.int64) << 32 | c.queue_id[ok],
-                                 return_counts=True)
-        for key, count in zip(keys.tolist(), counts.tolist(), strict=True):
-            broker = brokers[key >> 32]
-            self.by_broker[broker] += count
-            self.by_queue[f"{broker}/{key & 0xFFFFFFFF}"] += count
+        qid = c.queue_id[ok]
+        if len(qid):                                   # counted, not sorted: small ints
+            width = int(qid.max()) + 1
+            hits = np.bincount(c.broker[ok].astype(np.int64) * width + qid)
+            keys = np.flatnonzero(hits)                # ascending: by broker, then queue
+            for key, count in zip(keys.tolist(), hits[keys].tolist(), strict=True):
+                broker = brokers[key // width]
+                self.by_broker[broker] += count
+                self.by_queue[f"{broker}/{key % width}"] += count
         waited = c.end[ok] - c.due[ok]
         if len(waited):
             self.latency_max = max(self.latency_max, int(waited.max()))
-        lat, counts = np.unique(_latency_buckets(waited), return_counts=True)
+        exact = waited < (1 << LATENCY_EXACT_BITS)     # its own bucket: counted
+        hits = np.bincount(waited[exact])
+        lat = np.flatnonzero(hits)
+        for value, count in zip(lat.tolist(), hits[lat].tolist(), strict=True):
+            self.latency[value] += count
+        lat, counts = np.unique(_latency_buckets(waited[~exact]), return_counts=True)
         for value, count in zip(lat.tolist(), counts.tolist(), strict=True):
             self.latency[value] += count
 
