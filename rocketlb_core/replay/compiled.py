@@ -206,6 +206,7 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
     nff = FAIL_FAST.shape[0]
     at = np.searchsorted(changes, dues[k] if dues[k] > end else end, side="right")
     seg_end = changes[at] if at < nch else FOREVER
+    lat_min = lat_max.min() if lat_max.shape[0] else 0   # below every threshold: no isolation
     nver = 0                                           # route versions begun here (``routes``)
     pat_at = np.searchsorted(changes, next_poll, side="right") if routes else 0
     off = np.zeros(nb, np.bool_)
@@ -418,7 +419,8 @@ def run_sends(k: int, w: int, dues: np.ndarray[Any, Any], draws: np.ndarray[Any,
             if took:
                 u = v
             if carry:
-                d = _duration(latency, lat_max, nad) if ok else iso_duration
+                d = iso_duration if not ok else (
+                    0 if latency < lat_min else _duration(latency, lat_max, nad))
                 if not five_extends or (d > 0 and clock + latency + d > fb[j, UNTIL]):
                     fb[j, UNTIL] = clock + latency + d  # 4.x overwrites; 5.x only extends
                 fb[j, LAT] = latency
