@@ -643,3 +643,33 @@ def test_route_changes_run_inside_the_compiled_loop(case: int, line: str,
     if case % 2:
         assert int((out.attempts == 0).sum()) > 0          # sends that found no route
     _same_both_ways("p0", due, route, conditions, config)
+
+
+def test_route_patterns_are_made_once_per_route_and_conditions() -> None:
+    """The producers of a task share one ``RoutePatterns`` (a thousand producers made a
+    thousand before); another route gets its own, and each pattern's list is what a poll of
+    that route builds."""
+    from rocketlb_core.replay.stepped import route_listing
+    from rocketlb_core.replay.stretch import RoutePatterns
+
+    rng = random.Random(12)
+    conditions = Conditions.from_columns(_churn(rng, 600_000))
+    route = _route([4, 2, 8])
+    config = ReplayConfig(line="4.9.8", fault_tolerance=True)
+    a = ProducerReplayer("p0", "T", route, conditions, True, config, BROKERS)._route_patterns()
+    b = ProducerReplayer("p1", "T", route, conditions, True, config, BROKERS)._route_patterns()
+    assert a is not None
+    assert a is b
+    other = _route([4, 2, 8])
+    c = ProducerReplayer("p0", "T", other, conditions, True, config, BROKERS)._route_patterns()
+    assert c is not None
+    assert c is not a
+    assert len(a.listed) >= 3
+    for p, listed in enumerate(a.listed):
+        _, queues, _ = route_listing(route, "T", listed)
+        n = int(a.n[p])
+        assert n == len(queues)
+        assert [a.names[j] for j in a.ql[p, :n].tolist()] == [q.broker_name for q in queues]
+        assert a.qi[p, :n].tolist() == [q.queue_id for q in queues]
+        assert c.ql[p].tolist() == a.ql[p].tolist()
+    assert isinstance(RoutePatterns.of(route, "T", config.line, conditions), RoutePatterns)

@@ -222,11 +222,7 @@ class SteppedReplayer:
         once per pattern, so each is one object."""
         known = self._routes.get(listed)
         if known is None:
-            keep = tuple(qd for qd, on in zip(self.route.queue_datas, listed, strict=True) if on)
-            candidate = replace(self.route, queue_datas=keep)
-            known = self._routes[listed] = (candidate,
-                                            tuple(publish_queues(self.topic, candidate)),
-                                            candidate.sorted_queue_datas())
+            known = self._routes[listed] = route_listing(self.route, self.topic, listed)
         return known
 
     def _begin_version(self, listed: tuple[bool, ...], version: int, start_index: int) -> None:
@@ -274,6 +270,16 @@ class SteppedReplayer:
         """Sends from ``i`` on that a stretch can take in closed form: none here (stepping
         only); ``ProducerReplayer`` overrides it."""
         return 0
+
+
+def route_listing(route: TopicRoute, topic: str, listed: tuple[bool, ...]
+                  ) -> tuple[TopicRoute, tuple[Any, ...], Any]:
+    """The route the name servers answer when they list the entries ``listed`` of ``route``'s
+    queue datas (``timeline.route_at``), the producer's queue list for it (``publish_queues``)
+    and its queue datas sorted (what ``TopicPublishInfo.from_route`` keeps)."""
+    keep = tuple(qd for qd, on in zip(route.queue_datas, listed, strict=True) if on)
+    candidate = replace(route, queue_datas=keep)
+    return candidate, tuple(publish_queues(topic, candidate)), candidate.sorted_queue_datas()
 
 
 def rows_of(producer: str, c: Columns, brokers: Sequence[str], errors: dict[str, int]

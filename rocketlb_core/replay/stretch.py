@@ -19,6 +19,7 @@ from rocketlb_core.model import TopicRoute
 from rocketlb_core.producer import TopicPublishInfo
 from rocketlb_core.producer.fault import FaultItem, FaultTable4, FaultTable5
 from rocketlb_core.producer.index import ThreadLocalIndex
+from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.replay.config import FAILED, ReplayConfig
 from rocketlb_core.replay.draws import BUCKET_BITS
 from rocketlb_core.replay.stepped import (
@@ -26,6 +27,7 @@ from rocketlb_core.replay.stepped import (
     MIN_STRETCH,
     Columns,
     SteppedReplayer,
+    route_listing,
     rows_of,
 )
 from rocketlb_core.replay.timeline import FOREVER, Conditions
@@ -442,16 +444,19 @@ class ProducerReplayer(SteppedReplayer):
             ok = (kernel is not None and self.strategy.send_latency_fault_enable
                   and SCALAR_RUN > 0 and not rules.rewrites_cached_queue
                   and not rules.shuffles_fault_items and not self.route.order_topic_conf)
-            self._patterns = RoutePatterns.of(self) if ok else False
+            self._patterns = RoutePatterns.shared(self.route, self.topic, self.line,
+                                                  self.conditions) if ok else False
         return self._patterns or None
 
     def _next_starts(self) -> np.ndarray[Any, Any]:
-        """The seeded counter starts of the next ``VERSIONS_AHEAD`` route versions."""
+        """The seeded counter starts of the next route versions: as many as the producer has
+        had so far (from 8, at most ``VERSIONS_AHEAD``); the loop stops when it needs more."""
         first = self.version + 1
+        ahead = min(VERSIONS_AHEAD, max(8, self.version))
         known = self._starts
-        while len(known) < first + VERSIONS_AHEAD:
+        while len(known) < first + ahead:
             known.append(self.start_index(len(known)))
-        return np.array(known[first:first + VERSIONS_AHEAD], np.int64)
+        return np.array(known[first:first + ahead], np.int64)
 
     def _scalar_routes(self, out: Columns, i: int, pats: RoutePatterns) -> int:
         """A churning producer's sends from ``i`` on in one compiled loop that also polls the
@@ -769,12 +774,24 @@ class RoutePatterns:
     member: np.ndarray[Any, Any]
 
     @classmethod
-    def of(cls, r: ProducerReplayer) -> RoutePatterns:
-        names = tuple(sorted({qd.broker_name for qd in r.route.queue_datas}))
+    def shared(cls, route: TopicRoute, topic: str, line: ProducerLine, conditions: Conditions
+               ) -> RoutePatterns:
+        """``of``, made once per route object and kept with the conditions (the producers of a
+        task share both: a thousand producers made them a thousand times)."""
+        key = ("route-patterns", id(route), topic, line)
+        made = conditions.cached(key, lambda: (route, cls.of(route, topic, line, conditions)))
+        if made[0] is not route:                       # another route under a reused id
+            return cls.of(route, topic, line, conditions)
+        return made[1]
+
+    @classmethod
+    def of(cls, route: TopicRoute, topic: str, line: ProducerLine, conditions: Conditions
+           ) -> RoutePatterns:
+        names = tuple(sorted({qd.broker_name for qd in route.queue_datas}))
         col = {b: j for j, b in enumerate(names)}
-        rows, segment = r.conditions.route_patterns(names)
-        listed = [tuple(row[col[qd.broker_name]] for qd in r.route.queue_datas) for row in rows]
-        lists = [r._route_for(x) for x in listed]
+        rows, segment = conditions.route_patterns(names)
+        listed = [tuple(row[col[qd.broker_name]] for qd in route.queue_datas) for row in rows]
+        lists = [route_listing(route, topic, x) for x in listed]
         width = max([len(queues) for _, queues, _ in lists] + [1])
         ql = np.zeros((len(rows), width), np.int64)
         qi = np.zeros((len(rows), width), np.int32)
@@ -785,7 +802,7 @@ class RoutePatterns:
             n[p] = len(queues)
             ql[p, :len(queues)] = [col[q.broker_name] for q in queues]
             qi[p, :len(queues)] = [q.queue_id for q in queues]
-            tp = TopicPublishInfo(queues, queue_datas, ThreadLocalIndex(r.line, stored=0))
+            tp = TopicPublishInfo(queues, queue_datas, ThreadLocalIndex(line, stored=0))
             wqc[p] = [tp.write_queue_count(b) for b in names]
             member[p] = [any(q.broker_name == b for q in queues) for b in names]
         return cls(names, listed, {x: p for p, x in enumerate(listed)}, segment, ql, qi, n,

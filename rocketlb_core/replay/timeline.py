@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -203,6 +204,13 @@ class Conditions:
             for old in [k for k in m if isinstance(k, tuple)][:len(m) - CACHED]:
                 del m[old]
         return value
+
+    def cached(self, key: tuple[Any, ...], build: Callable[[], _T]) -> _T:
+        """What ``build`` makes of these conditions, kept under ``key`` with the per-segment
+        answers (least recently used first out): for answers made elsewhere, such as the
+        compiled replay loop's route patterns (``stretch.RoutePatterns``)."""
+        hit = self._recall(key)
+        return hit if hit is not None else self._remember(key, build())
 
     def segment_of(self, t: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """The segment of each time in ``t``."""
