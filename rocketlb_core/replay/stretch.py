@@ -433,8 +433,9 @@ class ProducerReplayer(SteppedReplayer):
         return int(k)
 
     def _route_patterns(self) -> RoutePatterns | None:
-        """What the compiled loop needs to poll the route itself (``_scalar_routes``), made
-        once per producer; None where it cannot: numba is not installed, fault tolerance is
+        """What the compiled loop needs to poll the route itself (``_scalar_routes``), looked
+        up once per producer (made once per route: ``RoutePatterns.shared``); None where it
+        cannot: numba is not installed, fault tolerance is
         off (such producers do not churn), isolations are not carried (``SCALAR_RUN`` 0), the
         line rewrites its cached queue or shuffles fault items (4.9.7, 4.7.1: their least-bad
         pick goes through Python), or the route has an order-topic configuration."""
@@ -754,7 +755,7 @@ class ProducerReplayer(SteppedReplayer):
         return m
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RoutePatterns:
     """The routes a producer's polls can find (``Conditions.route_patterns``), as arrays for
     the compiled loop: per pattern its queue list (``ql``: the row of ``fb``, one per broker
