@@ -161,9 +161,7 @@ class SteppedReplayer:
         self._lat_max = np.array(self.strategy.latency_max, np.int64)   # for the compiled loop
         self._nad = np.array(self.strategy.not_available_duration, np.int64)
         self._fb_base: tuple[Any, ...] | None = None   # the compiled loop's per-route rows
-        self._kinds_key: tuple[Any, ...] | None = None  # ... and its failure kinds (retries)
         self._fb_outside: list[str] = []               # ... and the items outside its layout
-        self._kinds: np.ndarray[Any, Any] = np.zeros((1, 1), np.int8)
         self._layout_lists: tuple[list[int], list[int], list[int]] = ([], [], [])
         self._ahead_val: tuple[Any, Any, Any] = (None, None, None)
         self._ahead_lists: tuple[Any, Any] = ([], [])   # Conditions.stretch_tables' RowLists

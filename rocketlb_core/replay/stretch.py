@@ -392,17 +392,7 @@ class ProducerReplayer(SteppedReplayer):
         order = np.zeros(len(fb), np.int64)
         dues, draws = out.due[i:i + w], self._buckets[i:i + w]
         retry = self._retries and carry and here
-        if retry:
-            if self._kinds_key != self._ahead_key:
-                self._kinds_key = self._ahead_key
-                self._kinds = cond.failure_kinds(names, self.producer)
-            kinds = self._kinds
-            err_remoting = self._error_code("RemotingException")
-            err_timeout = self._error_code("call timeout")
-            iso = self._iso_duration
-        else:
-            kinds = _NO_KINDS
-            err_remoting = err_timeout = iso = -1
+        kinds, err_remoting, err_timeout, iso = self._retry_inputs(names, retry)
         k, end, vb, steps, u, isolations = 0, self.busy, v0, 0, v0 & _MASK31, 0
         k, why, end, steps, u, n_order, n_items, wstored, isolations, *_ = compiled.run_sends(
             k, w, dues, draws, end, horizon, cond.changes, tables, bad, cond.stacked, qlocal,
@@ -431,6 +421,16 @@ class ProducerReplayer(SteppedReplayer):
         self._commit(k, int(out.start[i + k - 1]), end, steps, [], vb)
         self._churning = isolations * CHURNING >= k
         return int(k)
+
+    def _retry_inputs(self, names: tuple[str, ...], retry: bool) -> tuple[Any, int, int, int]:
+        """What the compiled loop's retries read (``retry``): how an attempt fails per segment
+        and broker of ``names`` (``Conditions.failure_kinds``), the codes of its two errors, a
+        failed attempt's isolation; else placeholders."""
+        if not retry:
+            return _NO_KINDS, -1, -1, -1
+        return (self.conditions.failure_kinds(names, self.producer),
+                self._error_code("RemotingException"), self._error_code("call timeout"),
+                self._iso_duration)
 
     def _route_patterns(self) -> RoutePatterns | None:
         """What the compiled loop needs to poll the route itself (``_scalar_routes``), looked
@@ -482,14 +482,7 @@ class ProducerReplayer(SteppedReplayer):
         fb[:len(full), compiled.IN_LAYOUT] = pats.member[cur]
         order = np.zeros(len(fb), np.int64)
         four = rules.selection == "4.x"
-        if self._retries:
-            kinds = cond.failure_kinds(full, self.producer)
-            err_remoting = self._error_code("RemotingException")
-            err_timeout = self._error_code("call timeout")
-            iso = self._iso_duration
-        else:
-            kinds = _NO_KINDS
-            err_remoting = err_timeout = iso = -1
+        kinds, err_remoting, err_timeout, iso = self._retry_inputs(full, self._retries)
         (k, why, end, steps, _, n_order, n_items, wstored, isolations, vb, cur, versions,
          next_poll) = compiled.run_sends(
             0, len(out.due) - i, out.due[i:], self._buckets[i:], self.busy, FOREVER,
