@@ -383,3 +383,60 @@ def test_the_import_command(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "--layout" in run.stderr
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize(("line", "case"), [(line, case) for line in ("4.9.8", "5.3.3")
+                                            for case in ("old-list", "new-list", "late")])
+def test_a_send_right_after_a_logged_route_change_may_use_the_old_list(line: str,
+                                                                      case: str) -> None:
+    """The client logs ``route info changed`` before it installs the new list, so a send that
+    began in the line's millisecond may still pick from the old list (seen live, 5.3.3): the
+    check takes either, and a send long after the line (``late``) must use the new one."""
+    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+    from rocketlb_core.producer import MQFaultStrategy, ThreadLocalIndex, TopicPublishInfo, send
+    from rocketlb_core.replay.timeline import Conditions
+    from rocketlb_core.trace.agreement import (
+        AGREE,
+        INFERRED,
+        UNEXPLAINED,
+        ObservedBrokers,
+        producer_agreement,
+    )
+
+    qds = (QueueData("broker-b", 4, 4, 6),)
+    route = TopicRoute(qds, (BrokerData("broker-b", {0: "127.0.0.1:10911"}),))
+    conditions = Conditions.from_columns({
+        "time_ms": [0], "broker": ["broker-b"], "client": [None], "kind": ["latency"],
+        "mode": [None], "median_ms": [3.0], "p99_ms": [9.0]})
+    model = ObservedBrokers(conditions, {})
+    switch = 10                                        # the send the change is logged at
+    logged = 50 * switch - (200 if case == "late" else 0)
+    uses_new = switch if case == "new-list" else switch + 1
+    strategy = MQFaultStrategy(line, send_latency_fault_enable=False)
+    truth = []
+    tp = None
+    for k in range(24):
+        if k in (0, uses_new):                        # a new list, its counter anywhere
+            tp = TopicPublishInfo(publish_queues_of(route), route.sorted_queue_datas(),
+                                  ThreadLocalIndex(line, stored=[7, 0][k > 0]))
+        assert tp is not None
+        q = send(strategy, tp, model, 50 * k).queue
+        assert q is not None
+        truth.append({"seq": k, "sent_ms": 50 * k, "status": "SEND_OK",
+                      "broker": q.broker_name, "queue": q.queue_id, "cost_ms": 3})
+    a = producer_agreement(truth, line=line, fault_tolerance=False, topic="T", route=route,
+                           conditions=conditions, origin_ms=0, costs={},
+                           route_changes=[(0, qds), (logged, qds)])
+    verdicts = [c.verdict for c in a.checks]
+    if case == "late":
+        assert UNEXPLAINED in verdicts                # the old list cannot explain it
+        return
+    assert UNEXPLAINED not in verdicts
+    assert verdicts[switch] == (AGREE if case == "old-list" else INFERRED)
+    assert verdicts[switch + 1] == (INFERRED if case == "old-list" else AGREE)
+
+
+def publish_queues_of(route: object) -> list[MessageQueue]:
+    from rocketlb_core.model import publish_queues
+
+    return publish_queues("T", route)  # type: ignore[arg-type]

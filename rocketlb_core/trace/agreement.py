@@ -9,8 +9,10 @@ of the ground truth in order, at its recorded time, with the recorded client lin
 answers (``silent``); otherwise the attempt succeeds after the ``costTime`` the message trace
 recorded for this very message (joined by msgId), or the window's median when the package
 chose another broker than the real client did. The route is what the client itself logged:
-each ``route info changed`` line builds a new publish list, whose round-robin counter starts
-at a random value upstream; that value is **inferred** from the first send after the change
+each ``route info changed`` line builds a new publish list (from the first send that began
+after it, or ``LOG_BEFORE_INSTALL_MS`` later where the old list still explains the send: the
+client logs the change before it installs the list), whose round-robin counter starts at a
+random value upstream; that value is **inferred** from the first send after the change
 (the counter start that makes the package choose the queue the client chose), and that send
 is counted as inferred, not as agreement. 5.x with fault tolerance on also resets the counter to
 a random value when it retries (``resetIndex``); such a send is inferred the same way
@@ -50,6 +52,12 @@ from rocketlb_core.replay.timeline import Conditions
 ATTEMPT_SLACK_MS = 5
 """The trace's conditions change at an attempt's start as the client logged it, a few ms after
 the application called ``send`` (when the walk runs it): conditions are read that much later."""
+LOG_BEFORE_INSTALL_MS = 20
+"""A client logs ``route info changed`` before it builds and installs the new publish list
+(``MQClientInstance.updateTopicRouteInfoFromNameServer``: the log line, then the broker
+addresses, then ``topicRouteData2TopicPublishInfo`` and each producer's update), so a send that
+began up to this long after the line may still pick from the old list (seen live: a send in
+the line's very millisecond that continued the old counter)."""
 AGREE = "agrees"
 INFERRED = "counter inferred after a route change"
 IN_FLIGHT = "in flight at a change"
@@ -160,14 +168,18 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     pending, pending_verdict = True, INFERRED
     for row in truth:
         now = int(row["sent_ms"]) - origin_ms
+        observed = (f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED")
+        model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
         while changes and changes[0][0] <= now:
+            if (tp is not None and not pending
+                    and now - changes[0][0] < LOG_BEFORE_INSTALL_MS
+                    and _label(_trial(strategy, tp, model, now, None, 0)[2].queue) == observed):
+                break               # logged, not installed yet: this send used the old list
             new_route = TopicRoute(changes.pop(0)[1], route.broker_datas)
             tp = TopicPublishInfo(publish_queues(topic, new_route),
                                   new_route.sorted_queue_datas(), ThreadLocalIndex(line, stored=0))
             pending, pending_verdict = True, INFERRED
         assert tp is not None
-        observed = (f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED")
-        model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
         n = len(tp.queues)
         starts: list[int | None] = list(range(n)) if pending else [None]
         verdict, chosen, undetermined = UNEXPLAINED, None, False
