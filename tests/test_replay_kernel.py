@@ -672,4 +672,6 @@ def test_route_patterns_are_made_once_per_route_and_conditions() -> None:
         assert [a.names[j] for j in a.ql[p, :n].tolist()] == [q.broker_name for q in queues]
         assert a.qi[p, :n].tolist() == [q.queue_id for q in queues]
         assert c.ql[p].tolist() == a.ql[p].tolist()
-    assert isinstance(RoutePatterns.of(route, "T", config.line, conditions), RoutePatterns)
+    fresh = RoutePatterns.of(route, "T", config.line, conditions)
+    assert fresh.listed == a.listed
+    assert np.array_equal(fresh.segment, a.segment)

@@ -54,7 +54,8 @@ _NO_ROUTES = (np.zeros(1, np.int64), np.zeros((1, 1), np.int64), np.zeros((1, 1)
 """run_sends' route inputs when it does not poll (``routes`` off): a segment's pattern, the
 patterns' lists, queue ids, lengths, write-queue counts, list membership."""
 VERSIONS_AHEAD = 64
-"""How many route versions' seeded counter starts the loop gets at a time."""
+"""At most how many route versions' seeded counter starts the loop gets at a time
+(``ProducerReplayer._next_starts``)."""
 _KERNEL: list[Any] = []                                # [the compiled module or None], once tried
 
 
