@@ -25,6 +25,9 @@ MAX_LATENCY_MS = 3_600_000.0       # median_ms and p99_ms of a latency row (fini
 MAX_LATENCY_PAIRS = 256            # distinct (median_ms, p99_ms) pairs: the replay builds a
                                    # 2^16-entry table for each (512 KiB), shipped to every task
 MAX_CONSUME_RATE = 10_000_000.0    # a group's consume_rate_per_s in trace.json
+MAX_LAG_ROWS = 100_000             # the consumer replay's lag.parquet rows per strategy (queues
+                                   # x samples): samples are every 10 s, or every multiple of
+                                   # 10 s that keeps a long trace within this (replay.lag)
 
 # ---------------------------------------------------------------- scenarios
 MAX_SCENARIO_BYTES = 4 << 20
@@ -32,6 +35,13 @@ MAX_DURATION_MS = 31 * DAY_MS      # duration_ms, drain_ms, at_ms, start_ms, sto
 MAX_SIM_MESSAGES = 1_000_000_000   # sum of producers' rate x sending time: memory is flat in
                                    # messages (sim.ledger), time is not (60-100 k a wall second)
 MAX_SIM_TICKS = 100_000_000        # (duration_ms / tick_ms) x producers
+MAX_SIM_TIMER_FIRINGS = 5_000_000  # periodic work over duration_ms + drain_ms, whatever happens:
+                                   # send ticks, route polls, pulls (500 ms), commits,
+                                   # rebalances, heartbeats, server scans, lag samples (5 s);
+                                   # a firing counted once per queue it may visit
+                                   # (sim.scenario.timer_firings). Timers fire whether or not
+                                   # anything happens (an idle tick ~8 us here): about a minute
+                                   # at the bound; the largest shipped scenario is 187 k
 MAX_BROKERS = 256
 MAX_TOPICS = 64
 MAX_PRODUCERS = 1_024

@@ -33,6 +33,7 @@ from rocketlb_core.producer import (
 )
 from rocketlb_core.producer.tables import SYSTEM_ERROR
 from rocketlb_core.sim.events import (
+    PULL_TICK_MS,
     Heartbeat,
     LifeTimer,
     Notify,
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
     from rocketlb_core.sim.cluster import Broker
     from rocketlb_core.sim.scenario import GroupSpec, MemberSpec, ProducerSpec
     from rocketlb_core.sim.services import Services
-
-PULL_TICK_MS = 500
 
 
 class Producer:

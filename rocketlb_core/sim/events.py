@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from rocketlb_core.sim.scenario import EventSpec
 
 
+PULL_TICK_MS = 500
+"""A consumer pulls from the queues it owns this often."""
+LAG_SAMPLE_MS = 5_000
+"""The world journals every group's lag per queue this often."""
+
+
 class Priority(IntEnum):
     """Which of two events at the same millisecond runs first (lower first)."""
 

@@ -16,6 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.conditions import (
+    CHANNEL_SCAN_MS,
+    HEARTBEAT_MS,
+    PERSIST_OFFSET_MS,
+    REBALANCE_WAIT_MS,
+    REGISTER_PERIOD_MS,
+    ROUTE_POLL_MS,
+)
 from rocketlb_core.consumer.registry import REGISTRY, make
 from rocketlb_core.errors import InputError
 from rocketlb_core.limits import (
@@ -33,10 +41,12 @@ from rocketlb_core.limits import (
     MAX_SCENARIO_BYTES,
     MAX_SIM_MESSAGES,
     MAX_SIM_TICKS,
+    MAX_SIM_TIMER_FIRINGS,
     MAX_TEXT_CHARS,
     MAX_TOPICS,
 )
 from rocketlb_core.producer.line import ProducerLine
+from rocketlb_core.sim.events import LAG_SAMPLE_MS, PULL_TICK_MS
 from rocketlb_core.sim.faults import FAULTS
 from rocketlb_core.trace.schema import has_control
 
@@ -346,12 +356,15 @@ def loads(text: str, path: str) -> Scenario:
     duration = r.num(top, "duration_ms", "", integer=True, positive=True,
                      maximum=MAX_DURATION_MS)
     tick = r.num(top, "tick_ms", "", 100, integer=True, positive=True, maximum=MAX_DURATION_MS)
+    drain = r.num(top, "drain_ms", "", 60_000, **when)
     _check_size(r, duration, tick, producers)
-    return Scenario(
+    scenario = Scenario(
         r.text(top, "name", ""), r.text(top, "description", "", "", limit=MAX_TEXT_CHARS),
-        str(path), duration, r.num(top, "drain_ms", "", 60_000, **when), line, name_servers,
+        str(path), duration, drain, line, name_servers,
         tuple(brokers), tuple(topics), tuple(producers), tuple(groups),
         tuple(sorted(events, key=lambda ev: ev.at_ms)), dict(expect), tick)
+    _check_timers(r, scenario)
+    return scenario
 
 
 def _check_size(r: _Reader, duration: int, tick: int, producers: list[ProducerSpec]) -> None:
@@ -366,6 +379,55 @@ def _check_size(r: _Reader, duration: int, tick: int, producers: list[ProducerSp
     if ticks > MAX_SIM_TICKS:
         raise r.fail("tick_ms", f"{ticks:,} producer ticks: more than {MAX_SIM_TICKS:,} (raise "
                                 "tick_ms or lower duration_ms)")
+
+
+def timer_firings(sc: Scenario) -> dict[str, int]:
+    """About how much periodic work a run of ``sc`` does, whatever happens in it: each timer's
+    firings over the run (``duration_ms + drain_ms``), a firing that visits queues counted once
+    per queue it may visit (``limits.MAX_SIM_TIMER_FIRINGS``). By source: ``ticks`` (producers'
+    send ticks, every ``tick_ms`` while they send), ``producers`` (their route polls, 30 s),
+    ``consumers`` (each member's pulls every 500 ms, commits every 5 s, rebalances every 20 s,
+    heartbeats and route polls every 30 s, each counted 1 + its topic's queues), ``servers``
+    (brokers' registrations and channel scans, name servers' broker scans) and ``lag`` (a
+    sample every 5 s of every clustering group's queues)."""
+    end = sc.duration_ms + sc.drain_ms
+    queues = {t.name: t.read_queues * len(t.brokers) for t in sc.topics}
+    ticks = sum(max(0, min(p.stop_ms if p.stop_ms is not None else sc.duration_ms, end)
+                    - p.start_ms) // sc.tick_ms for p in sc.producers)
+    polls = sum(max(0, end - p.start_ms) // ROUTE_POLL_MS + 1 for p in sc.producers)
+    consumers = 0
+    for g in sc.groups:
+        for m in g.members:
+            life = max(0, end - m.start_ms)
+            fired = (life // PULL_TICK_MS + life // PERSIST_OFFSET_MS + life // REBALANCE_WAIT_MS
+                     + life // HEARTBEAT_MS + life // ROUTE_POLL_MS + 5)
+            consumers += fired * (1 + queues[g.topic])
+    servers = len(sc.brokers) * (end // REGISTER_PERIOD_MS + end // CHANNEL_SCAN_MS) + \
+        sc.name_servers * (end // sc.line.rules.broker_scan_ms)
+    lag = (end // LAG_SAMPLE_MS) * (1 + sum(queues[g.topic] for g in sc.groups
+                                     if g.model == "CLUSTERING"))
+    return {"ticks": ticks, "producers": polls, "consumers": consumers, "servers": servers,
+            "lag": lag}
+
+
+def _check_timers(r: _Reader, sc: Scenario) -> None:
+    """Refuse a run whose timers alone would take more than a few minutes: a timer fires
+    whether or not anything happens (``timer_firings``, ``limits.MAX_SIM_TIMER_FIRINGS``).
+    The error names the field that would shrink the biggest share."""
+    work = timer_firings(sc)
+    total = sum(work.values())
+    if total <= MAX_SIM_TIMER_FIRINGS:
+        return
+    if work["ticks"] * 2 > total:
+        field, fix = "tick_ms", "raise tick_ms, or lower duration_ms"
+    else:
+        field = "drain_ms" if sc.drain_ms > sc.duration_ms else "duration_ms"
+        fix = f"lower {field}, or use fewer members or queues"
+    raise r.fail(field, f"about {total:,} timer firings over the run's "
+                        f"{sc.duration_ms + sc.drain_ms:,} ms (duration_ms + drain_ms; "
+                        f"{', '.join(f'{k} {v:,}' for k, v in work.items())}): more than the "
+                        f"{MAX_SIM_TIMER_FIRINGS:,} a run may have ({fix}; "
+                        "data/scenarios/README.md lists the bounds)")
 
 
 PARAMS: dict[str, Callable[[_Reader, Any, str], bool]] = {

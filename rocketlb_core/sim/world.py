@@ -27,7 +27,7 @@ from rocketlb_core.model import (
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.sim.clients import Consumer, Producer
 from rocketlb_core.sim.cluster import Broker, BrokerEntity, NameServer, NameServerEntity, Network
-from rocketlb_core.sim.events import BrokerScan, LagSample, Priority, Scripted
+from rocketlb_core.sim.events import LAG_SAMPLE_MS, BrokerScan, LagSample, Priority, Scripted
 from rocketlb_core.sim.faults import FAULTS
 from rocketlb_core.sim.kernel import Environment, Event, JournalRecord
 from rocketlb_core.sim.ledger import Ledger, LedgerSink
@@ -36,7 +36,6 @@ from rocketlb_core.sim.services import DeferredStores
 from rocketlb_core.sim.summary import summarise
 
 SCRIPT = "scenario"
-LAG_SAMPLE_MS = 5_000
 
 
 class World:
