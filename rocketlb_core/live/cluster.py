@@ -5,8 +5,12 @@ mapped files, its own store, configuration and log folders, all under one *home*
 ``up`` starts them and waits until each accepts connections; ``down`` stops exactly the
 processes ``up`` recorded in ``<home>/cluster.json`` (a process is stopped only if its command
 line still carries this home's marker, so a recycled pid is never touched); ``status`` reports
-them. Ports are checked before anything starts. Addresses are 127.0.0.1: the name server and
-the brokers register and answer there. The 4.x servers bind every interface (their
+them. The pids in ``cluster.json`` are data, never trusted: a file that is not one ``up`` wrote
+(not a regular file, over 1 MiB, not JSON, a field of the wrong type or range, a pid that cannot
+be a server's) is a ``LiveError`` naming the file and the field (exit status 2).
+
+Ports are checked before anything starts. Addresses are 127.0.0.1: the name server and the
+brokers register and answer there. The 4.x servers bind every interface (their
 ``NettyServerConfig`` has no bind address; 5.x binds ``bindAddress``, set to 127.0.0.1, but its
 HA port still binds every interface), so tests start the cluster in a private network namespace
 (``isolated=True``: Linux ``unshare``), where loopback is the only interface there is, and run
@@ -19,11 +23,13 @@ and RocketMQ also opens that port - 2 (its fast channel) and + 1 (HA).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Sequence
@@ -94,17 +100,138 @@ class Cluster:
 
     @classmethod
     def load(cls, home: Path | str) -> Cluster:
-        home = Path(home).resolve()
+        """The cluster recorded in ``home``'s ``cluster.json``, checked field by field (a
+        ``LiveError`` naming the file and the field otherwise). Its pids are still only claims:
+        ``_ours`` decides which are this home's processes."""
+        home = _home(home)
         path = home / STATE
-        if not path.is_file():
-            raise LiveError(f"{home}: no cluster was started here ({STATE} is missing)")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            procs = [Process(**p) for p in data["processes"]]
-            return cls(home, str(data["line"]), int(data["namesrv_port"]), procs,
-                       bool(data.get("isolated", False)), int(data.get("broker_heap_mb", 256)))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise LiveError(f"{path}: not a cluster record rocketlb wrote ({exc})") from None
+        if not os.path.lexists(path):
+            raise LiveError(f"{_show(home)}: no cluster was started here ({STATE} is missing)")
+        return _parse_state(home, path, _read_state(path))
+
+
+MAX_STATE_BYTES = 1 << 20      # cluster.json: up writes about 1 KiB
+PID_MAX = 1 << 22              # Linux's PID_MAX_LIMIT: no pid is larger
+_PROCESS_FIELDS = {"name", "role", "port", "pid", "folder"}
+
+
+def _show(path: Path | str) -> str:
+    """A path for a one-line message: control and other unprintable characters escaped."""
+    text = os.fspath(path)
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _home(home: Path | str) -> Path:
+    """``home``, absolute (as the processes' marker names it)."""
+    try:
+        return Path(home).resolve()
+    except RuntimeError:                    # Python 3.11: a loop of symbolic links
+        raise LiveError(f"{_show(home)}: a loop of symbolic links, not a cluster's home"
+                        ) from None
+    except OSError as exc:
+        raise LiveError(f"{_show(home)}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _read_state(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of at most
+    ``MAX_STATE_BYTES``; never blocks, never reads more."""
+    shown = _show(path)
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise LiveError(f"{shown}: not a regular file (a link, folder, FIFO or device), not "
+                            "the cluster record up writes")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise LiveError(f"{shown}: cannot be read ({why})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LiveError(f"{shown}: not a regular file, not the cluster record up writes")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_STATE_BYTES:
+            chunk = os.read(fd, MAX_STATE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise LiveError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if size > MAX_STATE_BYTES:
+        raise LiveError(f"{shown}: larger than {MAX_STATE_BYTES >> 20} MiB, not the cluster "
+                        "record up writes")
+    return b"".join(chunks)
+
+
+def _parse_state(home: Path, path: Path, raw: bytes) -> Cluster:
+    shown = _show(path)
+
+    def bad(where: str, why: str) -> LiveError:
+        return LiveError(f"{shown}: field {where}: {why}; not a cluster record rocketlb wrote")
+
+    def integer(where: str, value: Any, low: int, high: int) -> int:
+        if type(value) is not int or not low <= value <= high:
+            raise bad(where, f"{_brief(value)} is not an integer from {low} to {high}")
+        return value
+
+    def text(where: str, value: Any, limit: int) -> str:
+        if not isinstance(value, str) or len(value) > limit:
+            raise bad(where, f"{_brief(value)} is not a string of at most {limit} characters")
+        return value
+
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise LiveError(f"{shown}: not UTF-8 text, not a cluster record rocketlb wrote") from None
+    except ValueError as exc:
+        raise LiveError(f"{shown}: not JSON ({_show(str(exc))}), not a cluster record rocketlb "
+                        "wrote") from None
+    except RecursionError:
+        raise LiveError(f"{shown}: JSON nested too deeply, not a cluster record rocketlb wrote"
+                        ) from None
+    if not isinstance(data, dict):
+        raise LiveError(f"{shown}: a JSON {type(data).__name__}, not the object up writes")
+    for key in ("line", "namesrv_port", "processes"):
+        if key not in data:
+            raise bad(key, "missing")
+    line_name = text("line", data["line"], 64)
+    namesrv_port = integer("namesrv_port", data["namesrv_port"], 1, 65535)
+    isolated = data.get("isolated", False)
+    if not isinstance(isolated, bool):
+        raise bad("isolated", f"{_brief(isolated)} is not true or false")
+    heap = integer("broker_heap_mb", data.get("broker_heap_mb", 256), 1, 1 << 20)
+    rows = data["processes"]
+    if not isinstance(rows, list) or len(rows) > 1 + len(BROKER_NAMES):
+        raise bad("processes", f"{_brief(rows)} is not a list of at most "
+                               f"{1 + len(BROKER_NAMES)} processes")
+    me = os.getpid()
+    procs = []
+    for i, row in enumerate(rows):
+        where = f"processes[{i}]"
+        if not isinstance(row, dict) or not {"name", "role", "port"} <= row.keys() \
+                or not row.keys() <= _PROCESS_FIELDS:
+            raise bad(where, f"{_brief(row)} is not an object of {sorted(_PROCESS_FIELDS)}")
+        name = text(f"{where}.name", row["name"], 255)
+        role = row["role"]
+        if role not in ("namesrv", "broker"):
+            raise bad(f"{where}.role", f"{_brief(role)} is not 'namesrv' or 'broker'")
+        port = integer(f"{where}.port", row["port"], 0, 65535)
+        pid = row.get("pid", 0)
+        if pid != 0:                           # 0: not started yet
+            integer(f"{where}.pid", pid, 2, PID_MAX)
+            if pid == me:
+                raise bad(f"{where}.pid", f"{pid} is this command's own process")
+        folder = text(f"{where}.folder", row.get("folder", ""), 4096)
+        procs.append(Process(name, role, port, pid, folder))
+    return Cluster(home, line_name, namesrv_port, procs, isolated, heap)
 
 
 def _port_free(port: int) -> bool:
@@ -197,8 +324,8 @@ def up(home: Path | str, line_name: str = "5", brokers: int = 2, *, namesrv_port
     spec = line(line_name)
     if not 1 <= brokers <= len(BROKER_NAMES):
         raise LiveError(f"brokers must be 1 to {len(BROKER_NAMES)}, not {brokers}")
-    home = Path(home).resolve()
-    if (home / STATE).is_file():
+    home = _home(home)
+    if os.path.lexists(home / STATE):
         old = Cluster.load(home)
         if any(_ours(p.pid, home) for p in old.processes):
             raise LiveError(f"{home}: a cluster started here is still running; run "
@@ -309,7 +436,7 @@ def create_topic(cluster: Cluster, topic: str, queues: int = 4) -> None:
 def down(home: Path | str, timeout_s: float = 20.0) -> list[str]:
     """Stop the processes recorded for ``home`` (brokers first); returns the names stopped.
     Only processes whose command line carries this home's marker are signalled."""
-    home = Path(home).resolve()
+    home = _home(home)
     cluster = Cluster.load(home)
     stopped = []
     for p in sorted(cluster.processes, key=lambda p: p.role == "namesrv"):

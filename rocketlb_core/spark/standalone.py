@@ -15,10 +15,18 @@ or from a shell (the processes stay up until ``down``)::
 
 Every process is started in a session (and so a process group) of its own; stopping sends
 SIGTERM to each group, then SIGKILL after a grace period, so the executors and Python workers a
-worker spawned go with it. ``down`` reads the pids from ``DIR/cluster.json`` and checks that each
-is still a Spark daemon before it signals it. Ports are chosen by the JVMs (port 0) and read back
-from their logs; the master's REST submission server is off. ``SPARK_LOCAL_IP=127.0.0.1`` makes
-every listener (RPC, web UIs, block managers) bind to loopback.
+worker spawned go with it. Each daemon carries this folder's marker on its command line, a Java
+system property ``-Drocketlb.standalone.home=<the folder, absolute>`` (through
+``SPARK_DAEMON_JAVA_OPTS``; ``up`` checks that it arrived). ``down`` and ``status`` read the pids
+from ``DIR/cluster.json`` as data, never trusted: they signal or report a pid only while its
+``/proc/PID/cmdline`` carries this folder's marker and it leads its own process group, so a stale
+or edited ``cluster.json`` cannot make them touch another process (another Spark's daemon, a
+user's ``SparkSubmit``, a recycled pid). A ``cluster.json`` that is not one ``up`` wrote (not a
+regular file, over 1 MiB, not JSON, a missing field, a pid that cannot be a daemon's) ends them
+with exit status 2 and one line naming the file and the field (``rocketlb_core.cli``). Ports are
+chosen by the JVMs (port 0) and read back from their logs; the master's REST submission server
+is off. ``SPARK_LOCAL_IP=127.0.0.1`` makes every listener (RPC, web UIs, block managers) bind to
+loopback.
 
 Workers share this machine's file system, so any output folder works here; on a real cluster the
 replay's output folder must be one path that the driver and every worker see (a shared mount),
@@ -28,10 +36,12 @@ because each task writes its part file there (README, "Spark on a cluster").
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -39,20 +49,35 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from rocketlb_core.cli import run
+from rocketlb_core.errors import InputError, UsageError
 from rocketlb_core.spark.java import ensure_java
 
 MARKER = "cluster.json"
+TOOL = "rocketlb_core.spark.standalone"
+MARKER_PROP = "rocketlb.standalone.home"    # -D<this>=<folder> on every daemon's command line
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 START_TIMEOUT_S = 180.0     # a loaded 2-core machine starts a JVM slowly
 STOP_GRACE_S = 15.0
+MAX_WORKERS = 64
+MAX_STATE_BYTES = 1 << 20   # cluster.json: up writes about 200 bytes
+PID_MAX = 1 << 22           # Linux's PID_MAX_LIMIT: no pid is larger
 _MASTER_URL = re.compile(r"Starting Spark master at (spark://[\w.\-]+:\d+)")
+_RECORDED_URL = re.compile(r"(spark://[\w.\-]{1,253}:\d{1,5})?")
+_NAME = re.compile(r"master|worker-[1-9]\d{0,2}")
 _REGISTERED = "Successfully registered with master"
 
 
 class ClusterError(RuntimeError):
     """The cluster could not start (the message names the process and quotes its log)."""
+
+
+class StateError(InputError):
+    """The cluster's folder or its ``cluster.json`` is missing or not one ``up`` wrote (exit
+    status 2; the message names the file and the field)."""
 
 
 def spark_home() -> Path:
@@ -63,6 +88,18 @@ def spark_home() -> Path:
     if not (home / "bin" / "spark-class").is_file():
         raise ClusterError(f"{home}: this PySpark has no bin/spark-class")
     return home
+
+
+def marker_arg(home: Path) -> str:
+    """The argument every daemon of the cluster in ``home`` (absolute) carries."""
+    return f"-D{MARKER_PROP}={home}"
+
+
+def _java_opts_quote(arg: str) -> str:
+    """``arg`` as one option of ``SPARK_DAEMON_JAVA_OPTS``: Spark's launcher splits that variable
+    at white space and honours quotes and backslashes (``CommandBuilderUtils.parseOptionString``),
+    so every character but a letter or digit is escaped with a backslash."""
+    return "".join(c if c.isascii() and c.isalnum() else "\\" + c for c in arg)
 
 
 @dataclass
@@ -76,12 +113,20 @@ class StandaloneCluster:
     master: str = ""
     pids: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def home(self) -> Path:
+        """The folder, absolute, as its marker names it."""
+        return self.folder.resolve()
+
     def _env(self) -> dict[str, str]:
         ensure_java()
         env = dict(os.environ)
         env.update(SPARK_HOME=str(spark_home()), SPARK_LOCAL_IP="127.0.0.1",
                    SPARK_LOG_DIR=str(self.folder / "logs"), PYSPARK_PYTHON=sys.executable)
         env.pop("SPARK_CONF_DIR", None)
+        opts = env.get("SPARK_DAEMON_JAVA_OPTS", "").strip()
+        env["SPARK_DAEMON_JAVA_OPTS"] = " ".join(
+            x for x in (opts, _java_opts_quote(marker_arg(self.home))) if x)
         return env
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str]) -> None:
@@ -96,16 +141,24 @@ class StandaloneCluster:
         self._save()
 
     def _wait_for(self, name: str, pattern: re.Pattern[str] | str) -> str:
-        """Wait until ``name``'s log shows ``pattern``; returns the match (or the line)."""
+        """Wait until ``name``'s log shows ``pattern``; returns the match (or the line). Then
+        the daemon must carry the folder's marker, or ``down`` could never stop it."""
         log = self.folder / "logs" / f"{name}.log"
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             text = log.read_text(errors="replace") if log.exists() else ""
+            found: str | None = None
             if isinstance(pattern, str):
-                if pattern in text:
-                    return pattern
+                found = pattern if pattern in text else None
             elif (m := pattern.search(text)) is not None:
-                return m.group(1)
+                found = m.group(1)
+            if found is not None:
+                if not _ours(self.pids[name], self.home):
+                    raise ClusterError(
+                        f"the Spark {name} (pid {self.pids[name]}) does not carry the folder's "
+                        f"marker {marker_arg(self.home)!r} on its command line, so down could "
+                        "not find it; choose a --dir whose path has plain characters")
+                return found
             if not _alive(self.pids[name]):
                 raise ClusterError(f"the Spark {name} exited while starting; {log}:\n"
                                    + _tail(text))
@@ -116,8 +169,8 @@ class StandaloneCluster:
 
     def _save(self) -> None:
         tmp = self.folder / (MARKER + ".tmp")
-        tmp.write_text(json.dumps({"tool": "rocketlb_core.spark.standalone",
-                                   "master": self.master, "pids": self.pids}, indent=1) + "\n")
+        tmp.write_text(json.dumps({"tool": TOOL, "master": self.master, "pids": self.pids},
+                                  indent=1) + "\n")
         tmp.replace(self.folder / MARKER)
 
     def start(self) -> StandaloneCluster:
@@ -147,7 +200,8 @@ class StandaloneCluster:
         return self
 
     def stop(self) -> None:
-        """Stop every process group this cluster started (workers first), by pid."""
+        """Stop every process group this cluster started (workers first), by pid: the pids
+        ``Popen`` gave this process, not ones read from a file."""
         stop_pids(list(reversed(self.pids.values())))
 
     def work_dirs(self) -> list[Path]:
@@ -156,11 +210,14 @@ class StandaloneCluster:
 
 def _claim(folder: Path) -> None:
     """Use ``folder`` only if it is absent, empty or an earlier cluster of ours (stopped)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    marker = folder / MARKER
-    if marker.exists():
-        old = json.loads(marker.read_text())
-        live = [p for p in old.get("pids", {}).values() if _is_spark_daemon(p)]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StateError(f"{_show(folder)}: cannot be the cluster's folder "
+                         f"({exc.strerror or exc})") from None
+    if os.path.lexists(folder / MARKER):
+        state = load_state(folder)
+        live = [p for p in state["pids"].values() if _ours(p, folder.resolve())]
         if live:
             raise ClusterError(f"{folder}: a cluster is still running there (pids {live}); "
                                "stop it first (python -m rocketlb_core.spark.standalone down "
@@ -170,6 +227,132 @@ def _claim(folder: Path) -> None:
                            "choose another --dir")
 
 
+# ---------------------------------------------------------------- cluster.json, as data
+
+def _show(path: Path | str) -> str:
+    """A path for a one-line message: control and other unprintable characters escaped."""
+    text = os.fspath(path)
+    if text.isprintable():
+        return text
+    return repr(text)[1:-1]
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def cluster_home(folder: Path) -> Path:
+    """``folder`` (the ``--dir`` of ``down``/``status``), absolute; a ``StateError`` if it is
+    not an existing folder."""
+    try:
+        home = folder.resolve(strict=True)
+    except FileNotFoundError:
+        raise StateError(f"{_show(folder)}: no such folder (no cluster was started there)"
+                         ) from None
+    except RuntimeError:                         # Python 3.11: a symbolic link loop
+        raise StateError(f"{_show(folder)}: a loop of symbolic links, not a cluster folder"
+                         ) from None
+    except OSError as exc:
+        raise StateError(f"{_show(folder)}: cannot be read ({exc.strerror or exc})") from None
+    if not home.is_dir():
+        raise StateError(f"{_show(folder)}: not a folder (give the --dir that up was given)")
+    return home
+
+
+def _read_state(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of at most
+    ``MAX_STATE_BYTES``; never blocks, never reads more."""
+    shown = _show(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise StateError(f"{shown}: missing: no cluster was started in this folder") from None
+    except OSError as exc:
+        raise StateError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
+    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+             (stat.S_ISSOCK, "a socket"))
+    for test, kind in kinds:
+        if test(st.st_mode):
+            raise StateError(f"{shown}: {kind}, not the cluster record up writes (a file)")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise StateError(f"{shown}: cannot be read ({why})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise StateError(f"{shown}: not a regular file, not the cluster record up writes")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_STATE_BYTES:
+            chunk = os.read(fd, MAX_STATE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise StateError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if size > MAX_STATE_BYTES:
+        raise StateError(f"{shown}: larger than {MAX_STATE_BYTES >> 20} MiB, not the cluster "
+                         "record up writes")
+    return b"".join(chunks)
+
+
+def load_state(folder: Path) -> dict[str, Any]:
+    """``folder``'s ``cluster.json``, checked field by field: ``{"tool", "master", "pids"}``
+    with each pid an integer a daemon could have (not 0, 1, negative, past Linux's largest pid,
+    or this process). What it says is still only a claim: ``_ours`` decides which pids are the
+    cluster's daemons."""
+    path = folder / MARKER
+    shown = _show(path)
+    raw = _read_state(path)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise StateError(f"{shown}: not UTF-8 text, not the cluster record up writes") from None
+    except ValueError as exc:
+        raise StateError(f"{shown}: not JSON ({_show(str(exc))}), not the cluster record up "
+                         "writes") from None
+    except RecursionError:
+        raise StateError(f"{shown}: JSON nested too deeply, not the cluster record up writes"
+                         ) from None
+    if not isinstance(data, dict):
+        raise StateError(f"{shown}: a JSON {type(data).__name__}, not the object up writes")
+    if data.get("tool") != TOOL:
+        raise StateError(f"{shown}: field tool: {_brief(data.get('tool'))}, not {TOOL!r}: not "
+                         "a cluster record of this tool")
+    master = data.get("master")
+    if not isinstance(master, str) or not _RECORDED_URL.fullmatch(master):
+        raise StateError(f"{shown}: field master: {_brief(master)} is not a spark:// URL "
+                         "(or empty)")
+    pids = data.get("pids")
+    if not isinstance(pids, dict):
+        raise StateError(f"{shown}: field pids: {'missing' if pids is None else _brief(pids)}; "
+                         "up writes an object of daemon name to pid")
+    if len(pids) > 1 + MAX_WORKERS:
+        raise StateError(f"{shown}: field pids: {len(pids)} entries, more than a master and "
+                         f"{MAX_WORKERS} workers")
+    me = os.getpid()
+    for name, pid in pids.items():
+        if not _NAME.fullmatch(name):
+            raise StateError(f"{shown}: field pids: {_brief(name)} is not a daemon's name "
+                             "(master, worker-N)")
+        if type(pid) is not int or not 1 < pid <= PID_MAX:
+            raise StateError(f"{shown}: field pids.{name}: {_brief(pid)} is not a process id "
+                             f"a daemon can have (an integer from 2 to {PID_MAX})")
+        if pid == me:
+            raise StateError(f"{shown}: field pids.{name}: {pid} is this command's own process, "
+                             "not a daemon")
+    return {"tool": TOOL, "master": master, "pids": dict(pids)}
+
+
+# ---------------------------------------------------------------- processes
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -177,23 +360,42 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    try:        # a zombie (exited, not yet reaped by us) is not alive
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return False
+    stat_ = _stat_fields(pid)      # a zombie (exited, not yet reaped by us) is not alive
+    return stat_ is not None and stat_[0] != b"Z"
 
 
-def _is_spark_daemon(pid: int) -> bool:
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state, ppid, pgrp, session,
+    ...), or None if there is no such process. Bytes: a command name may be any bytes."""
     try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw.rsplit(b") ", 1)[-1].split()
+    return fields if len(fields) > 3 else None
+
+
+def _ours(pid: int, home: Path) -> bool:
+    """Whether ``pid`` is a live daemon of the cluster in ``home`` (absolute): its command line
+    carries ``marker_arg(home)`` as one argument, and it leads its own process group (``up``
+    starts each daemon in a session of its own), so signalling the group reaches only it and
+    what it spawned."""
+    if type(pid) is not int or not 1 < pid <= PID_MAX or pid == os.getpid():
+        return False
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return b"org.apache.spark.deploy." in cmd
+    if os.fsencode(marker_arg(home)) not in argv:
+        return False
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] != b"Z" and fields[2] == str(pid).encode()
 
 
 def stop_pids(pids: list[int]) -> None:
     """SIGTERM each pid's process group, wait up to ``STOP_GRACE_S``, then SIGKILL what is left.
-    Reaps children of this process, so nothing stays a zombie."""
+    Reaps children of this process, so nothing stays a zombie. The caller vouches for the pids:
+    ``up``'s own children, or pids ``_ours`` accepted."""
     for pid in pids:
         _signal_group(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_GRACE_S
@@ -221,15 +423,12 @@ def _signal_group(pid: int, sig: int) -> None:
 def group_members(pgid: int) -> list[int]:
     """Live processes of process group ``pgid`` (read from /proc)."""
     found = []
+    want = str(pgid).encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(") ", 1)[-1].split()
-        if fields[0] != "Z" and int(fields[2]) == pgid:
+        fields = _stat_fields(entry.name)
+        if fields is not None and fields[0] != b"Z" and fields[2] == want:
             found.append(int(entry.name))
     return found
 
@@ -261,6 +460,9 @@ def standalone_cluster(folder: Path, workers: int = 2, cores: int = 1,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 done; 2 a folder or ``cluster.json`` that is not a cluster's (one line
+    naming the file and field), or arguments out of range; 1 the cluster did not start (its
+    log quoted) or an internal error."""
     p = argparse.ArgumentParser(prog="python -m rocketlb_core.spark.standalone",
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -270,8 +472,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cores", type=int, default=1, help="cores per worker")
     p.add_argument("--memory", default="2g", help="memory per worker (executors get 1g)")
     args = p.parse_args(argv)
-    marker = args.dir / MARKER
+    return run(lambda: _command(args))
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.action == "up":
+        if not 1 <= args.workers <= MAX_WORKERS or not 1 <= args.cores <= 1024:
+            raise UsageError(f"--workers must be 1 to {MAX_WORKERS} and --cores 1 to 1024")
         try:
             cluster = StandaloneCluster(args.dir, args.workers, args.cores, args.memory).start()
         except ClusterError as exc:
@@ -279,11 +486,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(cluster.master)
         return 0
-    if not marker.exists():
-        print(f"error: {args.dir}: no cluster was started there", file=sys.stderr)
-        return 1
-    state = json.loads(marker.read_text())
-    mine = {name: pid for name, pid in state["pids"].items() if _is_spark_daemon(pid)}
+    home = cluster_home(args.dir)
+    state = load_state(args.dir)
+    mine = {name: pid for name, pid in state["pids"].items() if _ours(pid, home)}
     if args.action == "status":
         print(json.dumps({"master": state["master"], "running": mine}, indent=1))
         return 0
