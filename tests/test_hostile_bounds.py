@@ -180,6 +180,19 @@ def test_a_month_long_membership_trace_replays_like_its_twenty_minutes(
     assert all(t % 10 == 0 for t in lag["time_s"])
 
 
+@pytest.mark.parametrize("strategy", ["CONFIG", "MACHINE_ROOM"])
+def test_a_strategy_that_needs_a_deployments_configuration_is_refused(
+        strategy: str, tmp_path: Path) -> None:
+    """Found on the way: these two are known names, but need a queue list or a set of rooms
+    that a trace does not record; they crashed with a TypeError (exit 1)."""
+    result = _run("replay", "consumer", "--trace", str(data_path("traces", "membership-day")),
+                  "--out", str(tmp_path / "out"), "--strategies", f"AVG,{strategy}", "-q")
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert strategy in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 # ---------------------------------------------------------------- case 12: simulate
 
 STEADY = data_path("scenarios", "steady-state.toml").read_text()

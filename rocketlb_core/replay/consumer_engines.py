@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.atomic import atomic_folder, check_output
-from rocketlb_core.consumer.registry import REGISTRY
+from rocketlb_core.consumer.registry import REGISTRY, make
 from rocketlb_core.errors import UsageError
 from rocketlb_core.kafka.assignors import ASSIGNORS
 from rocketlb_core.kafka.group import KAFKA_PREFIX
@@ -58,6 +58,13 @@ def replay_consumers(trace_dir: Path, out_dir: Path, group: str | None,
         raise UsageError(f"unknown strategies {unknown} (known: {', '.join(known)})")
     if len(set(strategies)) != len(strategies):
         raise UsageError(f"a strategy is named twice in {list(strategies)}")
+    for s in strategies:
+        if s in REGISTRY:
+            try:
+                make(s)
+            except TypeError as exc:      # a factory wanting a deployment's own configuration
+                raise UsageError(f"{s} needs its deployment's configuration, which a trace "
+                                 f"does not record ({exc})") from None
     check_output(out_dir, COMMAND, inputs=[trace_dir], force=force)
     trace = load_trace(trace_dir, sends=read_sends)
     g = _group_of(trace, group)
