@@ -12,13 +12,21 @@ decides whether a folder may be (re)placed:
   command, the format version and every path it wrote, and a folder holding any other path (a
   file the user added, say) is not ours to delete. Anything else is refused with an
   ``OutputError`` that names the folder and how to proceed;
-* ``force=True`` replaces a folder that is not ours, but never ``/``, the home folder, the
-  current folder or one of its ancestors, an input or a folder holding an input;
-* always refused: a file or a symbolic link where the folder should be, and a target inside an
-  input folder (``--out`` inside the trace);
+* ``force=True`` replaces a folder that is not ours, but never ``/``, the home folder or one of
+  its ancestors, the current folder or one of its ancestors, an input or a folder holding an
+  input (every path a command reads is an input: a trace, a recording folder, a layout folder,
+  each log file);
+* always refused: a file or a symbolic link where the folder should be, a target inside an
+  input (``--out`` inside the trace or the recording), a name longer than
+  ``MAX_OUT_NAME_BYTES`` or a path that is not UTF-8;
 * two runs writing the same target at once: a lock file beside it (``.NAME.rocketlb-lock``, an
-  ``flock``, so a crashed run never leaves a stale lock) lets one write; the other fails at once,
-  naming the folder, and neither sees the other's files.
+  ``flock``, so a crashed run never holds it) lets one write; the other fails at once, naming
+  the folder, and neither sees the other's files;
+* a run killed where no ``finally`` runs (SIGKILL; SIGTERM and SIGHUP are turned into an
+  exception by ``rocketlb_core.cli``, so they clean up like Ctrl-C) leaves its lock file, which
+  names its temporary folders (``_Journal``). The next run on the same target finishes or rolls
+  back the replacement: a previous output set aside and not yet replaced is put back, and the
+  temporary folders are removed (``_recover``).
 
 >>> import pathlib, tempfile
 >>> out = pathlib.Path(tempfile.mkdtemp()) / "result"
@@ -37,9 +45,12 @@ rocketlb_core.atomic.OutputError: ... holds notes.txt, which rocketlb did not wr
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -117,13 +128,32 @@ def _foreign(folder: Path) -> str | None:
     return None
 
 
+def _homes() -> list[Path]:
+    """The home folder, as ``$HOME`` and as the password database say (they may differ)."""
+    homes = []
+    for home in (os.environ.get("HOME"), _pw_home()):
+        if home:
+            with contextlib.suppress(OSError, RuntimeError):
+                homes.append(Path(home).resolve())
+    return homes
+
+
+def _pw_home() -> str | None:
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
+        return None
+
+
 def _protected(target: Path, inputs: Sequence[Path]) -> str | None:
     """Why ``target`` may never be replaced, even with force (None when it may)."""
     if target == Path(target.anchor):
         return "it is the root folder"
-    home = os.environ.get("HOME")
-    if home and target == Path(home).resolve():
-        return "it is the home folder"
+    for home in _homes():
+        if _inside(home, target):
+            return "it is the home folder" if home == target else f"it holds the home folder {home}"
     cwd = Path.cwd().resolve()
     if _inside(cwd, target):
         return ("it is the current folder" if cwd == target
@@ -134,14 +164,48 @@ def _protected(target: Path, inputs: Sequence[Path]) -> str | None:
     return None
 
 
+MAX_OUT_NAME_BYTES = 200
+"""The longest last component of an output folder's path: the lock file and the temporary
+folders beside it add up to 14 bytes to it, and a file system's names stop at 255."""
+
+
+def _resolve(path: Path | str, what: str) -> Path:
+    """``Path(path).resolve()``, with a link loop or an unreadable parent an ``OutputError``."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError) as exc:
+        raise OutputError(f"{path}: cannot resolve this {what} ({_why(exc)}); nothing was "
+                          "changed") from None
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
+        return "a symbolic link loop"
+    return getattr(exc, "strerror", None) or str(exc)
+
+
 def check_output(target: Path | str, command: str, *, inputs: Sequence[Path | str] = (),
                  force: bool = False) -> Path:
     """Raise ``OutputError`` unless ``atomic_folder`` may write ``target``; returns the target
     as an absolute path. Commands call it before long work, so a refusal costs nothing;
     ``atomic_folder`` checks again (under its lock) before it replaces anything."""
-    path = _absolute(target)
-    srcs = [Path(s).resolve() for s in inputs]
+    try:
+        path = _absolute(target)
+    except (OSError, RuntimeError) as exc:
+        raise OutputError(f"{target}: cannot use this folder for {command}'s output "
+                          f"({_why(exc)}); nothing was changed") from None
+    srcs = [_resolve(s, "input") for s in inputs]
     hint = "choose another folder (--out), or a new one"
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise OutputError(f"{path}: refusing to write {command}'s output here: the path is not "
+                          f"valid UTF-8 text; {hint}") from None
+    if len(os.fsencode(path.name)) > MAX_OUT_NAME_BYTES:
+        raise OutputError(f"{path}: refusing to write {command}'s output here: its name is "
+                          f"{len(os.fsencode(path.name))} bytes long (at most "
+                          f"{MAX_OUT_NAME_BYTES}: rocketlb adds a lock file and temporary "
+                          f"folders beside it); {hint}")
     if path.is_symlink():
         raise OutputError(f"{path}: refusing to write {command}'s output here: it is a "
                           f"symbolic link (to {os.readlink(path)}); {hint}")
@@ -149,7 +213,7 @@ def check_output(target: Path | str, command: str, *, inputs: Sequence[Path | st
         raise OutputError(f"{path}: refusing to write {command}'s output here: it is a file, "
                           f"not a folder; {hint}")
     for src in srcs:
-        if src.is_dir() and _inside(path, src) and path != src:
+        if _inside(path, src) and path != src:
             raise OutputError(f"{path}: refusing to write {command}'s output inside the input "
                               f"folder {src}; {hint}")
     why = _protected(path, srcs)
@@ -166,22 +230,89 @@ def check_output(target: Path | str, command: str, *, inputs: Sequence[Path | st
     return path
 
 
+class _Journal:
+    """The lock file's content: the pid holding it and the temporary folders it made beside the
+    target (``tmp``: the output being written; ``old``: where the previous output waits while
+    the new one moves in). A run killed by SIGKILL or a power cut leaves it behind; the next
+    run on the same target reads it under the lock (``_recover``)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.state: dict[str, Any] = {"pid": os.getpid()}
+
+    def write(self, **names: str | None) -> None:
+        self.state.update(names)
+        data = (json.dumps(self.state) + "\n").encode()
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, data, 0)
+        os.fsync(self.fd)
+
+
+def _left_behind(fd: int, target: Path) -> dict[str, Path]:
+    """The temporary folders that the run which last held the lock named in it and left
+    behind: only names of the form ``.NAME-...`` beside the target, folders of this user."""
+    try:
+        data = json.loads(os.pread(fd, 4096, 0).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}                   # an old pid-only lock, or empty: nothing was named
+    out = {}
+    for key in ("tmp", "old"):
+        name = data.get(key) if isinstance(data, dict) else None
+        if (isinstance(name, str) and name.startswith(f".{target.name}-") and "/" not in name
+                and "\0" not in name):
+            folder = target.parent / name
+            with contextlib.suppress(OSError):
+                st = folder.lstat()
+                if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+                    out[key] = folder
+    return out
+
+
+def _recover(fd: int, target: Path) -> str | None:
+    """Finish or roll back what a killed run left (see ``_Journal``): a previous output set
+    aside and not replaced is put back; a new output already in place is kept and the old one
+    removed; an unfinished temporary folder is removed. Returns what was done, or None."""
+    left = _left_behind(fd, target)
+    done = []
+    old = left.get("old")
+    if old is not None:
+        previous = old / "previous"
+        if previous.is_dir() and not previous.is_symlink() and not os.path.lexists(target):
+            os.replace(previous, target)
+            done.append(f"restored the earlier output that an interrupted run had set aside "
+                        f"({old.name})")
+        shutil.rmtree(old, ignore_errors=True)
+    tmp = left.get("tmp")
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+        done.append(f"removed the temporary folder {tmp.name} of an interrupted run")
+    return "; ".join(done) or None
+
+
 @contextmanager
-def _lock(target: Path) -> Iterator[None]:
-    """Hold the lock file beside ``target`` for the block; fail at once if another run does."""
+def _lock(target: Path) -> Iterator[_Journal]:
+    """Hold the lock file beside ``target`` for the block; fail at once if another run does.
+    What a killed earlier run left is recovered first (``_recover``)."""
     import fcntl
 
     path = target.parent / f".{target.name}{LOCK_SUFFIX}"
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            raise OutputError(f"{target}: cannot write beside this folder (lock file {path}: "
+                              f"{_why(exc)}); choose another folder") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 64).decode("ascii", "replace").strip() or "?"
+            holder = os.read(fd, 200).decode("ascii", "replace")
+            with contextlib.suppress(ValueError, AttributeError, TypeError):
+                holder = str(json.loads(holder)["pid"])
             os.close(fd)
             raise OutputError(
-                f"{target}: another rocketlb run (pid {holder}) is writing this folder now "
-                f"(lock file {path}); wait for it to finish, or choose another folder") from None
+                f"{target}: another rocketlb run (pid {holder.strip() or '?'}) is writing this "
+                f"folder now (lock file {path}); wait for it to finish, or choose another "
+                "folder") from None
         try:
             same = os.path.samestat(os.fstat(fd), os.stat(path))
         except FileNotFoundError:
@@ -190,9 +321,10 @@ def _lock(target: Path) -> Iterator[None]:
             break
         os.close(fd)                 # the holder we waited on removed it: take a fresh one
     try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        yield
+        _recover(fd, target)
+        journal = _Journal(fd)
+        journal.write()
+        yield journal
     finally:
         os.unlink(path)              # while still holding it: no one can take a stale file
         os.close(fd)
@@ -213,23 +345,34 @@ def atomic_folder(target: Path | str, command: str, *, inputs: Sequence[Path | s
     ``command``. Refuses (``OutputError``, nothing changed) a target it may not replace (see the
     module docstring); ``inputs`` are the folders and files the command reads."""
     path = check_output(target, command, inputs=inputs, force=force)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(path):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot make the folder that holds it ({_why(exc)}); "
+                          "nothing was changed") from None
+    with _lock(path) as journal:
         path = check_output(path, command, inputs=inputs, force=force)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write beside this folder ({_why(exc)}); "
+                              "nothing was changed") from None
+        journal.write(tmp=tmp.name)
         old: Path | None = None
         try:
             yield tmp
             tmp.chmod(0o755)                     # mkdtemp makes it private
             write_marker(tmp, command)
             check_output(path, command, inputs=inputs, force=force)
-            if path.exists():                    # aside first: a failed rename loses nothing
+            if os.path.lexists(path):            # aside first: a failed rename loses nothing
                 old = Path(tempfile.mkdtemp(prefix=f".{path.name}-old-", dir=path.parent))
+                journal.write(old=old.name)      # a kill from here on is undone by the next run
                 os.replace(path, old / "previous")
             os.replace(tmp, path)
+            journal.write(tmp=None)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
-            if old is not None and not path.exists() and (old / "previous").exists():
+            if old is not None and not os.path.lexists(path) and (old / "previous").exists():
                 os.replace(old / "previous", path)
             raise
         finally:

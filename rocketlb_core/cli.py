@@ -25,10 +25,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 import textwrap
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,15 +118,70 @@ def subparser(sub: Any, name: str, summary: str, example: str,
     return p
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: raised in the main thread so that every ``finally`` runs (an
+    output's temporary folder and lock are removed, as for Ctrl-C)."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    """While a command runs, SIGTERM and SIGHUP raise ``Terminated`` instead of ending the
+    process at once (SIGKILL cannot be caught: the next run on the folder sweeps what it left,
+    ``rocketlb_core.atomic``)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def _os_error_text(exc: OSError) -> str | None:
+    """The one line for an ``OSError`` about a path the user gave (permission denied, a name too
+    long, a read-only or full file system, a link loop), or None when it names no path."""
+    if exc.filename is None:
+        return None
+    where = os.fsdecode(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {os.fsdecode(exc.filename2)}"
+    return f"{where}: {exc.strerror or exc}"
+
+
 def run(body: Callable[[], int]) -> int:
     """Run a command's body and turn what it raised into an exit status (module docstring)."""
     try:
-        status = body()
+        with _terminate_cleanly():
+            status = body()
         sys.stdout.flush()
         return status
     except InputError as exc:
         _stderr(f"error: {exc}")
         return EXIT_INPUT
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_OK
+    except OSError as exc:
+        text = _os_error_text(exc)
+        if text is None:
+            return _internal(exc)
+        _stderr(f"error: {text}; nothing was written")
+        return EXIT_INPUT
+    except RuntimeError as exc:
+        if "Symlink loop" in str(exc):            # pathlib's resolve() on a link loop
+            _stderr(f"error: {exc} (a symbolic link that points back at itself); nothing was "
+                    "written")
+            return EXIT_INPUT
+        return _internal(exc)
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
         if top not in EXTRA_OF:
@@ -133,18 +189,22 @@ def run(body: Callable[[], int]) -> int:
         _stderr(f"error: this command needs {top}, which is not installed: "
                 f"pip install 'rocketlb-core[{EXTRA_OF[top]}]'")
         return EXIT_INPUT
-    except BrokenPipeError:
-        _quiet_stdout()
-        return EXIT_OK
     except KeyboardInterrupt:
         _stderr("interrupted: nothing was written")
         return 130
+    except Terminated as exc:
+        _stderr("terminated: nothing was written")
+        return 128 + int(exc.args[0]) if exc.args else 143
     except Exception as exc:
-        if os.environ.get("ROCKETLB_TRACEBACK"):
-            traceback.print_exc()
-        _stderr(f"internal error (a bug in rocketlb, please report it): "
-                f"{type(exc).__name__}: {exc}"[:2000])
-        return EXIT_INTERNAL
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> int:
+    if os.environ.get("ROCKETLB_TRACEBACK"):
+        traceback.print_exc()
+    _stderr(f"internal error (a bug in rocketlb, please report it): "
+            f"{type(exc).__name__}: {exc}"[:2000])
+    return EXIT_INTERNAL
 
 
 def _quiet_stdout() -> None:
@@ -159,9 +219,33 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                     "\u2066-\u2069\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal as one line: control characters (escape sequences,
+    the bell, new lines), bidirectional overrides and undecodable bytes of a path shown as
+    ``\\x1b``-style escapes, so what an input holds can neither drive the terminal nor split
+    a message.
+
+    >>> printable("broker \x1b[2J\x07a\nb")
+    'broker \\x1b[2J\\x07a\\nb'
+    """
+    def esc(m: re.Match[str]) -> str:
+        c = m[0]
+        if c == "\n":
+            return "\\n"
+        if 0xDC80 <= ord(c) <= 0xDCFF:                 # a byte that was not UTF-8 (os.fsdecode)
+            return f"\\x{ord(c) - 0xDC00:02x}"
+        return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+    return _UNSAFE.sub(esc, text)
+
+
 def _stderr(text: str) -> None:
     with contextlib.suppress(BrokenPipeError, ValueError):
-        print(text, file=sys.stderr)
+        print(printable(text), file=sys.stderr)
 
 
 def print_json(obj: object) -> None:
