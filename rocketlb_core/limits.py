@@ -53,3 +53,11 @@ MAX_RATE_PER_S = 1_000_000.0       # a producer's rate, a group's consume rate
 
 # ---------------------------------------------------------------- conformance files
 MAX_VECTOR_BYTES = 512 << 20       # a conformance file, after gunzip
+
+# ---------------------------------------------------------------- what a real cluster writes
+# (rocketlb trace import: message-trace dumps, client and broker logs; data/README.md)
+MAX_IMPORT_BYTES = 1 << 30         # one dump or log as read, after gunzip (a bomb stops here)
+MAX_IMPORT_LINES = 20_000_000      # lines of one dump or log (a real 1 GiB client log: ~5 M)
+MAX_LINE_BYTES = 8 << 20           # one line (a trace batch is at most 128 KB upstream)
+MAX_EPOCH_MS = 4_102_444_800_000   # a time in a record: 1970-01-01 to 2100-01-01 (epoch ms)
+MAX_RECORDING_BYTES = 1 << 20      # a recording's recording.json

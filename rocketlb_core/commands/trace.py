@@ -125,6 +125,6 @@ def imp(args: argparse.Namespace) -> int:
             brokers=[(b.broker_name, b.address) for b in layout.brokers if b.broker_id == 0],
             route=layout.routes[args.topic].queue_datas, topic=args.topic, line=args.line,
             name=Path(args.out).name, utc_offset_minutes=args.log_utc_offset,
-            skip_bad=args.skip_bad, force=args.force)
+            skip_bad=args.skip_bad, force=args.force, inputs=[args.layout])
     print_json(summary)
     return 0

@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocketlb_core.trace.clientlog import GMT8_MINUTES, parsed_lines, stamp_ms
-from rocketlb_core.trace.schema import TraceError
+from rocketlb_core.limits import MAX_EPOCH_MS
+from rocketlb_core.trace.clientlog import GMT8_MINUTES, check_stamp, parsed_lines, stamp_ms
+from rocketlb_core.trace.schema import TraceError, check_name
 
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,](\d{3}))?\s")
 _CHANNEL = re.compile(r"ClientChannelInfo \[channel=\[id: (?P<channel>0x[0-9a-f]+)[^\]]*\], "
@@ -69,6 +70,7 @@ def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
     stamp = _STAMP.match(text)
     if stamp is None:
         raise TraceError(path, n, "timestamp", "a membership line without a timestamp")
+    check_stamp(path, n, stamp[1] + "." + (stamp[2] or "000"))
     ch = _CHANNEL.search(text)
     for kind, rx in (("join", _JOIN), ("leave", _LEAVE), ("kill", _CLOSED),
                      ("crash", _EXPIRED)):
@@ -78,8 +80,15 @@ def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
         if ch is None:
             raise TraceError(path, n, "channel", "a membership line without 'ClientChannelInfo "
                              "[channel=[id: 0x...], clientId=..., lastUpdateTimestamp=...]'")
-        return MemberEvent(n, stamp.group(0).strip(), m["group"], ch["channel"],
-                           ch["client_id"], kind, int(ch["t"]) if kind == "join" else None)
+        t = None
+        if kind == "join":
+            t = int(ch["t"]) if len(ch["t"]) <= 16 else MAX_EPOCH_MS + 1
+            if not 0 < t <= MAX_EPOCH_MS:
+                raise TraceError(path, n, "lastUpdateTimestamp", f"{ch['t'][:40]} is not a "
+                                 "time from 1970 to 2100 in epoch ms")
+        return MemberEvent(n, stamp.group(0).strip(), check_name(path, n, "group", m["group"]),
+                           ch["channel"], check_name(path, n, "clientId", ch["client_id"]),
+                           kind, t)
     return None
 
 
@@ -110,8 +119,10 @@ def membership_of(logs: Sequence[BrokerLog], line: str = "", utc_offset_minutes:
     rows: list[tuple[int, str, str, str]] = []
     groups = sorted({e.group for log in logs for e in log.events})
     for group in groups:
-        log = next(x for x in sorted(logs, key=lambda x: x.path)
-                   if any(e.group == group and e.event == "join" for e in x.events))
+        log = next((x for x in sorted(logs, key=lambda x: x.path)
+                    if any(e.group == group and e.event == "join" for e in x.events)), None)
+        if log is None:          # leaves or expiries only: members joined before the log began
+            continue
         evs = [e for e in log.events if e.group == group]
         ids: dict[str, set[str]] = {}
         for e in evs:
@@ -127,6 +138,7 @@ def membership_of(logs: Sequence[BrokerLog], line: str = "", utc_offset_minutes:
                 continue
             else:
                 joined.discard(member)
+            check_name(log.path, e.line, "clientId", member)
             rows.append((_ms(e, utc_offset_minutes), group, member, e.event))
     rows.sort()
     return rows, [r[0] for r in rows]

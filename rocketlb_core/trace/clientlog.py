@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.limits import MAX_EPOCH_MS, MAX_TIME_MS
 from rocketlb_core.model import MessageQueue, QueueData
 from rocketlb_core.trace.schema import TraceError
 
@@ -131,17 +132,34 @@ def stamp_ms(stamp: str, utc_offset_minutes: int) -> int:
     if m is None:
         raise ValueError(f"not a log timestamp: {stamp[:40]!r}")
     y, mo, d, h, mi, sec, ms = (int(x) for x in m.groups())
+    if not (1 <= mo <= 12 and 1 <= d <= calendar.monthrange(y, mo)[1] and h < 24 and mi < 60
+            and sec < 61):
+        raise ValueError(f"not a date and time: {stamp[:40]!r}")
     return (calendar.timegm((y, mo, d, h, mi, sec)) * 1000 + ms
             - utc_offset_minutes * 60_000)
 
 
-def _int(path: Path, n: int, name: str, text: str) -> int:
+def check_stamp(path: Path | str, n: int, stamp: str, utc_offset_minutes: int = 0) -> str:
+    """``stamp`` if it is a log timestamp of a real date from 1970 to 2100, else a
+    ``TraceError`` naming the file and the line."""
+    try:
+        t = stamp_ms(stamp, utc_offset_minutes)
+    except ValueError as exc:
+        raise TraceError(path, n, "timestamp", str(exc)) from None
+    if not 0 <= t + utc_offset_minutes * 60_000 <= MAX_EPOCH_MS:
+        raise TraceError(path, n, "timestamp", f"{stamp[:40]!r} is outside 1970 to 2100")
+    return stamp
+
+
+def _int(path: Path, n: int, name: str, text: str, high: int = (1 << 31) - 1) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise TraceError(path, n, name, f"{text!r} is not a whole number") from None
+        raise TraceError(path, n, name, f"{text[:40]!r} is not a whole number") from None
     if value < 0:
         raise TraceError(path, n, name, f"{value} is negative")
+    if value > high:
+        raise TraceError(path, n, name, f"{text[:40]} is larger than {high}")
     return value
 
 
@@ -149,7 +167,7 @@ def _stamp(path: Path, n: int, text: str) -> str:
     stamp = " ".join(text.split(" ", 2)[:2])
     if _STAMP.match(stamp) is None:
         raise TraceError(path, n, "timestamp", f"not a log timestamp: {stamp[:40]!r}")
-    return stamp
+    return check_stamp(path, n, stamp)
 
 
 def parse_producer_line(path: Path, n: int, text: str
@@ -162,7 +180,7 @@ def parse_producer_line(path: Path, n: int, text: str
         if m is None or q is None:
             raise TraceError(path, n, "Broker" if m else "RT", "a sendKernelImpl line without "
                              "'InvokeID: N, RT: Nms, Broker: MessageQueue [...]'")
-        return SendFailure(n, _stamp(path, n, text), _int(path, n, "RT", m["rt"]),
+        return SendFailure(n, _stamp(path, n, text), _int(path, n, "RT", m["rt"], MAX_TIME_MS),
                            MessageQueue(q[1], q[2], int(q[3])))
     if ROUTE in text:
         m = _ROUTE.match(text)
@@ -206,23 +224,22 @@ def parse_line(path: Path, n: int, text: str) -> Rebalance | None:
 
 def parsed_lines(path: Path, parse: Callable[[Path, int, str], Any], skip_bad: bool,
                  bad: list[str]) -> Iterator[Any]:
-    """``parse(path, n, text)`` of every line of a log file, where it found a record; a line it
-    refuses raises its ``TraceError``, or with ``skip_bad`` is noted in ``bad`` and skipped."""
-    try:
-        handle = path.open(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise TraceError(path, None, None, f"cannot read: {exc.strerror or exc}") from None
-    with handle:
-        for n, text in enumerate(handle, start=1):
-            try:
-                record = parse(path, n, text)
-            except TraceError as exc:
-                if not skip_bad:
-                    raise
-                bad.append(str(exc))
-                continue
-            if record is not None:
-                yield record
+    """``parse(path, n, text)`` of every line of a log file (read within the bounds of
+    ``rocketlb_core.trace.textfile``: a regular file, gzip by name), where it found a record; a
+    line it refuses raises its ``TraceError``, or with ``skip_bad`` is noted in ``bad`` and
+    skipped."""
+    from rocketlb_core.trace.textfile import read_lines
+
+    for n, text in read_lines(path, errors="replace"):
+        try:
+            record = parse(path, n, text)
+        except TraceError as exc:
+            if not skip_bad:
+                raise
+            bad.append(str(exc))
+            continue
+        if record is not None:
+            yield record
 
 
 Record = Rebalance | SendFailure | RouteChange | str

@@ -42,10 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.limits import MAX_NAME_CHARS
 from rocketlb_core.model import QueueData
+from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.trace.clientlog import GMT8_MINUTES, ClientLog, read_client_log, stamp_ms
 from rocketlb_core.trace.msgtrace import MsgTrace, read_msgtrace
-from rocketlb_core.trace.schema import TraceError
+from rocketlb_core.trace.schema import TraceError, check_name, first_line, has_control
 
 RETRY_GAP_MS = 20
 SILENT_RT_MS = 1000
@@ -66,6 +68,7 @@ class Attempt:
     size: int | None = None
     key: str | None = None
     msg_id: str | None = None
+    where: str = ""          # the file and line it came from (for errors)
 
 
 def origin_ms(meta: dict[str, Any]) -> int:
@@ -97,10 +100,12 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
         broker = addresses.get(p.store_host)
         if broker is None:
             raise TraceError(trace.path, p.line, "Pub.storeHost",
-                             f"{p.store_host} is not a broker address of the cluster layout "
-                             f"({', '.join(sorted(addresses))})")
-        out.append(Attempt(names[(p.group, p.producer_id)], p.time_ms, p.time_ms + p.cost_ms,
-                           broker, True, p.cost_ms, p.body_length, p.keys, p.msg_id))
+                             f"{p.store_host[:80]!r} is not a broker address of the cluster "
+                             f"layout ({', '.join(sorted(addresses))})"[:400])
+        name = check_name(trace.path, p.line, "Pub.groupName", names[(p.group, p.producer_id)])
+        out.append(Attempt(name, p.time_ms, p.time_ms + p.cost_ms, broker, True, p.cost_ms,
+                           p.body_length, p.keys, p.msg_id, f"{trace.path}, row {p.line}"))
+    brokers = set(addresses.values())
     by_group: dict[str, list[str]] = {}
     for name in names.values():
         by_group.setdefault(name.split("@")[0], []).append(name)
@@ -115,9 +120,13 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
         for f in log.send_failures:
             if f.queue.topic != topic:
                 continue
+            if f.queue.broker_name not in brokers:
+                raise TraceError(path, f.line, "Broker", f"a failed attempt on broker "
+                                 f"{f.queue.broker_name[:80]!r}, which is not a broker of the "
+                                 f"cluster layout ({', '.join(sorted(brokers))})"[:400])
             end = stamp_ms(f.stamp, log_offset_minutes[path])
             out.append(Attempt(producer, end - f.rt_ms, end, f.queue.broker_name, False,
-                               f.rt_ms))
+                               f.rt_ms, where=f"{path}, row {f.line}"))
     out.sort(key=lambda a: (a.producer, a.start_ms, a.end_ms, not a.ok))
     return out
 
@@ -182,6 +191,70 @@ def conditions_of(attempts_: Sequence[Attempt], origin: int) -> dict[str, list[A
             "p99_ms": [r[6] for r in rows]}
 
 
+def check_arguments(*, topic: str, line: str, name: str, brokers: Sequence[tuple[str, str]],
+                    route: Sequence[QueueData], utc_offset_minutes: int,
+                    where: str = "the arguments") -> None:
+    """Refuse (``TraceError`` naming ``where`` and the field) what would make a trace that
+    ``rocketlb trace validate`` refuses: an unknown line, names that are not names, a route
+    with impossible queue counts or permissions, a time zone that is not one."""
+    from rocketlb_core.limits import MAX_QUEUES, MAX_TEXT_CHARS
+
+    check_name(where, None, "topic", topic)
+    if not isinstance(line, str) or len(line) > MAX_TEXT_CHARS:
+        raise TraceError(where, None, "line", "expected a RocketMQ version such as 4.9.8")
+    try:
+        ProducerLine.parse(line)
+    except ValueError as exc:
+        raise TraceError(where, None, "line", str(exc)) from None
+    if not isinstance(name, str) or len(name) > MAX_TEXT_CHARS:
+        raise TraceError(where, None, "name", "expected text")
+    if not brokers:
+        raise TraceError(where, None, "brokers", "no broker in the cluster layout")
+    for b, addr in brokers:
+        check_name(where, None, "broker name", b)
+        check_name(where, None, f"address of {b}", addr)
+    names = {b for b, _ in brokers}
+    if not route:
+        raise TraceError(where, None, "route", f"no queue of topic {topic!r}")
+    seen: set[str] = set()
+    for q in route:
+        if q.broker_name not in names:
+            raise TraceError(where, None, "route", f"broker {q.broker_name[:80]!r} of the route "
+                             "is not in the cluster layout")
+        if q.broker_name in seen:
+            raise TraceError(where, None, "route", f"broker {q.broker_name!r} appears twice")
+        seen.add(q.broker_name)
+        for field, v, top in (("read_queue_nums", q.read_queue_nums, MAX_QUEUES),
+                              ("write_queue_nums", q.write_queue_nums, MAX_QUEUES),
+                              ("perm", q.perm, 7)):
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+                raise TraceError(where, None, f"route.{q.broker_name}.{field}",
+                                 f"expected an integer from 0 to {top}, got {v!r}")
+    if isinstance(utc_offset_minutes, bool) or not isinstance(utc_offset_minutes, int) or not (
+            -24 * 60 < utc_offset_minutes < 24 * 60):
+        raise TraceError(where, None, "utc_offset_minutes", "expected minutes east of UTC, "
+                         f"-1439 to 1439, got {utc_offset_minutes!r}")
+
+
+def _check_span(seen: Sequence[Attempt], member_rows: Sequence[tuple[int, str, str, str]],
+                origin: int, broker_logs: Sequence[Path | str]) -> None:
+    """A trace spans at most ``MAX_TIME_MS`` (31 days): refuse records further apart, naming
+    the first and the last."""
+    from rocketlb_core.limits import MAX_TIME_MS
+
+    times = [(a.start_ms, a.where) for a in seen] + [(a.end_ms, a.where) for a in seen]
+    logs = ", ".join(map(str, broker_logs))
+    times += [(t, f"the broker logs ({logs}), {group} {member} {event}")
+              for t, group, member, event in member_rows]
+    first, last = min(times), max(times)
+    if last[0] - origin + 1 > MAX_TIME_MS:
+        days = (last[0] - first[0]) / 86_400_000
+        raise TraceError(last[1], None, "time", f"the records span {days:.1f} days, from "
+                         f"{first[1]} to here: a trace spans at most 31 days "
+                         "(check the clocks and time zones of the files, or import each "
+                         "stretch of time on its own)")
+
+
 def log_offset(line: str, utc_offset_minutes: int) -> int:
     """The offset east of UTC of a client log's timestamps: 5.x writes GMT+8 always, 4.x the
     JVM's zone (``utc_offset_minutes``)."""
@@ -194,14 +267,20 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
                    broker_logs: Sequence[Path | str] = (), utc_offset_minutes: int = 0,
                    broker_log_offset_minutes: int = GMT8_MINUTES,
                    groups_kept: Sequence[str] | None = None,
-                   skip_bad: bool = False, force: bool = False) -> dict[str, Any]:
+                   skip_bad: bool = False, force: bool = False,
+                   inputs: Sequence[Path | str] = ()) -> dict[str, Any]:
     """Write the trace folder ``out`` from a message-trace dump, client logs and broker logs
     (see the module docstring); ``brokers`` are (name, address) pairs of the cluster layout,
-    ``route`` the topic's queue data, ``line`` the clients' RocketMQ version. Returns a summary
-    of what was read (and, with ``skip_bad``, skipped)."""
+    ``route`` the topic's queue data, ``line`` the clients' RocketMQ version; ``inputs`` are
+    further paths read (a layout or recording folder) that ``out`` may not be, hold or lie in.
+    Every argument and record is checked before anything is written, and the trace is checked
+    by ``rocketlb trace validate --rows``'s own code before it is moved into place. Returns a
+    summary of what was read (and, with ``skip_bad``, skipped)."""
     from rocketlb_core.trace.brokerlog import membership_of, read_broker_log
     from rocketlb_core.trace.write import write_trace
 
+    check_arguments(topic=topic, line=line, name=name, brokers=brokers, route=route,
+                    utc_offset_minutes=utc_offset_minutes)
     trace = read_msgtrace(msgtrace, skip_bad=skip_bad)
     logs = {str(p): read_client_log(p, skip_bad=skip_bad) for p in client_logs}
     offsets = {p: log_offset(line, utc_offset_minutes) for p in logs}
@@ -216,11 +295,16 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
         member_times = [r[0] for r in member_rows]
     first = min([a.start_ms for a in seen] + member_times)
     origin = first - first % 1000
+    _check_span(seen, member_rows, origin, broker_logs)
     sends = sends_of(seen)
     groups: dict[str, dict[str, Any]] = {}
-    for log in logs.values():
+    for path, log in logs.items():
         for r in log.rebalances:
             if r.topic == topic:
+                check_name(path, r.line, "group", r.group)
+                if len(r.strategy) > MAX_NAME_CHARS or has_control(r.strategy):
+                    raise TraceError(path, r.line, "allocateMessageQueueStrategyName",
+                                     f"not a strategy's name: {r.strategy[:40]!r}")
                 groups.setdefault(r.group, {"strategy": r.strategy})
     membership: dict[str, list[Any]] | None = None
     if member_rows:
@@ -246,8 +330,9 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
                  "topic": [topic] * len(sends), "key": [s[2] for s in sends],
                  "size": [s[3] for s in sends]},
                 conditions_of(seen, origin), membership, command="trace import",
-                inputs=[Path(msgtrace), *map(Path, client_logs), *map(Path, broker_logs)],
-                force=force)
+                inputs=[Path(msgtrace), *map(Path, client_logs), *map(Path, broker_logs),
+                        *map(Path, inputs)],
+                force=force, validate=True)
     return {"trace": str(out), "origin_ms": origin, "sends": len(sends),
             "stored": sum(s[4] for s in sends), "pub_records": len(trace.pubs),
             "failed_attempts": sum(not a.ok for a in seen),
@@ -257,42 +342,108 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
             + sum(len(b.bad) for b in broker_records)}
 
 
+def load_recording(recording: Path | str) -> dict[str, Any]:
+    """A recording folder's ``recording.json`` (``rocketlb_core.live.record``), checked: a
+    missing folder or file, invalid JSON or a missing or mistyped field is a ``TraceError``
+    naming the file and the field."""
+    from rocketlb_core.limits import MAX_RECORDING_BYTES, MAX_TEXT_CHARS
+    from rocketlb_core.trace.textfile import input_file
+
+    recording = Path(recording)
+    if not recording.is_dir():
+        raise TraceError(recording, None, None, "not a recording folder (no such folder)"
+                         if not recording.exists() else "not a folder")
+    path = recording / "recording.json"
+    if input_file(path).st_size > MAX_RECORDING_BYTES:
+        raise TraceError(path, None, None, f"larger than {MAX_RECORDING_BYTES} bytes")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise TraceError(path, exc.lineno, None, f"invalid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(path, None, None, f"invalid JSON ({first_line(exc)})") from None
+    if not isinstance(meta, dict):
+        raise TraceError(path, None, None, "expected a JSON object")
+
+    def text(key: str, default: str | None = None) -> str:
+        v = meta.get(key, default)
+        if not isinstance(v, str) or len(v) > MAX_TEXT_CHARS:
+            raise TraceError(path, None, key, "missing, or not text" if v is None else
+                             f"expected text, got {type(v).__name__}")
+        return v
+
+    def objects(key: str, fields: dict[str, type]) -> list[dict[str, Any]]:
+        items = meta.get(key, [] if key == "consumers" else None)
+        if not isinstance(items, list):
+            raise TraceError(path, None, key, "missing, or not a list")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise TraceError(path, None, f"{key}[{i}]", "expected an object")
+            for f, typ in fields.items():
+                v = item.get(f)
+                if not isinstance(v, typ) or isinstance(v, bool):
+                    raise TraceError(path, None, f"{key}[{i}].{f}",
+                                     f"expected {'an integer' if typ is int else 'text'}, "
+                                     f"got {v!r}"[:200])
+        return items
+
+    for key in ("topic", "client_version", "server_version", "scenario", "line"):
+        text(key)
+    text("description", "")
+    text("command", "")
+    objects("brokers", {"name": str, "address": str})
+    objects("route", {"broker_name": str, "read_queue_nums": int, "write_queue_nums": int,
+                      "perm": int})
+    objects("consumers", {"group": str})
+    offset = meta.get("utc_offset_minutes", 0)
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise TraceError(path, None, "utc_offset_minutes", f"expected an integer, got {offset!r}")
+    check_arguments(
+        topic=meta["topic"], line=meta["client_version"], name=meta["scenario"],
+        brokers=[(b["name"], b["address"]) for b in meta["brokers"]],
+        route=[QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                         q["perm"]) for q in meta["route"]],
+        utc_offset_minutes=offset, where=str(path))
+    for c in meta["consumers"]:
+        check_name(path, None, "consumers.group", c["group"])
+    return meta
+
+
+def recording_logs(recording: Path) -> tuple[list[Path], list[Path]]:
+    """A recording's client logs and broker logs (``logs/PROCESS/FILE.log.gz``), read where
+    they are: gzip is undone while reading, within ``MAX_IMPORT_BYTES``."""
+    client_logs, broker_logs = [], []
+    for gz in sorted((recording / "logs").glob("*/*.log.gz")):
+        process, file = gz.parent.name, gz.name[:-3]
+        if file == "rocketmq_client.log":
+            client_logs.append(gz)
+        elif file == "broker.log" and process.startswith("broker-"):
+            broker_logs.append(gz)
+    return client_logs, broker_logs
+
+
 def import_recording(recording: Path | str, out: Path | str, *, skip_bad: bool = False,
                      force: bool = False) -> dict[str, Any]:
     """Import a folder ``rocketlb_core.live.record`` wrote: its message trace, every client and
-    broker log in it (decompressed into a temporary folder), its layout and route."""
-    import gzip
-    import shutil
-    import tempfile
-
+    broker log in it, its layout and route. The recording folder is an input: ``out`` may not
+    be, hold or lie inside it."""
     recording = Path(recording)
-    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
-    with tempfile.TemporaryDirectory(prefix="rocketlb-import-") as tmp:
-        client_logs, broker_logs = [], []
-        for gz in sorted((recording / "logs").glob("*/*.log.gz")):
-            process, file = gz.parent.name, gz.name[:-3]
-            if file not in ("rocketmq_client.log", "broker.log"):
-                continue
-            dst = Path(tmp) / process / file
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            with gzip.open(gz, "rb") as f, dst.open("wb") as o:
-                shutil.copyfileobj(f, o)
-            if file == "rocketmq_client.log":
-                client_logs.append(dst)
-            elif process.startswith("broker-"):
-                broker_logs.append(dst)
-        return import_records(
-            out, msgtrace=recording / "msgtrace.jsonl.gz", client_logs=client_logs,
-            broker_logs=broker_logs,
-            brokers=[(b["name"], b["address"]) for b in meta["brokers"]],
-            route=[QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
-                             q["perm"]) for q in meta["route"]],
-            topic=meta["topic"], line=meta["client_version"],
-            name=f"live-{meta['scenario']}-{meta['line']}",
-            description=meta.get("description", ""),
-            provenance=(f"Recorded on a live RocketMQ {meta['server_version']} cluster with "
-                        f"{meta['client_version']} clients, scenario {meta['scenario']} "
-                        f"({meta.get('command', '')})."),
-            utc_offset_minutes=int(meta.get("utc_offset_minutes", 0)), skip_bad=skip_bad,
-            groups_kept=sorted({c["group"] for c in meta.get("consumers", [])}),
-            force=force)
+    meta = load_recording(recording)
+    client_logs, broker_logs = recording_logs(recording)
+    return import_records(
+        out, msgtrace=recording / "msgtrace.jsonl.gz", client_logs=client_logs,
+        broker_logs=broker_logs,
+        brokers=[(b["name"], b["address"]) for b in meta["brokers"]],
+        route=[QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                         q["perm"]) for q in meta["route"]],
+        topic=meta["topic"], line=meta["client_version"],
+        name=f"live-{meta['scenario']}-{meta['line']}",
+        description=meta.get("description", ""),
+        provenance=(f"Recorded on a live RocketMQ {meta['server_version']} cluster with "
+                    f"{meta['client_version']} clients, scenario {meta['scenario']} "
+                    f"({meta.get('command', '')})."),
+        utc_offset_minutes=int(meta.get("utc_offset_minutes", 0)), skip_bad=skip_bad,
+        groups_kept=sorted({c["group"] for c in meta.get("consumers", [])}),
+        force=force, inputs=[recording])

@@ -38,14 +38,14 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from rocketlb_core.trace.schema import TraceError, regular_file
+from rocketlb_core.limits import MAX_EPOCH_MS, MAX_LATENCY_MS
+from rocketlb_core.trace.schema import TraceError, check_name, first_line
 
 CONTENT = "\x01"
 FIELD = "\x02"
 TYPES = ("Pub", "SubBefore", "SubAfter", "EndTransaction", "Recall")
-MAX_DUMP_BYTES = 1 << 30
+INT32_MAX = (1 << 31) - 1
 
 
 @dataclass(frozen=True)
@@ -119,11 +119,20 @@ def _none(text: str) -> str | None:
     return None if text in ("", "null") else text
 
 
-def _int(path: str, line: int, name: str, text: str) -> int:
+def _int(path: str, line: int, name: str, text: str, low: int = -(1 << 63),
+         high: int = (1 << 63) - 1) -> int:
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise TraceError(path, line, name, f"expected an integer, got {text[:40]!r}") from None
+    if not low <= value <= high:
+        raise TraceError(path, line, name, f"{text[:40]} is outside {low}..{high}")
+    return value
+
+
+def _stamp(path: str, line: int, name: str, text: str) -> int:
+    """An epoch-ms time of a record: 1970 to 2100 (``limits.MAX_EPOCH_MS``)."""
+    return _int(path, line, name, text, 0, MAX_EPOCH_MS)
 
 
 def _bool(path: str, line: int, name: str, text: str) -> bool:
@@ -158,10 +167,13 @@ def _record(path: str, line: int, f: list[str], out: MsgTrace) -> None:
         if len(f) < 13:
             raise TraceError(path, line, "Pub", f"{len(f)} fields (13, 14 or 15+ expected)")
         has_offset = len(f) >= 14
+        check_name(path, line, "Pub.groupName", f[3])
+        check_name(path, line, "Pub.topic", f[4])
         out.pubs.append(Pub(
-            line, _int(path, line, "Pub.timeStamp", f[1]), f[2], f[3], f[4], f[5], _none(f[6]),
-            _none(f[7]), f[8], _int(path, line, "Pub.bodyLength", f[9]),
-            _int(path, line, "Pub.costTime", f[10]), _int(path, line, "Pub.msgType", f[11]),
+            line, _stamp(path, line, "Pub.timeStamp", f[1]), f[2], f[3], f[4], f[5], _none(f[6]),
+            _none(f[7]), f[8], _int(path, line, "Pub.bodyLength", f[9], 0, INT32_MAX),
+            _int(path, line, "Pub.costTime", f[10], 0, int(MAX_LATENCY_MS)),
+            _int(path, line, "Pub.msgType", f[11]),
             _none(f[12]) if has_offset else None,
             _bool(path, line, "Pub.success", f[13] if has_offset else f[12]),
             _none(f[14]) if len(f) >= 15 else None, len(f)))
@@ -169,13 +181,13 @@ def _record(path: str, line: int, f: list[str], out: MsgTrace) -> None:
         if len(f) < 8:
             raise TraceError(path, line, "SubBefore", f"{len(f)} fields (8 expected)")
         out.sub_before.append(SubBefore(
-            line, _int(path, line, "SubBefore.timeStamp", f[1]), f[3], f[4], f[5],
+            line, _stamp(path, line, "SubBefore.timeStamp", f[1]), f[3], f[4], f[5],
             _int(path, line, "SubBefore.retryTimes", f[6])))
     elif kind == "SubAfter":
         if len(f) < 6:
             raise TraceError(path, line, "SubAfter", f"{len(f)} fields (6 to 9 expected)")
         code = _int(path, line, "SubAfter.contextCode", f[6]) if len(f) >= 7 and f[6] else None
-        stamp = _int(path, line, "SubAfter.timeStamp", f[7]) if len(f) >= 9 else None
+        stamp = _stamp(path, line, "SubAfter.timeStamp", f[7]) if len(f) >= 9 else None
         out.sub_after.append(SubAfter(
             line, f[1], f[2], _int(path, line, "SubAfter.costTime", f[3]),
             _bool(path, line, "SubAfter.success", f[4]), code, stamp,
@@ -187,44 +199,43 @@ def _record(path: str, line: int, f: list[str], out: MsgTrace) -> None:
 
 
 def read_msgtrace(path: Path | str, *, skip_bad: bool = False) -> MsgTrace:
-    """Every record of a message-trace dump (see the module docstring)."""
-    path = Path(path)
-    regular_file(path, path.parent, MAX_DUMP_BYTES)
-    out = MsgTrace(str(path))
-    import gzip
+    """Every record of a message-trace dump (see the module docstring), read within the bounds
+    of ``rocketlb_core.trace.textfile``."""
+    from rocketlb_core.trace.textfile import read_lines
 
-    opener: Any = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", errors="strict", newline="\n") as f:
+    path = Path(path)
+    out = MsgTrace(str(path))
+    for line, text in read_lines(path):
+        if not text.strip():
+            continue
         try:
-            for line, text in enumerate(f, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                    if not isinstance(row, dict) or not isinstance(row.get("body"), str):
-                        raise TraceError(path, line, "body", "expected a JSON object with a "
-                                         "text field 'body'")
-                    out.messages += 1
-                    got: list[tuple[list[str], bool]] = list(split_records(row["body"]))
-                    staged = MsgTrace(str(path))
-                    for fields, terminated in got:
-                        _record(str(path), line, fields, staged)
-                        if not terminated and fields[0] == "SubAfter":
-                            out.unterminated += 1
-                except (TraceError, json.JSONDecodeError) as exc:
-                    if not skip_bad:
-                        if isinstance(exc, TraceError):
-                            raise
-                        raise TraceError(path, line, None, f"not JSON ({exc.msg})") from None
-                    out.bad += 1
-                    out.first_bad = out.first_bad or str(exc)
-                    continue
-                out.pubs += staged.pubs
-                out.sub_before += staged.sub_before
-                out.sub_after += staged.sub_after
-                out.other += staged.other
-        except UnicodeDecodeError as exc:
-            raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
-        except (OSError, EOFError) as exc:          # a damaged or truncated .gz
-            raise TraceError(path, None, None, f"cannot read it ({exc})") from None
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError:
+                raise
+            except (RecursionError, ValueError) as exc:        # nesting, a 5,000-digit number
+                raise TraceError(path, line, None, f"not JSON this reader accepts "
+                                 f"({first_line(exc)})") from None
+            if not isinstance(row, dict) or not isinstance(row.get("body"), str):
+                raise TraceError(path, line, "body", "expected a JSON object with a "
+                                 "text field 'body'")
+            out.messages += 1
+            got: list[tuple[list[str], bool]] = list(split_records(row["body"]))
+            staged = MsgTrace(str(path))
+            for fields, terminated in got:
+                _record(str(path), line, fields, staged)
+                if not terminated and fields[0] == "SubAfter":
+                    out.unterminated += 1
+        except (TraceError, json.JSONDecodeError) as exc:
+            if not skip_bad:
+                if isinstance(exc, TraceError):
+                    raise
+                raise TraceError(path, line, None, f"not JSON ({exc.msg})") from None
+            out.bad += 1
+            out.first_bad = out.first_bad or str(exc)
+            continue
+        out.pubs += staged.pubs
+        out.sub_before += staged.sub_before
+        out.sub_after += staged.sub_after
+        out.other += staged.other
     return out

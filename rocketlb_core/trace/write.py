@@ -81,16 +81,39 @@ def write_trace(folder: Path, meta: dict[str, Any], brokers: Sequence[BrokerRow]
                 sends: Mapping[str, Sequence[Any]] | Callable[[Path], None],
                 conditions: Mapping[str, Sequence[Any]],
                 membership: Mapping[str, Sequence[Any]] | None, *, command: str,
-                inputs: Sequence[Path | str] = (), force: bool = False) -> None:
+                inputs: Sequence[Path | str] = (), force: bool = False,
+                validate: bool = True) -> None:
     """Write a whole trace folder atomically. ``sends`` is the sends' columns (any order: they
     are written in the replay layout), or a function that writes ``sends.parquet`` into the
-    folder it is given (for traces too large for memory, already in the layout)."""
+    folder it is given (for traces too large for memory, already in the layout).
+
+    Before the folder is moved into place it is read back by ``check_written`` (the code of
+    ``rocketlb trace validate --rows``): a trace rocketlb writes is always one it accepts, and a
+    trace it would refuse is never written."""
     with atomic_folder(folder, command, inputs=inputs, force=force) as tmp:
         write_small_files(tmp, meta, brokers, routes, conditions, membership)
         if callable(sends):
             sends(tmp / "sends.parquet")
         else:
             write_sends(tmp / "sends.parquet", arrow_table(SENDS, sends))
+        if validate:
+            check_written(tmp, Path(folder), command)
+
+
+def check_written(tmp: Path, target: Path, command: str) -> None:
+    """Read the trace just written into ``tmp`` (to become ``target``) with ``rocketlb trace
+    validate --rows``'s code; a refusal is a ``TraceError`` naming ``target``, and nothing is
+    moved into place."""
+    from rocketlb_core.trace.read import load_trace
+    from rocketlb_core.trace.schema import TraceError
+
+    try:
+        load_trace(tmp, sends=True)
+    except TraceError as exc:
+        why = str(exc).replace(str(tmp), str(target))
+        raise TraceError(target, None, None, f"{command} would write a trace that `rocketlb "
+                         f"trace validate --rows` refuses, so nothing was written: {why}"
+                         ) from None
 
 
 def relayout(src: Path, dst: Path, producers_per_file: int | None = None, *,
