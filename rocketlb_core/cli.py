@@ -40,12 +40,12 @@ EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_CHECK = 0, 1, 2, 3
 EXIT_HELP = ("exit status: 0 success; 2 bad input (the message names the file, row and field; "
              "nothing is written); 1 internal error (a bug: rerun with ROCKETLB_TRACEBACK=1 and "
              "report it){checks}. Output folders are replaced only when absent, empty or an "
-             "earlier rocketlb output (--force for others, never /, home, the current folder, or "
-             "an input).")
+             "earlier rocketlb output (--force for others, never /, home or the current folder "
+             "or their ancestors, or an input).")
 
 
 FORCE_HELP = ("replace --out even when it holds files rocketlb did not write (never /, the home "
-              "folder, the current folder or its ancestors, or an input)")
+              "folder or the current folder or their ancestors, or an input)")
 
 
 def add_out(ap: argparse.ArgumentParser, *, required: bool = True,
