@@ -79,11 +79,18 @@ def latency_table_frame() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def experiment_frame(fail: bool, lines: tuple[str, ...] = ("4.7.1", "4.9.8", "5.3.3")) -> Any:
-    """The experiment on several lines side by side (a pandas DataFrame, one row per round)."""
+def experiment_frame(fail: bool, lines: tuple[str, ...] = ("4.7.1", "4.9.8", "5.3.3"),
+                     index_start: int = -1, rounds: int = 10) -> Any:
+    """The experiment on several lines side by side (a pandas DataFrame, one row per round).
+
+    ``index_start`` is the counter's stored value before the first pick (upstream draws it at
+    random); the default pins the first pick to broker1, as in the article's printed run, and
+    3 makes it broker2 (positions 4 to 7, the other half of the starts) on every line.
+    """
     import pandas as pd
 
-    runs = {line: seed002_experiment(line, fail) for line in lines}
+    runs = {line: seed002_experiment(line, fail, rounds=rounds, index_start=index_start)
+            for line in lines}
     return pd.DataFrame({line: [" -> ".join(r.brokers) for r in rounds]
                          for line, rounds in runs.items()}).rename_axis("round")
 
