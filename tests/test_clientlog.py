@@ -66,5 +66,5 @@ def test_a_bad_line_names_file_line_and_field_or_is_counted(tmp_path: Path, brok
 
 
 def test_an_unreadable_log_is_an_error_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(TraceError, match="cannot read"):
+    with pytest.raises(TraceError, match=r"missing\.log: file not found"):
         read_client_log(tmp_path / "missing.log")

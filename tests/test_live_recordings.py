@@ -289,7 +289,7 @@ def test_a_truncated_compressed_dump_is_a_clear_error(tmp_path: Path) -> None:
                                    for _ in range(2000))).encode())
     path = tmp_path / "msgtrace.jsonl.gz"
     path.write_bytes(whole[: len(whole) // 2])
-    with pytest.raises(TraceError, match=r"msgtrace\.jsonl\.gz: cannot read it"):
+    with pytest.raises(TraceError, match=r"msgtrace\.jsonl\.gz, row \d+: cannot read it"):
         read_msgtrace(path)
 
 
@@ -301,6 +301,7 @@ def test_a_failed_import_writes_nothing(tmp_path: Path) -> None:
     recording.mkdir()
     meta = json.loads((src / "recording.json").read_text())
     meta["brokers"] = [b for b in meta["brokers"] if b["name"] != "broker-b"]
+    meta["route"] = [q for q in meta["route"] if q["broker_name"] != "broker-b"]
     (recording / "recording.json").write_text(json.dumps(meta))
     (recording / "msgtrace.jsonl.gz").write_bytes((src / "msgtrace.jsonl.gz").read_bytes())
     with pytest.raises(TraceError, match=r"Pub.storeHost.*127\.0\.0\.1:\d+ is not a broker"):
