@@ -59,7 +59,8 @@ class LineRules:
         ``broker_error_reachable``: an ``MQBrokerException`` leaves the broker reachable (4.x).
     Send loop (2.6, 2.7):
         ``retryable_codes``: response codes a sync send retries on; ``caps_request_timeout``:
-        ``sendMsgMaxTimeoutPerRequest`` caps an attempt that has a retry after it (5.x);
+        ``sendMsgMaxTimeoutPerRequest`` caps an attempt that has a retry after it (5.3.3; the
+        field first appears in 5.3.3);
         ``async_retry_checks_budget``: an async retry stops when the time is spent (5.x).
     Cluster and consumers (1.2, 3.4, 4.3):
         ``broker_scan_ms``: the name server's scan for expired brokers; ``client_id_nanotime``:

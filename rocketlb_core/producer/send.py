@@ -99,7 +99,7 @@ class SendConfig:
     retry_times_when_send_failed: int = 2
     retry_times_when_send_async_failed: int = 2
     retry_another_broker_when_not_store_ok: bool = False
-    send_msg_max_timeout_per_request_ms: int = -1     # 5.x only
+    send_msg_max_timeout_per_request_ms: int = -1     # 5.3.3 only (first in 5.3.3)
 
 
 @dataclass(frozen=True, slots=True)
