@@ -2,8 +2,9 @@
 exit 2 with a one-line error naming the file (and row and field); never a traceback, exit 1, a
 hang or an unbounded read.
 
-Four families, each a Hypothesis test with a fixed seed (``derandomize``) and a bounded number of
-cases (CI runs the default, about a minute in all; more on demand:
+The families, each a Hypothesis test (or a fixed list of cases) with a fixed seed
+(``derandomize``) and a bounded number of cases (CI runs the default, about a minute in all;
+more on demand:
 ``ROCKETLB_FUZZ_EXAMPLES=5000 .venv/bin/python -m pytest tests/test_fuzz.py``):
 
 * byte-level and file-level mutation of the shipped traces (truncated and corrupt Parquet and
@@ -14,7 +15,9 @@ cases (CI runs the default, about a minute in all; more on demand:
   unordered and duplicate rows, unknown names, unicode and very long strings);
 * scenario files: mutated shipped scenarios and hostile values; ``load`` accepts or names the
   field, and what it accepts is small enough to run;
-* conformance files: mutated vector files.
+* conformance files: mutated vector files, and hostile whole files (devices, pipes, deep
+  nesting, huge lines, gzip bombs: each in a child with a memory cap and a timeout);
+* sends files whose footer statistics disagree with their rows.
 
 Each case runs the real command's ``main`` in this process under an alarm (a hang fails the
 test). The number of cases tried is printed at the end of the run (``conftest.py``).
@@ -27,8 +30,11 @@ import io
 import json
 import math
 import os
+import resource
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -395,3 +401,159 @@ def _memory_stays_bounded() -> Iterator[None]:
     import resource
 
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 4 * 2**20   # KiB
+
+
+# ---------------------------------------------------------------- conformance files: whole files
+
+def _capped(argv: list[str], memory: int = 2 << 30, seconds: int = 120
+            ) -> subprocess.CompletedProcess[str]:
+    """``python -m rocketlb_core ARGV`` in a child with its address space capped at ``memory``
+    and a timeout: a case that reads without end fails the test, not the machine."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    return subprocess.run([sys.executable, "-m", "rocketlb_core", *argv], capture_output=True,
+                          text=True, timeout=seconds, preexec_fn=limit,
+                          cwd=Path(__file__).parent.parent)
+
+
+def _gzip_of(path: Path, chunk: bytes, times: int) -> None:
+    """``times`` copies of ``chunk``, gzipped a chunk at a time (a 1 GiB bomb in ~1 MiB)."""
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    with path.open("wb") as f:
+        for _ in range(times):
+            f.write(z.compress(chunk))
+        f.write(z.flush())
+
+
+def _hostile_vector_file(tmp: Path, kind: str) -> Path:
+    """A whole conformance file of the hostile ``kind`` (``HOSTILE_VECTOR_FILES``)."""
+    import gzip
+    import socket
+
+    from rocketlb_core.limits import MAX_VECTOR_BYTES
+
+    if kind == "device":
+        return Path("/dev/zero")
+    path = tmp / "vectors.jsonl"
+    record = gzip.decompress((Path(__file__).parent / "vectors" / "producer-4.9.8.jsonl.gz")
+                             .read_bytes()).split(b"\n", 1)[0] + b"\n"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(str(path))
+        s.close()
+    elif kind == "link to a device":
+        path.symlink_to("/dev/urandom")
+    elif kind == "link loop":
+        path.symlink_to(path.name)
+    elif kind == "deep arrays":
+        path.write_bytes(record + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    elif kind == "deep objects":
+        path.write_bytes(b'{"a": ' * 100_000 + b"1" + b"}" * 100_000)
+    elif kind == "deep inside a record":           # parses; the record's walk must not recurse
+        path.write_bytes(b'{"steps": [], "message_queues": ' + b"[" * 900 + b"]" * 900 + b"}\n")
+    elif kind == "huge line":
+        path.write_bytes(record + b'{"steps": "' + b"x" * (64 << 20) + b'"}\n')
+    elif kind == "huge number":
+        path.write_bytes(b'{"steps": ' + b"9" * (8 << 20) + b"}\n")
+    elif kind == "gzip bomb":                      # 1 GiB of newlines in about 1 MiB
+        path = tmp / "vectors.jsonl.gz"
+        _gzip_of(path, b"\n" * (1 << 20), 1024)
+    elif kind == "gzip bomb of records":
+        path = tmp / "vectors.jsonl.gz"
+        _gzip_of(path, record * ((1 << 20) // len(record)), 1024)
+    elif kind == "blank lines within the bound":   # 256 MiB of newlines: skipped at C speed
+        path = tmp / "vectors.jsonl.gz"
+        _gzip_of(path, b"\n" * (1 << 20), 256)
+    elif kind == "sparse, over the bound":
+        with path.open("wb") as f:
+            f.truncate(MAX_VECTOR_BYTES + 1)
+    elif kind == "truncated gzip":
+        path = tmp / "vectors.jsonl.gz"
+        path.write_bytes(gzip.compress(record * 100)[:-20])
+    elif kind == "garbage after gzip":
+        path = tmp / "vectors.jsonl.gz"
+        path.write_bytes(gzip.compress(record) + b"garbage")
+    elif kind == "utf-16":
+        path.write_bytes(record.decode().encode("utf-16"))
+    elif kind == "nul bytes":
+        path.write_bytes(b"\0" * 4096)
+    return path
+
+
+HOSTILE_VECTOR_FILES = (           # each refused: exit 2, one line naming the file
+    "device", "fifo", "folder", "socket", "link to a device", "link loop", "deep arrays",
+    "deep objects", "deep inside a record", "huge line", "huge number", "gzip bomb",
+    "gzip bomb of records", "blank lines within the bound", "sparse, over the bound",
+    "truncated gzip", "garbage after gzip", "utf-16", "nul bytes")
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_VECTOR_FILES))
+def test_hostile_conformance_files(kind: str, tmp_path: Path) -> None:
+    """Whole files no mutation of a vector file makes: devices, pipes, folders, sockets,
+    links, nesting past the recursion limit, huge lines and numbers, gzip bombs (the bound is
+    on the bytes as read, counted while decompressing), a sparse file over the bound. Each runs
+    in a child capped at 2 GiB of address space and 120 s."""
+    path = _hostile_vector_file(tmp_path, kind)
+    proc = _capped(["conformance", str(path)])
+    TRIED["conformance file (whole)"] += 1
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    TRIED["conformance file (whole): refused"] += 1
+    assert proc.stderr.startswith("error: "), proc.stderr[:500]
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr[:2000]
+    assert str(path) in proc.stderr
+    assert proc.stdout == ""
+
+
+# ---------------------------------------------------------------- traces: lying footers
+
+LYING_COLUMNS = {                  # strings of the shown values' length: the footer fits both
+    "producer": ["producer-2", "producer\x1b1", "producer\x00x", "producer-1"],
+    "topic": ["TopicTesX", "Topic\nTes", "TopicTest"],
+    "size": [-1, -(2**31), 0, 2**31 - 1],
+    "time_ms": [-1, -(10**15), 2**63 - 1, 2_678_400_001, 0, 10**12]}
+
+
+@settings(FUZZ, max_examples=min(EXAMPLES, 150))
+@given(column=st.sampled_from(sorted(LYING_COLUMNS)), data=st.data(),
+       rows=st.lists(st.integers(0, 14_999), min_size=1, max_size=3, unique=True))
+def test_footers_that_disagree_with_their_rows(column: str, data: Any, rows: list[int]
+                                               ) -> None:
+    """The shipped trace's rows with a few values changed under the original footer (its
+    statistics say the values are fine): ``validate --rows`` and the replay agree, and what
+    is accepted is replayed as the rows say, never as the footer says."""
+    from tests.test_hostile_reads import lying_sends
+
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        folder = Path(tmp) / "trace"
+        shutil.copytree(data_path("traces", "seed002-outage"), folder)
+        sends = folder / "sends.parquet"
+        shown = pq.read_table(sends)
+        i = shown.schema.get_field_index(column)
+        values = shown.column(i).to_pylist()
+        for row in rows:
+            values[row] = data.draw(st.sampled_from(LYING_COLUMNS[column]))
+        real = shown.set_column(i, shown.schema.field(i),
+                                pa.array(values, shown.schema.field(i).type))
+        lying_sends(sends, real, shown)
+        out = Path(tmp) / "out"
+        checked = run_command(["trace", "validate", str(folder), "--rows"])
+        status, stdout, stderr = run_side("producer", folder, out)
+        check_outcome("lying footer", status, stdout, stderr, folder, out)
+        assert checked[0] == status, (checked[2], stderr)
+        if status == 0:
+            _replay_consistent(json.loads(stdout), folder, out)
+            got = pq.read_table(out / "sends.parquet", columns=["producer"])
+            assert got.column(0).to_pylist() == real.column("producer").to_pylist()
+        else:                            # the same file and field (maybe another bad row)
+            assert checked[2].split(", row")[0] == stderr.split(", row")[0], (checked, stderr)
+            assert checked[2].split("field ")[1].split(":")[0] == \
+                stderr.split("field ")[1].split(":")[0], (checked, stderr)

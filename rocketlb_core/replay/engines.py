@@ -21,14 +21,15 @@ from rocketlb_core.replay.aggregates import Aggregates, summary_of
 from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.stretch import replay_producer
 from rocketlb_core.replay.task import (
+    VALUE_COLUMNS,
+    Batch,
     ReplayJob,
     fault_tolerance_of,
+    read_batches,
     replay_file,
 )
 from rocketlb_core.replay.timeline import Conditions
-from rocketlb_core.trace.parquet import arrow_errors
 from rocketlb_core.trace.read import Trace, load_trace
-from rocketlb_core.trace.schema import TraceError
 
 COMMAND = "replay producer"
 
@@ -87,12 +88,12 @@ def replay_producers_python(trace_dir: Path, out_dir: Path, config: ReplayConfig
     total = sum(f.rows for f in job.files)
     done = 0
 
-    def batches(path: str) -> Iterator[tuple[Any, int]]:
+    def batches(path: str) -> Iterator[Batch]:
         nonlocal done
         first = 0
         for b in _read_batches(path):
             times = b.column(0).to_numpy()
-            yield times, first
+            yield times, first, (b.column(1), b.column(2), b.column(3))
             first += len(times)
             done += len(times)
             if progress:
@@ -112,19 +113,10 @@ BATCH_ROWS = 1 << 17
 
 
 def _read_batches(path: str) -> Iterator[Any]:
-    """A sends file's ``time_ms`` in batches; a file pyarrow cannot decode is a ``TraceError``."""
-    import pyarrow.parquet as pq
+    """A sends file's ``time_ms`` and ``VALUE_COLUMNS`` in batches (``task.read_batches``)."""
+    return read_batches(path, ["time_ms", *VALUE_COLUMNS], BATCH_ROWS)
 
-    batches = pq.ParquetFile(path).iter_batches(batch_size=BATCH_ROWS, columns=["time_ms"])
-    while True:
-        try:
-            b = next(batches)
-        except StopIteration:
-            return
-        except arrow_errors() as exc:
-            raise TraceError(path, None, "time_ms", f"cannot read its rows: not a Parquet file "
-                             f"({exc})") from None
-        yield b
+
 def print_progress(done: int, total: int, unit: str = "sends") -> None:
     """A one-line progress bar on stderr (only when stderr is a terminal)."""
     if not sys.stderr.isatty() or total == 0:

@@ -2,6 +2,13 @@
 aggregate rows out. Both engines run ``replay_file`` unchanged: the Python engine over the
 files in turn, Spark in one ``mapInArrow`` task per file. Same input, same bytes out.
 
+A task checks the values it reads as it reads them, never trusting the footers' statistics
+(which ``rocketlb_core.trace.layout`` planned from, and which a hostile or broken writer may get
+wrong): each run's ``producer`` is the planned name, ``topic`` the trace's, ``size`` >= 0,
+``time_ms`` within 0..``MAX_TIME_MS`` and non-decreasing within a producer (``check_values``:
+vectorised, a few array passes per batch). A violation is a ``TraceError`` naming the file, the
+row and the field.
+
 The part file (``sends.parquet/part-NNNNN.parquet``) has ``OUTPUT_COLUMNS``; strings are
 dictionary-encoded, times delta-encoded, row groups are exactly ``ROW_GROUP_ROWS`` rows
 whatever the input batches were, and the file appears by an atomic rename, so a retried or
@@ -11,7 +18,7 @@ speculative task attempt rewrites the same bytes under the same name.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rocketlb_core.kafka.producer import KafkaProducerReplayer
+from rocketlb_core.limits import MAX_TIME_MS
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.replay.aggregates import Aggregates
 from rocketlb_core.replay.config import OUTPUT_COLUMNS, STATUSES, ReplayConfig
@@ -30,6 +38,9 @@ from rocketlb_core.trace.schema import TraceError
 
 ROW_GROUP_ROWS = 1 << 20
 AGGREGATE_SCHEMA = "kind string, key string, value bigint"
+VALUE_COLUMNS = ("producer", "topic", "size")     # read beside time_ms, to be checked
+Values = tuple[Any, Any, Any]                       # pyarrow arrays: producer, topic, size
+Batch = tuple[np.ndarray[Any, Any], int, Values]    # time_ms, its first row (0-based), values
 
 
 @dataclass(frozen=True)
@@ -137,26 +148,139 @@ def _noop(due: np.ndarray[Any, Any], seq0: int) -> Columns:
                    np.ones(n, np.int32), np.full(n, -1, np.int16))
 
 
-def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[tuple[np.ndarray[Any, Any], int]],
+def _all_equal(values: Any, name: str) -> bool:
+    """Whether every value of the pyarrow array ``values`` (plain, dictionary, or chunked of
+    either) is ``name``. A dictionary array is checked by its few distinct words."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if values.null_count:
+        return False
+    if isinstance(values, pa.ChunkedArray):
+        return all(_all_equal(chunk, name) for chunk in values.chunks)
+    if pa.types.is_dictionary(values.type):
+        words = values.dictionary
+        if len(words) == 1:
+            return bool(words[0].as_py() == name)
+        hit = pc.equal(words, name).fill_null(False).to_numpy(zero_copy_only=False)
+        return bool(hit[values.indices.to_numpy(zero_copy_only=False)].all())
+    return bool(pc.all(pc.equal(values, name)).as_py())
+
+
+def read_batches(path: str, columns: list[str], batch_rows: int) -> Iterator[Any]:
+    """A sends file's ``columns`` in record batches (names as dictionaries: checked by their
+    few distinct words); a file pyarrow cannot decode is a ``TraceError``."""
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.trace.parquet import arrow_errors
+
+    try:
+        batches = pq.ParquetFile(path, read_dictionary=["producer", "topic"]).iter_batches(
+            batch_size=batch_rows, columns=columns)
+        while True:
+            try:
+                b = next(batches)
+            except StopIteration:
+                return
+            yield b
+    except arrow_errors() as exc:
+        raise TraceError(path, None, columns[0], f"cannot read its rows: not a Parquet file "
+                         f"({exc})") from None
+
+
+class FileValues:
+    """A sends file's ``VALUE_COLUMNS``, read by the task itself (pyarrow, dictionaries) beside
+    the ``time_ms`` Spark hands it: ``take(first, n)`` gives rows ``first`` to ``first + n``,
+    in file order. Spark's conversion of strings to Arrow would cost the replay more than its
+    whole per-send work; reading the names here costs almost nothing."""
+
+    def __init__(self, path: str, batch_rows: int) -> None:
+        self.path = path
+        self.batches = read_batches(path, list(VALUE_COLUMNS), batch_rows)
+        self.batch: Any = None
+        self.offset = 0
+        self.next_row = 0
+
+    def take(self, first: int, n: int) -> Values:
+        import pyarrow as pa
+
+        if first != self.next_row:
+            raise RuntimeError(f"{self.path}: rows asked from row {first}, expected row "
+                               f"{self.next_row}")
+        pieces = []
+        while n:
+            if self.batch is None or self.offset == self.batch.num_rows:
+                self.batch, self.offset = next(self.batches, None), 0
+                if self.batch is None:
+                    raise RuntimeError(f"{self.path}: fewer rows than Spark read")
+                continue
+            k = min(n, self.batch.num_rows - self.offset)
+            pieces.append(self.batch.slice(self.offset, k))
+            self.offset += k
+            self.next_row += k
+            n -= k
+        if len(pieces) == 1:
+            return (pieces[0].column(0), pieces[0].column(1), pieces[0].column(2))
+        names, topics, sizes = (pa.chunked_array([b.column(i) for b in pieces])
+                                for i in range(3))
+        return names, topics, sizes
+
+
+def _first_other(path: str, row: int, values: Any, field: str, want: str,
+                 say: Callable[[str], str]) -> TraceError:
+    """The error for the first value of ``values`` (whose first row is ``row``, 0-based) that
+    is not ``want``; called only once ``_all_equal`` said there is one."""
+    for k, v in enumerate(values.to_pylist()):
+        if v is None:
+            return TraceError(path, row + k + 1, field, "missing value")
+        if v != want:
+            return TraceError(path, row + k + 1, field, say(v[:300]))
+    return TraceError(path, row + 1, field, say("?"))
+
+
+def check_values(path: str, row: int, due: np.ndarray[Any, Any], values: Values,
+                 producer: str, topic: str) -> None:
+    """Check one run's slice of rows as read (``row``: its first row, 0-based): ``time_ms``
+    within 0..MAX_TIME_MS, every ``producer`` the planned one, every ``topic`` the trace's,
+    ``size`` >= 0 and present. A few vectorised passes; the slow path only names the row."""
+    import pyarrow.compute as pc
+
+    low, high = int(due.min()), int(due.max())
+    if low < 0 or high > MAX_TIME_MS:
+        k = int(np.argmax((due < 0) | (due > MAX_TIME_MS)))
+        raise TraceError(path, row + k + 1, "time_ms", f"{int(due[k])} is outside "
+                         f"0..{MAX_TIME_MS} (ms from the trace's start, at most 31 days)")
+    names, topics, sizes = values
+    if not _all_equal(names, producer):
+        raise _first_other(path, row, names, "producer", producer, lambda v: (
+            f"{v!r} in rows the file's footer statistics give to producer {producer!r}: the "
+            "footer disagrees with the data (rewrite the trace with `rocketlb trace layout`)"))
+    if not _all_equal(topics, topic):
+        raise _first_other(path, row, topics, "topic", topic,
+                           lambda v: f"{v!r} is not the trace's topic {topic!r}")
+    if sizes.null_count or pc.min(sizes).as_py() < 0:
+        k, v = next((k, v) for k, v in enumerate(sizes.to_pylist()) if v is None or v < 0)
+        raise TraceError(path, row + k + 1, "size",
+                         "missing value" if v is None else f"negative value {v}")
+
+
+def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[Batch],
                 out_dir: Path) -> tuple[Aggregates, int]:
-    """Replay one file. ``batches``: (time_ms array, row number of its first row, 0-based),
-    in file order. Writes ``out_dir/part-<index>.parquet``; returns the aggregates and how many
-    sends were stepped rather than stretched."""
+    """Replay one file. ``batches``: (time_ms array, row number of its first row, 0-based,
+    the ``VALUE_COLUMNS`` as pyarrow arrays), in file order; every value is checked as read
+    (``check_values``). Writes ``out_dir/part-<index>.parquet``; returns the aggregates and
+    how many sends were stepped rather than stretched."""
     producers = [p for p, _ in f.runs]
     bounds = np.cumsum([0] + [n for _, n in f.runs])
     writer = _PartWriter(out_dir / f"part-{f.index:05d}.parquet", producers, job.brokers)
     agg, errors = Aggregates(), dict[str, int]()
     replayer: ProducerReplayer | KafkaProducerReplayer | None = None
     run, expected, last_time, stepped = -1, 0, 0, 0
-    head_min = 2**63 - 1                 # the first row group's smallest time, as received
     try:
-        for times, first in batches:
+        for times, first, values in batches:
             if first != expected:
                 raise RuntimeError(f"{f.path}: rows arrived from row {first}, expected row "
                                    f"{expected}: the file was split or reordered")
-            head = times[:max(0, f.first_group_rows - first)]
-            if len(head):
-                head_min = min(head_min, int(head.min()))
             expected = first + len(times)
             pos = 0
             while pos < len(times):
@@ -168,6 +292,8 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[tuple[np.ndarray
                     replayer = None
                 take = min(len(times) - pos, int(bounds[run + 1]) - row)
                 due = np.ascontiguousarray(times[pos:pos + take], dtype=np.int64)
+                check_values(f.path, row, due, tuple(v.slice(pos, take) for v in values),
+                             producers[run], job.topic)
                 if replayer is None:
                     producer = producers[run]
                     if job.config.partitioner == "kafka":
@@ -178,8 +304,8 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[tuple[np.ndarray
                         replayer = ProducerReplayer(producer, job.topic, job.route,
                                                     job.conditions, job.fault_tolerance(producer),
                                                     job.config, job.brokers, errors)
-                    last_time = int(due[0]) if take else 0
-                if take and (due[0] < last_time or (take > 1 and (np.diff(due) < 0).any())):
+                    last_time = int(due[0])
+                if due[0] < last_time or (take > 1 and (np.diff(due) < 0).any()):
                     k = 0 if due[0] < last_time else int(np.argmax(np.diff(due) < 0)) + 1
                     raise TraceError(f.path, row + k + 1, "time_ms",
                                      f"times must not decrease within producer "
@@ -196,8 +322,6 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[tuple[np.ndarray
         if expected != f.rows:
             raise RuntimeError(f"{f.path}: {expected} rows arrived, the file has {f.rows}: "
                                "the file was split")
-        if f.first_time is not None and head_min != f.first_time:
-            raise RuntimeError(f"{f.path}: the task got another file's rows")
         if replayer is not None:
             stepped += replayer.stepped
         writer.close()
@@ -236,5 +360,6 @@ def merge_rows(rows: Iterable[tuple[str, str, int]]) -> tuple[Aggregates, int]:
     return agg, stepped
 
 
-__all__ = ["AGGREGATE_SCHEMA", "OUTPUT_COLUMNS", "ReplayJob", "aggregate_rows",
-           "fault_tolerance_of", "merge_rows", "replay_file"]
+__all__ = ["AGGREGATE_SCHEMA", "OUTPUT_COLUMNS", "VALUE_COLUMNS", "Batch", "FileValues",
+           "ReplayJob", "aggregate_rows", "check_values", "fault_tolerance_of", "merge_rows",
+           "read_batches", "replay_file"]

@@ -19,6 +19,8 @@ from rocketlb_core.replay.config import ReplayConfig
 from rocketlb_core.replay.engines import BATCH_ROWS, COMMAND, finish, prepare_job
 from rocketlb_core.replay.task import (
     AGGREGATE_SCHEMA,
+    Batch,
+    FileValues,
     ReplayJob,
     aggregate_rows,
     merge_rows,
@@ -44,15 +46,17 @@ def _spark_task(job: ReplayJob, out: str) -> Callable[[Iterator[Any]], Iterator[
 
         ctx = TaskContext.get()
         f = job.files[ctx.partitionId() if ctx is not None else 0]
+        values = FileValues(f.path, BATCH_ROWS)        # checked as read, beside time_ms
 
-        def arrays() -> Iterator[tuple[Any, int]]:
+        def arrays() -> Iterator[Batch]:
             for b in batches:
                 if b.num_rows == 0:
                     continue
                 rows = b.column(1).to_numpy()
                 if int(rows[-1]) - int(rows[0]) != b.num_rows - 1:
                     raise RuntimeError(f"{f.path}: a batch's rows are not contiguous")
-                yield b.column(0).to_numpy(), int(rows[0])
+                yield b.column(0).to_numpy(), int(rows[0]), values.take(int(rows[0]),
+                                                                       b.num_rows)
 
         try:
             agg, stepped = replay_file(job, f, arrays(), Path(out))

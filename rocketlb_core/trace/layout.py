@@ -13,6 +13,12 @@ group: one producer, the trace's topic, no negative time or size, no missing val
 one ``SendsFile`` per file: its runs of (producer, rows). Only when a footer shows a violation
 (or has no statistics) is that one row group read, to name the exact row.
 
+The footers serve the planning only: a footer's statistics may disagree with its rows (a broken
+or hostile writer), so every reader checks the values again as it reads them, and refuses a file
+whose rows are not what its footer planned: ``rocketlb trace validate --rows``
+(``rocketlb_core.trace.read.check_sends_rows``) and both replay engines
+(``rocketlb_core.replay.task.check_values``).
+
 ``rocketlb trace layout SRC DST`` (``rocketlb_core.trace.write.relayout``) rewrites a trace
 whose sends are in any order into this layout (in memory: for traces that fit in RAM;
 ``rocketlb_core.trace.generate`` writes large traces in the layout directly).
@@ -25,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.limits import MAX_TIME_MS
-from rocketlb_core.trace.schema import SENDS, TraceError, check_name, is_name
+from rocketlb_core.trace.schema import (
+    SENDS,
+    TraceError,
+    check_name,
+    is_name,
+    outside_link,
+    regular_file,
+)
 
 ROW_GROUP_ROWS = 1 << 20
 
@@ -38,23 +51,23 @@ class SendsFile:
     path: str
     rows: int
     runs: tuple[tuple[str, int], ...]
-    first_time: int | None          # the smallest time_ms of the first row group
-    first_group_rows: int = 0
 
 
 def sends_files(trace_dir: Path) -> list[Path]:
-    """The trace's sends files: ``sends.parquet`` itself, or the ``*.parquet`` files inside."""
+    """The trace's sends files: ``sends.parquet`` itself, or the ``*.parquet`` entries inside
+    it, in name order. Every one must be a regular file inside the trace folder (a symbolic
+    link may point within the folder, never out of it): a pipe, a device, a socket or a folder
+    named ``*.parquet`` is refused, never skipped and never opened (``schema.regular_file``)."""
     path = trace_dir / "sends.parquet"
-    if path.is_symlink() and trace_dir.resolve() not in path.resolve().parents:
-        raise TraceError(path, None, None, f"a symbolic link that leaves the trace folder (to "
-                         f"{path.resolve()}); copy the sends into the folder instead")
+    outside_link(path, trace_dir)
     if path.is_dir():
-        files = sorted(p for p in path.glob("*.parquet") if p.is_file())
+        files = sorted(path.glob("*.parquet"))
+        for p in files:
+            regular_file(p, trace_dir)
         if not files:
             raise TraceError(path, None, None, "folder holds no *.parquet file")
         return files
-    if not path.exists():
-        raise TraceError(path, None, None, "file not found")
+    regular_file(path, trace_dir)
     return [path]
 
 
@@ -146,7 +159,7 @@ def _plan_file(index: int, path: Path, trace_dir: Path, topic: str, seen: dict[s
     check_schema(path, SENDS, trace_dir)
     pf = pq.ParquetFile(path)
     runs: list[list[Any]] = []
-    start, first_time, first_rows = 0, None, 0
+    start = 0
     for rg in range(pf.metadata.num_rows and pf.metadata.num_row_groups):
         n = pf.metadata.row_group(rg).num_rows
         if n == 0:
@@ -163,9 +176,6 @@ def _plan_file(index: int, path: Path, trace_dir: Path, topic: str, seen: dict[s
                 _first_bad_row(pf, path, rg, column, start, topic)
         producer = str(pf.read_row_group(rg, columns=["producer"]).column(0)[0]) \
             if checks["producer"] is None else str(checks["producer"][0])
-        if not first_rows:
-            st = checks["time_ms"]
-            first_time, first_rows = (int(st[0]) if st is not None else None), n
         if runs and runs[-1][0] == producer:
             runs[-1][1] += n
         else:
@@ -178,8 +188,7 @@ def _plan_file(index: int, path: Path, trace_dir: Path, topic: str, seen: dict[s
             seen[producer] = f"{path.name}, before row {start + 1}"
             runs.append([producer, n])
         start += n
-    return SendsFile(index, str(path), start, tuple((p, n) for p, n in runs),
-                     first_time, first_rows)
+    return SendsFile(index, str(path), start, tuple((p, n) for p, n in runs))
 
 
 def write_sends(path: Path, sends: Any, producers_per_file: int | None = None) -> None:

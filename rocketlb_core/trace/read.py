@@ -53,10 +53,13 @@ class Trace:
         return str(self.meta["topic"])
 
 
-def _read_table(path: Path, columns: dict[str, str], max_rows: int) -> dict[str, list[Any]]:
+def _read_table(path: Path, columns: dict[str, str], max_rows: int,
+                folder: Path | None = None) -> dict[str, list[Any]]:
+    """A Parquet file's columns as lists, every value checked as read (``folder``: the trace
+    folder the file must stay in, default its own folder)."""
     import pyarrow.parquet as pq
 
-    check_schema(path, columns)
+    check_schema(path, columns, folder)
     try:
         rows = pq.ParquetFile(path).metadata.num_rows
         if rows > max_rows:
@@ -88,11 +91,44 @@ def _read_table(path: Path, columns: dict[str, str], max_rows: int) -> dict[str,
     return data
 
 
+def check_sends_rows(f: SendsFile, table: dict[str, list[Any]], topic: str) -> None:
+    """The sends of one file, as read (``_read_table`` checked names, times and missing
+    values): each run of rows holds the producer its footer planned (``f.runs``), ``topic`` is
+    the trace's, ``size`` >= 0, and times never decrease within a producer. The footers'
+    statistics are never trusted for values: a file whose footer disagrees with its rows is
+    refused here, naming the row."""
+    names, times = table["producer"], table["time_ms"]
+    start = 0
+    for producer, n in f.runs:
+        if names[start:start + n].count(producer) != n:
+            k = next(k for k in range(start, start + n) if names[k] != producer)
+            raise TraceError(f.path, k + 1, "producer", f"{names[k]!r} in rows the file's "
+                             f"footer statistics give to producer {producer!r}: the footer "
+                             "disagrees with the data (rewrite the trace with "
+                             "`rocketlb trace layout`)")
+        run = times[start:start + n]
+        for k in range(1, n):
+            if run[k] < run[k - 1]:
+                raise TraceError(f.path, start + k + 1, "time_ms",
+                                 f"times must not decrease within producer {producer!r}")
+        start += n
+    topics = table["topic"]
+    if topics.count(topic) != len(topics):
+        k = next(k for k, v in enumerate(topics) if v != topic)
+        raise TraceError(f.path, k + 1, "topic", f"{topics[k]!r} is not the trace's topic "
+                         f"{topic!r}")
+    sizes = table["size"]
+    if sizes and min(sizes) < 0:
+        k = next(k for k, v in enumerate(sizes) if v < 0)
+        raise TraceError(f.path, k + 1, "size", f"negative value {sizes[k]}")
+
+
 def load_trace(folder: Path | str, *, sends: bool = True, plan: bool = True) -> Trace:
     """Read and validate a trace folder (see the module docstring). ``sends=False`` leaves the
-    sends' rows unread: their layout and values are checked from the footers only (the engines
-    check the time order while replaying). ``plan=False`` does not look at the sends at all
-    (the layout command, which reads sends in any order)."""
+    sends' rows unread: their layout is planned from the footers (the engines check every value
+    as they read it, ``rocketlb_core.replay.task.check_values``); ``sends=True`` checks every
+    row as read (``check_sends_rows``), never trusting the footers' statistics. ``plan=False``
+    does not look at the sends at all (the layout command, which reads sends in any order)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise TraceError(folder, None, None, "not a trace folder" if folder.exists()
@@ -107,15 +143,12 @@ def load_trace(folder: Path | str, *, sends: bool = True, plan: bool = True) -> 
     send_rows: dict[str, list[Any]] = {c: [] for c in SENDS}
     if sends and plan:
         for f in plan_:
-            table = _read_table(Path(f.path), SENDS, f.rows)
+            if f.rows == 0:              # an empty part file, as the replay takes it
+                continue
+            table = _read_table(Path(f.path), SENDS, f.rows, folder)
+            check_sends_rows(f, table, meta["topic"])
             for c in SENDS:
                 send_rows[c].extend(table[c])
-            prev: tuple[str, int] | None = None
-            for i, (t, p) in enumerate(zip(table["time_ms"], table["producer"], strict=True)):
-                if prev is not None and p == prev[0] and t < prev[1]:
-                    raise TraceError(f.path, i + 1, "time_ms",
-                                     "times must not decrease within a producer")
-                prev = (p, t)
     cpath = folder / "conditions.parquet"
     conditions = _read_table(cpath, CONDITIONS, MAX_CONDITION_ROWS)
     last = -1

@@ -17,6 +17,7 @@ Readers: ``rocketlb_core.trace.read`` (Parquet, validated), ``rocketlb_core.spar
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -77,17 +78,14 @@ def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.s
     inside the folder (a symbolic link may point within it, never out of it) and, given
     ``max_bytes``, is no larger; returns its ``stat``. Devices, pipes and folders are refused,
     so reading a trace can never hang or read without end."""
-    if path.is_symlink():
-        target, home = path.resolve(), folder.resolve()
-        if home not in target.parents:
-            raise TraceError(path, None, None, f"a symbolic link that leaves the trace folder "
-                             f"(to {target}); copy the file into the folder instead")
+    outside_link(path, folder)
     try:
-        st = path.stat()
+        st = path.stat()                # never opens it: a pipe cannot block here
     except FileNotFoundError:
         raise TraceError(path, None, None, "file not found") from None
     except OSError as exc:
-        raise TraceError(path, None, None, f"cannot read it ({exc.strerror})") from None
+        why = "a symbolic link loop" if exc.errno == errno.ELOOP else exc.strerror
+        raise TraceError(path, None, None, f"cannot read it ({why})") from None
     if stat.S_ISDIR(st.st_mode):
         raise TraceError(path, None, None, "a folder where a file was expected")
     if not stat.S_ISREG(st.st_mode):
@@ -96,6 +94,24 @@ def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.s
         raise TraceError(path, None, None, f"{st.st_size} bytes: larger than the "
                          f"{max_bytes}-byte limit for this file (data/README.md)")
     return st
+
+
+def outside_link(path: Path, folder: Path) -> None:
+    """Refuse ``path`` when it is a symbolic link (or a chain of them) that ends outside the
+    trace folder ``folder``, or a loop of links. The one rule for links of a trace, for every
+    reader (``validate``, ``validate --rows``, both replay engines, ``layout``)."""
+    if not path.is_symlink():
+        return
+    try:
+        target, home = path.resolve(strict=True), folder.resolve(strict=True)
+    except FileNotFoundError:
+        raise TraceError(path, None, None, "a symbolic link to nothing (file not found)"
+                         ) from None
+    except (OSError, RuntimeError):      # ELOOP; RuntimeError: Python 3.11's "Symlink loop"
+        raise TraceError(path, None, None, "a symbolic link loop") from None
+    if home not in target.parents:
+        raise TraceError(path, None, None, f"a symbolic link that leaves the trace folder "
+                         f"(to {target}); copy the file into the folder instead")
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
