@@ -21,6 +21,8 @@ module of the core goes through these helpers.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 INT_MIN = -(2**31)
 INT_MAX = 2**31 - 1
@@ -108,41 +110,688 @@ def java_string_hash(s: str) -> int:
 
 
 JAVA_HASHMAP_TREEIFY = 8
-"""A ``java.util.HashMap`` bin this long is turned into a tree (or the table resized), which
-``java_hash_order`` does not model."""
+"""``HashMap.TREEIFY_THRESHOLD``: a bin reaching this many entries is turned into a red-black
+tree (``treeifyBin``), or the table resized while it has fewer than ``JAVA_HASHMAP_MIN_TREEIFY``
+buckets. ``put`` treeifies when the ninth entry goes in, ``computeIfAbsent`` the eighth."""
+JAVA_HASHMAP_UNTREEIFY = 6
+"""``HashMap.UNTREEIFY_THRESHOLD``: a tree bin split by a resize into a half this small becomes
+a list again."""
+JAVA_HASHMAP_MIN_TREEIFY = 64
+"""``HashMap.MIN_TREEIFY_CAPACITY``."""
 
 
-def java_hash_order(keys: list[str], *, compute_if_absent: bool = False) -> list[str]:
-    """The order in which a ``java.util.HashMap`` (or ``HashSet``) of ``String`` keys, built with
-    the default constructor and filled by ``put`` in the order of ``keys`` (repeats ignored),
-    iterates its keys: by bucket ``(h ^ h >>> 16) & (capacity - 1)`` of the final capacity
-    (16, doubled whenever the size passes three quarters of it), and within a bucket in the
-    order the keys went in (a resize splits a bin keeping that order). Filled by
-    ``computeIfAbsent`` instead, a new key goes to the front of its bin: newest first within a
-    bucket. Kafka's assignors iterate such maps; their output order follows it.
+def java_spread(h: int) -> int:
+    """``HashMap.hash``: ``h ^ (h >>> 16)`` of a ``hashCode``, as a signed ``int``."""
+    h &= _MASK32
+    return wrap32(h ^ (h >> 16))
+
+
+def java_table_size_for(cap: int) -> int:
+    """``HashMap.tableSizeFor``: the power of two at or above ``cap`` (at least 1)."""
+    n = 1
+    while n < cap:
+        n <<= 1
+    return n
+
+
+class _TreeNode:
+    """``HashMap.TreeNode``: a bin entry of a treeified bin (red-black tree links, and the
+    ``next``/``prev`` list that iteration follows)."""
+
+    __slots__ = ("hash", "key", "left", "next", "parent", "prev", "red", "right")
+
+    def __init__(self, h: int, key: object) -> None:
+        self.hash = h
+        self.key = key
+        self.parent: _TreeNode | None = None
+        self.left: _TreeNode | None = None
+        self.right: _TreeNode | None = None
+        self.prev: _TreeNode | None = None
+        self.next: _TreeNode | None = None
+        self.red = False
+
+
+def _rotate_left(root: _TreeNode, p: _TreeNode) -> _TreeNode:
+    r = p.right
+    if r is not None:
+        rl = p.right = r.left
+        if rl is not None:
+            rl.parent = p
+        pp = r.parent = p.parent
+        if pp is None:
+            root = r
+            r.red = False
+        elif pp.left is p:
+            pp.left = r
+        else:
+            pp.right = r
+        r.left = p
+        p.parent = r
+    return root
+
+
+def _rotate_right(root: _TreeNode, p: _TreeNode) -> _TreeNode:
+    ln = p.left
+    if ln is not None:
+        lr = p.left = ln.right
+        if lr is not None:
+            lr.parent = p
+        pp = ln.parent = p.parent
+        if pp is None:
+            root = ln
+            ln.red = False
+        elif pp.right is p:
+            pp.right = ln
+        else:
+            pp.left = ln
+        ln.right = p
+        p.parent = ln
+    return root
+
+
+def _balance_insertion(root: _TreeNode, x: _TreeNode) -> _TreeNode:
+    """``TreeNode.balanceInsertion`` (CLR's red-black insertion, as OpenJDK writes it)."""
+    x.red = True
+    while True:
+        xp = x.parent
+        if xp is None:
+            x.red = False
+            return x
+        xpp = xp.parent
+        if not xp.red or xpp is None:
+            return root
+        xppl = xpp.left
+        if xp is xppl:
+            xppr = xpp.right
+            if xppr is not None and xppr.red:
+                xppr.red = False
+                xp.red = False
+                xpp.red = True
+                x = xpp
+            else:
+                if x is xp.right:
+                    x = xp
+                    root = _rotate_left(root, x)
+                    xp = x.parent
+                    xpp = None if xp is None else xp.parent
+                if xp is not None:
+                    xp.red = False
+                    if xpp is not None:
+                        xpp.red = True
+                        root = _rotate_right(root, xpp)
+        else:
+            if xppl is not None and xppl.red:
+                xppl.red = False
+                xp.red = False
+                xpp.red = True
+                x = xpp
+            else:
+                if x is xp.left:
+                    x = xp
+                    root = _rotate_right(root, x)
+                    xp = x.parent
+                    xpp = None if xp is None else xp.parent
+                if xp is not None:
+                    xp.red = False
+                    if xpp is not None:
+                        xpp.red = True
+                        root = _rotate_left(root, xpp)
+
+
+def _balance_deletion(root: _TreeNode, x: _TreeNode | None) -> _TreeNode:
+    """``TreeNode.balanceDeletion`` (CLR's red-black deletion, as OpenJDK writes it)."""
+    while True:
+        if x is None or x is root:
+            return root
+        xp = x.parent
+        if xp is None:
+            x.red = False
+            return x
+        if x.red:
+            x.red = False
+            return root
+        xpl = xp.left
+        if xpl is x:
+            xpr = xp.right
+            if xpr is not None and xpr.red:
+                xpr.red = False
+                xp.red = True
+                root = _rotate_left(root, xp)
+                xp = x.parent
+                xpr = None if xp is None else xp.right
+            if xpr is None:
+                x = xp
+            else:
+                sl, sr = xpr.left, xpr.right
+                if (sr is None or not sr.red) and (sl is None or not sl.red):
+                    xpr.red = True
+                    x = xp
+                else:
+                    if sr is None or not sr.red:
+                        if sl is not None:
+                            sl.red = False
+                        xpr.red = True
+                        root = _rotate_right(root, xpr)
+                        xp = x.parent
+                        xpr = None if xp is None else xp.right
+                    if xpr is not None:
+                        xpr.red = False if xp is None else xp.red
+                        sr = xpr.right
+                        if sr is not None:
+                            sr.red = False
+                    if xp is not None:
+                        xp.red = False
+                        root = _rotate_left(root, xp)
+                    x = root
+        else:
+            if xpl is not None and xpl.red:
+                xpl.red = False
+                xp.red = True
+                root = _rotate_right(root, xp)
+                xp = x.parent
+                xpl = None if xp is None else xp.left
+            if xpl is None:
+                x = xp
+            else:
+                sl, sr = xpl.left, xpl.right
+                if (sl is None or not sl.red) and (sr is None or not sr.red):
+                    xpl.red = True
+                    x = xp
+                else:
+                    if sl is None or not sl.red:
+                        if sr is not None:
+                            sr.red = False
+                        xpl.red = True
+                        root = _rotate_left(root, xpl)
+                        xp = x.parent
+                        xpl = None if xp is None else xp.left
+                    if xpl is not None:
+                        xpl.red = False if xp is None else xp.red
+                        sl = xpl.left
+                        if sl is not None:
+                            sl.red = False
+                    if xp is not None:
+                        xp.red = False
+                        root = _rotate_right(root, xp)
+                    x = root
+
+
+class JavaHashMap:
+    """The keys of a ``java.util.HashMap`` (OpenJDK 17, load factor 0.75) in the order it
+    iterates them (``keySet``, ``entrySet``, ``values``; a ``HashSet`` is one of these), after a
+    sequence of ``put``, ``computeIfAbsent`` and ``remove`` calls (``HashSet.add`` is ``put``).
+
+    Modelled exactly: the table (16 buckets by default, or ``tableSizeFor(initial_capacity)``),
+    a key's bucket ``(h ^ h >>> 16) & (n - 1)``; ``put`` appends a new key to its bin and
+    resizes *after* inserting when the size passes the threshold, ``computeIfAbsent`` resizes
+    at the *start* of a call that finds the size already past it and puts a new key at the
+    front of its bin; a resize splits each bin keeping its order; a bin reaching
+    ``JAVA_HASHMAP_TREEIFY`` entries (``put``: the ninth; ``computeIfAbsent``: the eighth)
+    resizes the table while it has fewer than 64 buckets, else becomes a red-black tree
+    (``treeifyBin``), whose iteration order is its ``next`` links: the list order at
+    treeification with the root moved to the front, each later key linked right after its tree
+    parent (``putTreeVal``), the root moved to the front after every rebalancing; a resize
+    splits a tree bin in order and makes a half of at most 6 a list again, re-treeifying a
+    larger half; ``remove`` unlinks a key from its bin's list, makes a tree bin whose tree has
+    become too small a list again, and otherwise deletes it from the tree (``removeTreeNode``,
+    the root moved to the front again).
+
+    A tree orders keys by spread hash, then, for keys of the same ``Comparable`` class, by
+    ``compareTo`` (``compare(a, b)``; ``None`` when the two are not mutually comparable), then
+    by ``System.identityHashCode``, which no program can reproduce: that last step is reached
+    only by distinct keys with equal hash codes that ``compare`` does not order (never for
+    ``String`` keys); there the model takes the new key as the smaller one and sets
+    ``undefined`` (the order Java prints then may differ from run to run).
+
+    ``hash``: the key's ``hashCode`` (default: ``String.hashCode``); ``compare``: default
+    ``String.compareTo``'s sign. Keys are compared for equality with ``==``.
+
+    >>> m = JavaHashMap()
+    >>> for k in ["b", "a", "c"]:
+    ...     m.put(k)
+    True
+    True
+    True
+    >>> m.keys(), m.capacity
+    (['a', 'b', 'c'], 16)
+    """
+
+    __slots__ = ("_compare", "_hash_of", "_spread", "_table", "size", "threshold", "undefined")
+
+    def __init__(self, initial_capacity: int | None = None, *,
+                 hash: Callable[[Any], int] | None = None,
+                 compare: Callable[[Any, Any], int | None] | None = None) -> None:
+        self._hash_of: Callable[[Any], int] = hash or java_string_hash
+        self._compare: Callable[[Any, Any], int | None] = compare or java_string_compare
+        # a bin: None, a list of keys (a plain bin, in ``next`` order), or its first _TreeNode
+        self._table: list[Any] = []
+        self._spread: dict[Any, int] = {}
+        self.size = 0
+        self.threshold = 0 if initial_capacity is None else java_table_size_for(initial_capacity)
+        self.undefined = False
+
+    @property
+    def capacity(self) -> int:
+        """The table's length (0 before the first insertion)."""
+        return len(self._table)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._spread
+
+    # ------------------------------------------------------------- the two insertions
+
+    def put(self, key: Any) -> bool:
+        """``HashMap.put`` (``putVal``): True when ``key`` was new."""
+        if key in self._spread:
+            return False
+        h = java_spread(self._hash_of(key))
+        if not self._table:
+            self._resize()
+        tab = self._table
+        i = (len(tab) - 1) & h
+        self._spread[key] = h
+        first = tab[i]
+        if first is None:
+            tab[i] = [key]
+        elif isinstance(first, _TreeNode):
+            self._put_tree_val(first, h, key)
+        else:
+            first.append(key)
+            if len(first) > JAVA_HASHMAP_TREEIFY:           # binCount >= TREEIFY_THRESHOLD - 1
+                self._treeify_bin(h)
+        self.size += 1
+        if self.size > self.threshold:
+            self._resize()
+        return True
+
+    def compute_if_absent(self, key: Any) -> bool:
+        """``HashMap.computeIfAbsent`` with a function that returns a value: True when ``key``
+        was new."""
+        if self.size > self.threshold or not self._table:
+            self._resize()
+        if key in self._spread:
+            return False
+        h = java_spread(self._hash_of(key))
+        tab = self._table
+        i = (len(tab) - 1) & h
+        self._spread[key] = h
+        first = tab[i]
+        if first is None:
+            tab[i] = [key]
+        elif isinstance(first, _TreeNode):
+            self._put_tree_val(first, h, key)
+        else:
+            first.insert(0, key)
+            if len(first) - 1 >= JAVA_HASHMAP_TREEIFY - 1:  # binCount: the entries before
+                self._treeify_bin(h)
+        self.size += 1
+        return True
+
+    def remove(self, key: Any, *, movable: bool = True) -> bool:
+        """``HashMap.remove`` (``removeNode``): True when ``key`` was there. ``movable``: False
+        for a removal through an iterator (``HashIterator.remove``), which leaves a tree bin's
+        root where it is."""
+        h = self._spread.pop(key, None)
+        if h is None:
+            return False
+        tab = self._table
+        index = (len(tab) - 1) & h
+        first = tab[index]
+        if isinstance(first, _TreeNode):
+            node: _TreeNode | None = first
+            while node is not None and node.key != key:
+                node = node.next
+            assert node is not None
+            self._remove_tree_node(node, movable)
+        else:
+            first.remove(key)
+            if not first:
+                tab[index] = None
+        self.size -= 1
+        return True
+
+    def keys(self) -> list[Any]:
+        """The keys in iteration order."""
+        out: list[Any] = []
+        for b in self._table:
+            if b is None:
+                continue
+            if isinstance(b, _TreeNode):
+                node: _TreeNode | None = b
+                while node is not None:
+                    out.append(node.key)
+                    node = node.next
+            else:
+                out.extend(b)
+        return out
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.keys())
+
+    def first(self) -> Any:
+        """The first key in iteration order (``iterator().next()``); ``None`` when empty."""
+        for b in self._table:
+            if b is None:
+                continue
+            return b.key if isinstance(b, _TreeNode) else b[0]
+        return None
+
+    def state(self) -> tuple[object, ...]:
+        """Everything the map's future orders depend on: its threshold and each bin, a list's
+        keys or a tree's nodes in ``next`` order with their links and colours."""
+        bins: list[object] = []
+        for b in self._table:
+            if isinstance(b, _TreeNode):
+                nodes = []
+                node: _TreeNode | None = b
+                while node is not None:
+                    nodes.append((node.key, node.red, *(None if n is None else n.key for n in
+                                                        (node.parent, node.left, node.right))))
+                    node = node.next
+                bins.append(tuple(nodes))
+            else:
+                bins.append(None if b is None else tuple(b))
+        return (self.threshold, tuple(bins))
+
+    def tree_bins(self) -> int:
+        """How many bins are red-black trees now."""
+        return sum(isinstance(b, _TreeNode) for b in self._table)
+
+    # ------------------------------------------------------------- the table
+
+    def _resize(self) -> None:
+        """``HashMap.resize``."""
+        old = self._table
+        old_cap, old_thr = len(old), self.threshold
+        new_thr = 0
+        if old_cap > 0:
+            new_cap = old_cap << 1
+            if old_cap >= 16:
+                new_thr = old_thr << 1
+        elif old_thr > 0:
+            new_cap = old_thr
+        else:
+            new_cap, new_thr = 16, 12
+        if new_thr == 0:
+            new_thr = int(new_cap * 0.75)
+        self.threshold = new_thr
+        tab: list[Any] = [None] * new_cap
+        self._table = tab
+        spread = self._spread
+        for j, b in enumerate(old):
+            if b is None:
+                continue
+            if isinstance(b, _TreeNode):
+                if b.next is None:
+                    tab[b.hash & (new_cap - 1)] = b
+                else:
+                    self._split(b, j, old_cap)
+                continue
+            if len(b) == 1:
+                tab[spread[b[0]] & (new_cap - 1)] = b
+                continue
+            lo = [k for k in b if not spread[k] & old_cap]
+            hi = [k for k in b if spread[k] & old_cap]
+            if lo:
+                tab[j] = lo
+            if hi:
+                tab[j + old_cap] = hi
+
+    def _treeify_bin(self, h: int) -> None:
+        """``HashMap.treeifyBin``."""
+        tab = self._table
+        if len(tab) < JAVA_HASHMAP_MIN_TREEIFY:
+            self._resize()
+            return
+        index = (len(tab) - 1) & h
+        keys = tab[index]
+        head = tail = None
+        for k in keys:
+            node = _TreeNode(self._spread[k], k)
+            if tail is None:
+                head = node
+            else:
+                node.prev = tail
+                tail.next = node
+            tail = node
+        tab[index] = head
+        assert head is not None
+        self._treeify(head)
+
+    def _dir(self, h: int, k: Any, p: _TreeNode) -> int:
+        """The comparison ``treeify`` and ``putTreeVal`` make of a new key with a tree node."""
+        if p.hash > h:
+            return -1
+        if p.hash < h:
+            return 1
+        d = self._compare(k, p.key)
+        if d:
+            return -1 if d < 0 else 1
+        # tieBreakOrder: System.identityHashCode, which no model can know
+        self.undefined = True
+        return -1
+
+    def _treeify(self, head: _TreeNode) -> None:
+        """``TreeNode.treeify`` of the list starting at ``head``."""
+        root: _TreeNode | None = None
+        x: _TreeNode | None = head
+        while x is not None:
+            nxt: _TreeNode | None = x.next
+            x.left = x.right = None
+            if root is None:
+                x.parent = None
+                x.red = False
+                root = x
+            else:
+                p: _TreeNode | None = root
+                while p is not None:
+                    d = self._dir(x.hash, x.key, p)
+                    xp = p
+                    p = p.left if d <= 0 else p.right
+                    if p is None:
+                        x.parent = xp
+                        if d <= 0:
+                            xp.left = x
+                        else:
+                            xp.right = x
+                        root = _balance_insertion(root, x)
+                        break
+            x = nxt
+        assert root is not None
+        self._move_root_to_front(root)
+
+    def _move_root_to_front(self, root: _TreeNode) -> None:
+        """``TreeNode.moveRootToFront``."""
+        tab = self._table
+        index = (len(tab) - 1) & root.hash
+        first = tab[index]
+        if root is not first:
+            tab[index] = root
+            rp = root.prev
+            rn = root.next
+            if rn is not None:
+                rn.prev = rp
+            if rp is not None:
+                rp.next = rn
+            if first is not None:
+                first.prev = root
+            root.next = first
+            root.prev = None
+
+    def _put_tree_val(self, first: _TreeNode, h: int, k: Any) -> None:
+        """``TreeNode.putTreeVal`` for a key not in the tree (``first`` is its root)."""
+        root = first
+        while root.parent is not None:
+            root = root.parent
+        p: _TreeNode | None = root
+        while p is not None:
+            d = self._dir(h, k, p)
+            xp = p
+            p = p.left if d <= 0 else p.right
+            if p is None:
+                xpn = xp.next
+                x = _TreeNode(h, k)
+                x.next = xpn
+                if d <= 0:
+                    xp.left = x
+                else:
+                    xp.right = x
+                xp.next = x
+                x.parent = x.prev = xp
+                if xpn is not None:
+                    xpn.prev = x
+                self._move_root_to_front(_balance_insertion(root, x))
+                return
+
+    def _remove_tree_node(self, p: _TreeNode, movable: bool) -> None:
+        """``TreeNode.removeTreeNode``: unlink ``p`` from its bin's list, make the bin a list
+        again when its tree is too small, else delete ``p`` from the tree."""
+        tab = self._table
+        index = (len(tab) - 1) & p.hash
+        first: _TreeNode | None = tab[index]
+        root = first
+        succ, pred = p.next, p.prev
+        if pred is None:
+            tab[index] = first = succ
+        else:
+            pred.next = succ
+        if succ is not None:
+            succ.prev = pred
+        if first is None:
+            tab[index] = None
+            return
+        assert root is not None
+        while root.parent is not None:
+            root = root.parent
+        if movable and (root.right is None or root.left is None or root.left.left is None):
+            keys = []
+            node: _TreeNode | None = first
+            while node is not None:
+                keys.append(node.key)
+                node = node.next
+            tab[index] = keys                                # untreeify: too small
+            return
+        pl, pr = p.left, p.right
+        if pl is not None and pr is not None:
+            sn = pr
+            while sn.left is not None:                       # the successor
+                sn = sn.left
+            sn.red, p.red = p.red, sn.red
+            sr = sn.right
+            pp = p.parent
+            if sn is pr:
+                p.parent = sn
+                sn.right = p
+            else:
+                sp = sn.parent
+                p.parent = sp
+                if sp is not None:
+                    if sn is sp.left:
+                        sp.left = p
+                    else:
+                        sp.right = p
+                sn.right = pr
+                pr.parent = sn
+            p.left = None
+            p.right = sr
+            if sr is not None:
+                sr.parent = p
+            sn.left = pl
+            pl.parent = sn
+            sn.parent = pp
+            if pp is None:
+                root = sn
+            elif p is pp.left:
+                pp.left = sn
+            else:
+                pp.right = sn
+            replacement = sr if sr is not None else p
+        elif pl is not None:
+            replacement = pl
+        elif pr is not None:
+            replacement = pr
+        else:
+            replacement = p
+        if replacement is not p:
+            pp = replacement.parent = p.parent
+            if pp is None:
+                root = replacement
+                replacement.red = False
+            elif p is pp.left:
+                pp.left = replacement
+            else:
+                pp.right = replacement
+            p.left = p.right = p.parent = None
+        r = root if p.red else _balance_deletion(root, replacement)
+        if replacement is p:                                 # detach
+            pp = p.parent
+            p.parent = None
+            if pp is not None:
+                if p is pp.left:
+                    pp.left = None
+                elif p is pp.right:
+                    pp.right = None
+        if movable:
+            self._move_root_to_front(r)
+
+    def _split(self, b: _TreeNode, index: int, bit: int) -> None:
+        """``TreeNode.split``: a tree bin into its two halves of the doubled table."""
+        tab = self._table
+        lo: list[_TreeNode] = []
+        hi: list[_TreeNode] = []
+        e: _TreeNode | None = b
+        while e is not None:
+            (hi if e.hash & bit else lo).append(e)
+            e = e.next
+        for half in (lo, hi):
+            prev = None
+            for node in half:
+                node.prev = prev
+                node.next = None
+                if prev is not None:
+                    prev.next = node
+                prev = node
+        if lo:
+            if len(lo) <= JAVA_HASHMAP_UNTREEIFY:
+                tab[index] = [n.key for n in lo]
+            else:
+                tab[index] = lo[0]
+                if hi:
+                    self._treeify(lo[0])
+        if hi:
+            if len(hi) <= JAVA_HASHMAP_UNTREEIFY:
+                tab[index + bit] = [n.key for n in hi]
+            else:
+                tab[index + bit] = hi[0]
+                if lo:
+                    self._treeify(hi[0])
+
+
+def java_hash_order(keys: Iterable[Any], *, compute_if_absent: bool = False,
+                    **options: Any) -> list[Any]:
+    """The order in which a ``java.util.HashMap`` (or ``HashSet``) built with the default
+    constructor iterates its keys after ``put`` (or, ``compute_if_absent``, after
+    ``computeIfAbsent``) of ``keys`` in that order (repeats ignored): ``JavaHashMap``, exact
+    (table growth, bins, trees). ``options``: ``JavaHashMap``'s ``hash`` and ``compare``, for
+    keys other than ``String``. Kafka's assignors iterate such maps; their output order follows
+    it.
 
     >>> java_hash_order(["b", "a", "c"])
     ['a', 'b', 'c']
+    >>> ids = ["AaAaAa", "AaAaBB", "AaBBAa", "AaBBBB", "BBAaAa", "BBAaBB", "BBBBAa", "BBBBBB"]
+    >>> java_hash_order(ids) == ids            # one bin, in insertion order
+    True
+    >>> java_hash_order(ids, compute_if_absent=True) == ids[::-1]
+    True
     """
-    unique = list(dict.fromkeys(keys))
-    capacity = 16
-    while len(unique) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = java_string_hash(key) & _MASK32
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    buckets = [bucket(k) for k in unique]
-    sizes: dict[int, int] = {}
-    for b in buckets:
-        sizes[b] = sizes.get(b, 0) + 1
-        if sizes[b] >= JAVA_HASHMAP_TREEIFY:
-            raise ValueError(f"{sizes[b]} keys in one HashMap bin: Java would treeify it or "
-                             "resize, which java_hash_order does not model")
-    sign = -1 if compute_if_absent else 1
-    order = sorted(range(len(unique)), key=lambda i: (buckets[i], sign * i))
-    return [unique[i] for i in order]
+    m = JavaHashMap(**options)
+    add = m.compute_if_absent if compute_if_absent else m.put
+    for k in keys:
+        add(k)
+    return m.keys()
 
 
 def java_grown_capacity(size: int) -> int:

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import functools
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from rocketlb_core.javamath import (
     INT_MAX,
     INT_MIN,
+    JavaHashMap,
     jabs,
+    java_hash_order,
     java_split,
+    java_spread,
     java_string_compare,
     java_string_hash,
     java_string_key,
     jdiv,
     jmod,
     mask31,
+    utf16_units,
     wrap32,
     wrap64,
 )
@@ -98,3 +108,161 @@ def test_java_string_hash(s: str, expected: int) -> None:
 ])
 def test_java_split(s: str, parts: list[str]) -> None:
     assert java_split(s, "@") == parts
+
+
+# ------------------------------------------------------------------ java.util.HashMap's order
+
+HASHMAP_JAVA = Path(__file__).resolve().parents[1] / "rocketlb_core" / "kafka" / "java" / \
+    "HashMapOrder.java"
+
+
+def _units_hex(s: str) -> str:
+    return "".join(f"{u:04x}" for u in utf16_units(s))
+
+
+def _from_hex(h: str) -> str:
+    raw = bytes.fromhex(h)
+    return raw.decode("utf-16-be", "surrogatepass")
+
+
+def _equal_hash_keys(rnd: random.Random, blocks: int, prefix: str = "",
+                     suffix: str = "") -> list[str]:
+    """Strings of ``blocks`` "Aa"/"BB" blocks ("Aa" and "BB" have the same ``hashCode``): all
+    ``2 ** blocks`` of them share one hash (with the same prefix and suffix), in random order."""
+    keys = [prefix + "".join("BB" if i >> b & 1 else "Aa" for b in range(blocks)) + suffix
+            for i in range(2 ** blocks)]
+    rnd.shuffle(keys)
+    return keys
+
+
+def _same_bucket_keys(rnd: random.Random, count: int, bits: int, base: str) -> list[str]:
+    """``count`` strings with different hashes whose spread hashes agree on their low ``bits``
+    bits: one bin in every table of up to ``2 ** bits`` buckets."""
+    want = rnd.randrange(1 << bits)
+    mask = (1 << bits) - 1
+    out: dict[str, None] = {}
+    while len(out) < count:
+        s = base + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(4))
+        if java_spread(java_string_hash(s)) & mask == want:
+            out[s] = None
+    return list(out)
+
+
+def _random_keys(rnd: random.Random, count: int) -> list[str]:
+    alphabet = "abcXYZ019-_.\u00e9\u4e2d\U0001f600\uff21"
+    return list(dict.fromkeys("".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 9)))
+                              for _ in range(count)))
+
+
+@functools.lru_cache(maxsize=1)
+def _hashmap_sequences(seed: int = 20261125) -> list[tuple[int | None, list[tuple[str, str]]]]:
+    """Insertion sequences built to collide: (initial capacity or None, [(op, key), ...]), op
+    ``put`` or ``cia``; every table size from 16 to 1024 and beyond, bins of one hash (which
+    Java orders by ``compareTo`` once treeified), bins of different hashes (by hash), repeats,
+    ``put`` only, ``computeIfAbsent`` only, both mixed, and removals."""
+    rnd = random.Random(seed)
+    out: list[tuple[int | None, list[tuple[str, str]]]] = []
+    for case in range(288):
+        keys: list[str] = []
+        kind = case % 6
+        if kind == 0:       # one equal-hash family, 2 to 512 keys
+            keys = _equal_hash_keys(rnd, rnd.randint(1, 9))
+        elif kind == 1:     # several equal-hash families, and noise
+            for _ in range(rnd.randint(1, 5)):
+                keys += _equal_hash_keys(rnd, rnd.randint(2, 7), rnd.choice(["", "m-", "x"]),
+                                         rnd.choice(["", "-1", "zz"]))
+            keys += _random_keys(rnd, rnd.randint(0, 300))
+        elif kind == 2:     # one bucket, different hashes
+            keys = _same_bucket_keys(rnd, rnd.randint(2, 120), rnd.randint(4, 10), "t-")
+        elif kind == 3:     # both kinds in one map
+            keys = (_same_bucket_keys(rnd, rnd.randint(5, 60), rnd.randint(5, 9), "k")
+                    + _equal_hash_keys(rnd, rnd.randint(3, 6), "k")
+                    + _random_keys(rnd, rnd.randint(0, 200)))
+        elif kind == 4:     # plain random keys, table sizes 16 to 2048
+            keys = _random_keys(rnd, int(2 ** rnd.uniform(0, 11)))
+        else:               # the same bucket as an equal-hash family
+            fam = _equal_hash_keys(rnd, rnd.randint(3, 5), "q")
+            keys = fam + _same_bucket_keys(rnd, rnd.randint(5, 40), 6, "q")
+        keys = list(dict.fromkeys(keys))
+        rnd.shuffle(keys)
+        if rnd.random() < 0.3:          # repeats (computeIfAbsent on a present key may resize)
+            keys += rnd.sample(keys, min(len(keys), rnd.randint(1, 20)))
+            rnd.shuffle(keys)
+        style = case // 6 % 4
+        ops = [("put" if style in (0, 3) or (style == 2 and rnd.random() < 0.5) else "cia", k)
+               for k in keys]
+        if style == 3:                  # removals (from tree bins too), then more insertions
+            gone = rnd.sample(keys, rnd.randint(0, len(keys)))
+            ops += [("rm", k) for k in gone]
+            ops += [(rnd.choice(["put", "cia"]), k) for k in rnd.sample(gone, len(gone) // 2)]
+            if rnd.random() < 0.5:
+                ops += [("rm", k) for k in rnd.sample(keys, len(keys) // 2)]
+        capacity = rnd.choice([None, None, None, 0, 1, 5, 16, 33, 100, 700])
+        out.append((capacity, ops))
+    return out
+
+
+def _model(capacity: int | None, ops: list[tuple[str, str]]) -> JavaHashMap:
+    m = JavaHashMap(capacity)
+    for op, key in ops:
+        {"put": m.put, "cia": m.compute_if_absent, "rm": m.remove}[op](key)
+    return m
+
+
+def test_hashmap_sequences_reach_trees_and_every_table_size() -> None:
+    """The sequences exercise what the model must get right: tree bins (by hash and by
+    compareTo), resizes of tree bins, and tables from 16 to 2048 buckets."""
+    sizes, trees = set(), 0
+    for capacity, ops in _hashmap_sequences():
+        m = _model(capacity, ops)
+        sizes.add(m.capacity)
+        trees += m.tree_bins() > 0
+        assert not m.undefined
+    assert {16, 32, 64, 128, 256, 512, 1024, 2048} <= sizes
+    assert trees >= 20
+
+
+def test_hashmap_order_is_what_the_jvm_prints() -> None:
+    """``JavaHashMap`` against ``java.util.HashMap`` of the JVM on this machine (Java 17):
+    ``put`` only, ``computeIfAbsent`` only and mixed, removals, colliding keys, tree bins."""
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no java on this machine")
+    sequences = _hashmap_sequences()
+    lines: list[str] = []
+    for capacity, ops in sequences:
+        lines.append("new" if capacity is None else f"new {capacity}")
+        lines += [f"{op} {_units_hex(k)}" for op, k in ops]
+        lines.append("end")
+    proc = subprocess.run([java, str(HASHMAP_JAVA)], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=300, check=True)
+    printed = proc.stdout.splitlines()
+    assert len(printed) == len(sequences)
+    for n, ((capacity, ops), line) in enumerate(zip(sequences, printed, strict=True)):
+        want = [_from_hex(h) for h in line.split("\t")] if line else []
+        assert _model(capacity, ops).keys() == want, f"sequence {n}"
+
+
+def test_compute_if_absent_grows_the_table_at_the_next_call() -> None:
+    """``computeIfAbsent`` resizes at the start of the call that finds the size past the
+    threshold: after 13 keys the table still has 16 buckets, ``put`` has 32 (issue 33's
+    ``RangeAssignor`` 3.4 case: the order Kafka printed for topics t1 ... t13)."""
+    topics = [f"t{i}" for i in range(1, 14)]
+    m = _model(None, [("cia", t) for t in topics])
+    assert m.capacity == 16
+    assert m.keys() == ["t4", "t5", "t10", "t6", "t7", "t12", "t8", "t11", "t9", "t13",
+                        "t1", "t2", "t3"]
+    assert _model(None, [("put", t) for t in topics]).capacity == 32
+    m.compute_if_absent("t1")               # present: the call still resizes
+    assert m.capacity == 32
+
+
+def test_eight_equal_hashes_stay_a_list_and_more_become_a_tree() -> None:
+    keys = ["AaAaAa", "AaAaBB", "AaBBAa", "AaBBBB", "BBAaAa", "BBAaBB", "BBBBAa", "BBBBBB"]
+    assert len({java_string_hash(k) for k in keys}) == 1
+    assert java_hash_order(keys) == keys
+    many = _equal_hash_keys(random.Random(1), 7)            # 128 keys, one hash: a tree
+    m = _model(None, [("put", k) for k in many])
+    assert m.capacity == 256
+    assert m.tree_bins() == 1
+    assert sorted(m.keys()) == sorted(many)

@@ -14,7 +14,13 @@ import pytest
 
 from rocketlb_core.conformance.report import Report
 from rocketlb_core.conformance.runner import run_file
-from rocketlb_core.javamath import java_hash_order
+from rocketlb_core.javamath import (
+    JavaHashMap,
+    java_grown_capacity,
+    java_hash_order,
+    java_spread,
+    java_string_hash,
+)
 from rocketlb_core.kafka.assignors import (
     ASSIGNORS,
     KafkaAssignorError,
@@ -265,6 +271,104 @@ def test_java_hash_order_put_and_compute_if_absent() -> None:
     keys = ["yp中ADb_g", "topic-VK", "topic-V."]
     assert java_hash_order(keys) == ["topic-VK", "yp中ADb_g", "topic-V."]
     assert java_hash_order(keys, compute_if_absent=True) == ["topic-VK", "topic-V.", "yp中ADb_g"]
+
+
+EQUAL_HASH_IDS = ["AaAaAa", "AaAaBB", "AaBBAa", "AaBBBB", "BBAaAa", "BBAaBB", "BBBBAa", "BBBBBB"]
+COLLIDE = [f.name for f in FILES if f.family == "collide"]
+
+
+def _case(name: str, k: int) -> dict[str, Any]:
+    return json.loads(read_cases(VECTORS / name, k + 1)[k])
+
+
+def test_issue_33_eight_member_ids_of_one_hash() -> None:
+    """Eight member ids with one ``String.hashCode`` share a bin: Kafka's range assignor gives
+    each a partition, in that order (the port used to raise). What Kafka printed, from the
+    vectors; the same first case in every colliding file passes (``test_every_vector_passes``)."""
+    obj = _case("kafka-range-collide-4.3.1.jsonl.gz", 0)
+    assert len({java_string_hash(m) for m in EQUAL_HASH_IDS}) == 1
+    assert [m["id"] for m in obj["members"]] == EQUAL_HASH_IDS
+    assert obj["expected"] == {m: [["t", [i]]] for i, m in enumerate(EQUAL_HASH_IDS)}
+    partitions, members = case_inputs(obj)
+    assert range_assign(partitions, members) == {m: [("t", i)]
+                                                  for i, m in enumerate(EQUAL_HASH_IDS)}
+    for name in COLLIDE:
+        assert [m["id"] for m in _case(name, 0)["members"]] == EQUAL_HASH_IDS
+
+
+def test_issue_33_compute_if_absent_grows_the_table_late() -> None:
+    """One consumer on t1 ... t13: the 3.4 range assignor's topic map, filled by
+    ``computeIfAbsent``, still has 16 buckets after the 13th topic (``put``'s has 32), and
+    the eager sticky assignor reads a member's partitions through such a map: m1 owned
+    t1-0 ... t13-0 and keeps t10-0 before t6-0. What Kafka printed, from the vectors."""
+    order = ["t4", "t5", "t10", "t6", "t7", "t12", "t8", "t11", "t9", "t13", "t1", "t2", "t3"]
+    obj = _case("kafka-range-collide-3.4.0.jsonl.gz", 1)
+    assert obj["expected"] == {"c": [[t, [0]] for t in order]}
+    partitions, members = case_inputs(obj)
+    assert range_assign(partitions, members, before_kip881=True) == {"c": [(t, 0) for t in order]}
+    put_order = ["t4", "t5", "t6", "t7", "t8", "t9", "t10", "t12", "t11", "t13", "t1", "t2", "t3"]
+    assert _case("kafka-range-collide-4.3.1.jsonl.gz", 1)["expected"] == {
+        "c": [[t, [0]] for t in put_order]}
+    obj = _case("kafka-sticky-collide-4.3.1.jsonl.gz", 1)
+    assert [(m["id"], m["topics"], m["generation"]) for m in obj["members"]] == [
+        ("m0", ["t13"], None), ("m1", ["t6", "t10"], 1)]
+    assert obj["expected"]["m1"] == [["t10", [0]], ["t6", [0]]]
+    partitions, members = case_inputs(obj)
+    assert eager_sticky_assign(partitions, members)["m1"] == [("t10", 0), ("t6", 0)]
+
+
+def test_compute_if_absent_on_a_present_key_grows_the_table() -> None:
+    """The same with two partitions a topic: ``computeIfAbsent`` runs once a (member, topic)
+    in the 3.4 range assignor and once a partition in the eager sticky assignor's user data,
+    and the 14th call, on a key already there, grows the table to 32 buckets: t6 now comes
+    before t10. What Kafka printed, from the vectors."""
+    order = ["t4", "t5", "t6", "t7", "t8", "t9", "t10", "t12", "t11", "t13", "t1", "t2", "t3"]
+    obj = _case("kafka-range-collide-3.4.0.jsonl.gz", 2)
+    assert [m["id"] for m in obj["members"]] == ["c0", "c1"]
+    assert obj["expected"]["c0"] == [[t, [0]] for t in order]
+    partitions, members = case_inputs(obj)
+    assert range_assign(partitions, members, before_kip881=True)["c0"] == [(t, 0) for t in order]
+    obj = _case("kafka-sticky-collide-4.3.1.jsonl.gz", 2)
+    assert obj["expected"]["m1"] == [["t6", [0, 1]], ["t10", [0, 1]]]
+    partitions, members = case_inputs(obj)
+    assert eager_sticky_assign(partitions, members)["m1"] == [
+        ("t6", 0), ("t6", 1), ("t10", 0), ("t10", 1)]
+
+
+def test_colliding_vectors_reach_tree_bins_and_every_table_size() -> None:
+    """The colliding family does what it is for: member maps and topic maps of 16 to 1,024
+    buckets, bins of more than eight keys of one hash and of different hashes, bins that Java
+    turned into trees, and 3.4's ``computeIfAbsent`` orders that a table grown on insertion
+    (the port before issue 33) gets wrong."""
+    sizes: set[int] = set()
+    seen = {"tree": 0, "one_hash_bin": 0, "mixed_bin": 0, "late_growth": 0, "sticky_tree": 0}
+    for name, obj in _cases(*COLLIDE):
+        for keys in ([m["id"] for m in obj["members"]],
+                     [t for m in obj["members"] for t in m["topics"]]):
+            table = JavaHashMap()
+            for k in keys:
+                table.put(k)
+            sizes.add(table.capacity)
+            bins: dict[int, set[int]] = {}
+            for k in set(keys):
+                h = java_spread(java_string_hash(k))
+                bins.setdefault(h & (table.capacity - 1), set()).add(h)
+            tree = table.tree_bins() > 0
+            seen["tree"] += tree
+            seen["sticky_tree"] += tree and "sticky" in name
+            seen["one_hash_bin"] += any(len(hs) == 1 and sum(
+                java_spread(java_string_hash(k)) in hs for k in set(keys)) > 8
+                for hs in bins.values())
+            seen["mixed_bin"] += any(len(hs) > 8 for hs in bins.values())
+        if "3.4.0" in name:         # the order the port had before: grown on insertion
+            topics = list(dict.fromkeys(t for m in obj["members"] for t in m["topics"]))
+            n = java_grown_capacity(len(topics))
+            early = sorted(range(len(topics)), key=lambda i: (
+                java_spread(java_string_hash(topics[i])) & (n - 1), -i))
+            seen["late_growth"] += [topics[i] for i in early] != java_hash_order(
+                [t for m in obj["members"] for t in m["topics"]], compute_if_absent=True)
+    assert {16, 32, 64, 128, 256, 512, 1024} <= sizes, sorted(sizes)
+    assert all(v >= 20 for v in seen.values()), seen
 
 
 def test_the_vectors_are_what_kafkas_own_classes_print() -> None:

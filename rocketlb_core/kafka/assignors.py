@@ -98,8 +98,10 @@ def range_assign(partitions: Mapping[str, int], members: Sequence[Member], *,
             per_topic.setdefault(t, []).append(m)
     assignment: dict[str, list[TopicPartition]] = {mid: [] for mid in group}
     if before_kip881:
+        # one computeIfAbsent a (member, topic): one on a present key still grows the table
         topics = [(t, partitions[t])
-                  for t in java_hash_order(list(per_topic), compute_if_absent=True)
+                  for t in java_hash_order([t for m in group.values() for t in m.topics],
+                                           compute_if_absent=True)
                   if partitions.get(t, 0) > 0]
     else:
         topics = _partitions_per_topic(group, partitions)
@@ -197,11 +199,12 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
                      claimed: Mapping[str, tuple[TopicPartition, ...]] | None = None
                      ) -> tuple[bool, dict[str, list[TopicPartition]], set[TopicPartition]]:
     """``AbstractStickyAssignor.allSubscriptionsEqual``: whether every member subscribes to the
-    same topics, each member's valid previous partitions, and the partitions two members of the
-    same generation both claimed (given to neither). A partition claimed twice goes to the higher
-    generation; the other claimant's generation is read from its subscription, which for the
-    eager assignor carries none (its generation lives in the user data), so there a claimant
-    with any history outranks the earlier one."""
+    same topics, each member's valid previous partitions (in the order of Kafka's
+    ``consumerToOwnedPartitions``, a ``HashMap`` filled in the group's order), and the partitions
+    two members of the same generation both claimed (given to neither). A partition claimed
+    twice goes to the higher generation; the other claimant's generation is read from its
+    subscription, which for the eager assignor carries none (its generation lives in the user
+    data), so there a claimant with any history outranks the earlier one."""
     equal = True
     subscribed: set[str] = set()
     previous_owner: dict[TopicPartition, str] = {}
@@ -234,7 +237,9 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
                 mine.append(tp)
                 _remove_first(owned_by[other], tp)
                 previous_owner[tp] = consumer
-    return equal, owned_by, multiple
+    # consumerToOwnedPartitions is a HashMap of its own, filled in the group's order: the same
+    # order, except where a bin of the group's map is a tree (issue 33)
+    return equal, {c: owned_by[c] for c in java_hash_order(list(owned_by))}, multiple
 
 
 def _claimed(m: StickyMember, eager: bool) -> tuple[TopicPartition, ...]:
@@ -251,7 +256,8 @@ def _claimed(m: StickyMember, eager: bool) -> tuple[TopicPartition, ...]:
     by_topic: dict[str, list[TopicPartition]] = {}
     for tp in m.owned:
         by_topic.setdefault(tp[0], []).append(tp)
-    return tuple(tp for t in java_hash_order(list(by_topic), compute_if_absent=True)
+    # one computeIfAbsent a partition: one on a present key still grows the table
+    return tuple(tp for t in java_hash_order([tp[0] for tp in m.owned], compute_if_absent=True)
                  for tp in by_topic[t])
 
 

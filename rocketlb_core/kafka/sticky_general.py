@@ -38,12 +38,10 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Iterator, Mapping, Sequence
 
-from rocketlb_core.javamath import java_string_hash, java_string_key, wrap32
+from rocketlb_core.javamath import JavaHashMap, java_string_hash, java_string_key, wrap32
 
 TopicPartition = tuple[str, int]
 
-_MASK32 = 0xFFFFFFFF
-_TREEIFY = 8
 
 
 class GeneralAssignorError(RuntimeError):
@@ -63,53 +61,36 @@ def topic_partition_hash(tp: TopicPartition) -> int:
     return wrap32(31 * (31 + tp[1]) + java_string_hash(tp[0]))
 
 
-class _JavaHashSet:
-    """A ``java.util.HashSet<TopicPartition>`` as far as its first element goes: the element in
-    the lowest bucket of the table (16 buckets, doubled when the size passes three quarters,
-    never shrunk), the earliest added within a bucket. A bin of nine that Java would turn into
-    a tree (from 64 buckets) is not modelled and raises."""
+def _not_comparable(a: object, b: object) -> None:
+    """``TopicPartition`` is not ``Comparable``: a tree bin orders it by hash alone."""
+    return None
 
-    __slots__ = ("capacity", "items")
+
+class _JavaHashSet:
+    """A ``java.util.HashSet<TopicPartition>``: ``javamath.JavaHashMap``, exact (tables, bins,
+    trees, removals), keyed by ``TopicPartition.hashCode``. Two partitions with equal hash codes
+    in one tree bin would be ordered by ``System.identityHashCode``, which nothing can
+    reproduce (``JavaHashMap.undefined``)."""
+
+    __slots__ = ("table",)
 
     def __init__(self) -> None:
-        self.items: dict[TopicPartition, int] = {}     # element -> its spread hash
-        self.capacity = 16
-
-    def _bucket(self, h: int) -> int:
-        return h & (self.capacity - 1)
+        self.table = JavaHashMap(hash=topic_partition_hash, compare=_not_comparable)
 
     def add(self, tp: TopicPartition) -> None:
-        if tp in self.items:
-            return
-        h = topic_partition_hash(tp) & _MASK32
-        spread = h ^ (h >> 16)
-        b = self._bucket(spread)
-        in_bin = sum(1 for s in self.items.values() if self._bucket(s) == b)
-        self.items[tp] = spread
-        if in_bin >= _TREEIFY:                      # putVal: treeifyBin, which resizes below 64
-            if self.capacity < 64:
-                self.capacity *= 2
-            else:
-                raise ValueError("nine TopicPartitions in one HashSet bin: Java turns it into a "
-                                 "tree, whose order is not modelled")
-        if len(self.items) > self.capacity * 3 // 4:
-            self.capacity *= 2
+        self.table.put(tp)
 
     def discard(self, tp: TopicPartition) -> None:
-        self.items.pop(tp, None)
+        self.table.remove(tp)
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.table)
 
     def first(self) -> TopicPartition:
-        best, best_bucket = None, None
-        for tp, spread in self.items.items():
-            b = self._bucket(spread)
-            if best_bucket is None or b < best_bucket:
-                best, best_bucket = tp, b
+        best = self.table.first()
         if best is None:
             raise GeneralAssignorError("NoSuchElementException", "empty movement set")
-        return best
+        return best  # type: ignore[no-any-return]
 
 
 class _Movements:
@@ -144,10 +125,10 @@ class _Movements:
 
     def state(self, current: Mapping[str, list[TopicPartition]]) -> tuple[object, ...]:
         """Everything the next reassignment pass depends on: each member's partitions in order,
-        and the recorded moves with each set's Java order (its elements in insertion order and
-        its table size). The algorithm is deterministic, so a pass that starts from a state an
-        earlier pass started from repeats forever."""
-        sets = tuple(sorted((t, pair, tuple(hs.items), hs.capacity)
+        and the recorded moves with each set's Java state (``JavaHashMap.state``). The algorithm
+        is deterministic, so a pass that starts from a state an earlier pass started from
+        repeats forever."""
+        sets = tuple(sorted((t, pair, hs.table.state())
                             for t, pairs in self.by_topic.items() for pair, hs in pairs.items()))
         return (tuple(tuple(v) for v in current.values()), tuple(sorted(self.moves.items())), sets)
 

@@ -42,6 +42,17 @@ topics (Kafka's general builder, ``kafka.sticky_general``), with histories where
 their subscription and topics lose their metadata. On one of its first 7,441 cases (7440, kept
 after the first 2,000 as ``extra``) Kafka's classes never return: the generator gives each case
 20 s (a case takes milliseconds) and records ``{"error": {"type": "NoTermination"}}``.
+
+``*-collide-*`` (issue 33): member ids and topic names built to collide in Java's ``HashMap``:
+many with one ``String.hashCode`` (blocks of ``Aa`` and ``BB``), many of different hashes in one
+bucket of every table up to 16 to 1,024 buckets, and ordinary names, in groups of 1 to ~800
+members or topics, so that bins grow past eight keys, tables resize because of them, and bins
+become red-black trees (``javamath.JavaHashMap``). Each file's first two cases are issue 33's
+minimal ones: eight member ids of one hash on a topic of eight partitions, and one consumer on
+``t1`` ... ``t13`` (for the sticky assignors: ``m0`` on ``t13``, ``m1`` on ``t6`` and ``t10``
+owning ``t1-0`` ... ``t13-0`` in generation 1); the third is the second with two partitions a
+topic (two consumers; ``m1`` owning ``t1-0``, ``t1-1``, ...), where ``computeIfAbsent`` on a key
+already present grows the table. ``--only collide`` regenerates just those files.
 """
 
 from __future__ import annotations
@@ -76,7 +87,8 @@ class VectorFile:
     version: str                        # the release whose output the file holds
     also: tuple[str, ...]               # releases that must print the same bytes
     cases: int
-    family: str = ""                    # "unequal": the sticky assignors' general builder
+    family: str = ""                    # "unequal": the sticky assignors' general builder;
+                                        # "collide": names built to collide in Java's HashMaps
     extra: tuple[int, ...] = ()         # later cases of the same run, kept after the first ones
 
     @property
@@ -104,7 +116,12 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("uniform", "4.0.0", (), 2000),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 1500),
          VectorFile("uniform", "4.3.1", ("4.1.0",), 2000, "unequal"),
-         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500, "unequal"))
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500, "unequal"),
+         VectorFile("range", "4.3.1", ("3.9.1",), 300, "collide"),
+         VectorFile("range", "3.4.0", (), 300, "collide"),
+         VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 150, "collide"),
+         VectorFile("sticky", "4.3.1", ("3.9.1",), 300, "collide"),
+         VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 300, "collide"))
 """``partitioner``: ``BuiltInPartitioner`` and ``partitionForKey`` (``PartitionerVectors.java``),
 one scenario a line, each a sequence of steps; the others are assignors, one group a line."""
 
@@ -194,11 +211,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="compare the first --cases of each file with a fresh run; write nothing")
     ap.add_argument("--cases", type=int, default=None)
+    ap.add_argument("--only", default=None, metavar="TEXT",
+                    help="only the files whose name contains TEXT")
     args = ap.parse_args(argv)
     bad = 0
     with tempfile.TemporaryDirectory(prefix="rocketlb-kafka-") as tmp:
         for spec in FILES:
+            if args.only is not None and args.only not in spec.name:
+                continue
             cases = args.cases or spec.cases
+            if args.check:
+                cases = min(cases, spec.cases)          # a file shorter than --cases: all of it
             text = file_text(spec, cases, Path(tmp))
             target = args.out / spec.name
             if args.check:

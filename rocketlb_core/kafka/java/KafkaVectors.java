@@ -36,7 +36,13 @@ public final class KafkaVectors {
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
         boolean unequal = args.length > 4 && args[4].equals("unequal");
+        boolean collide = args.length > 4 && args[4].equals("collide");
         for (int c = 0; c < cases; c++) {
+            if (collide) {
+                String id = String.format("%s-collide-%06d", assignorName, c);
+                out.println(collideCase(assignorName, version, id, rnd, c));
+                continue;
+            }
             if (unequal) {
                 String id = String.format("%s-unequal-%06d", assignorName, c);
                 out.println(stickyUnequalCase(assignorName, version, id, rnd));
@@ -332,6 +338,222 @@ public final class KafkaVectors {
                 for (String t : names) topics.put(t, topics.get(t) + rnd.nextInt(8));
             if (rnd.nextInt(10) == 0)
                 topics.put(names.get(rnd.nextInt(names.size())), 0);
+        }
+        Map<String, Integer> generation = generations(history, rnd, 5, members, before);
+        return stickyGroup(assignorName, version, id, topics, members, subs::get, before, generation,
+                           instances);
+    }
+
+    // ---------------------------------------------------------------- the colliding family
+    // Member ids and topic names built to collide in Java's HashMaps (issue 33): many keys with
+    // one String.hashCode (blocks of "Aa" and "BB", which hash alike), keys of different hashes
+    // in one bucket of every table up to 2^bits buckets, and ordinary names, for groups of 1 to
+    // ~800 members or topics (tables of 16 to 1024 buckets). The first three cases are fixed:
+    // the minimal cases of issue 33 and one more (computeIfAbsent on a key already present), then
+    // the random ones.
+
+    static final String[][] EQUAL_IDS = {{"AaAaAa", "AaAaBB", "AaBBAa", "AaBBBB", "BBAaAa", "BBAaBB", "BBBBAa", "BBBBBB"}};
+
+    static String collideCase(String assignorName, String version, String id, Random rnd, int c) {
+        boolean sticky = assignorName.endsWith("sticky");
+        List<String> eight = Arrays.asList(EQUAL_IDS[0]);
+        List<String> thirteen = new ArrayList<>();
+        for (int i = 1; i <= 13; i++) thirteen.add("t" + i);
+        if (c == 0) {       // eight member ids of one hash, one topic of eight partitions
+            LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+            topics.put("t", 8);
+            if (sticky)
+                return stickyGroup(assignorName, version, id, topics, eight, m -> Arrays.asList("t"),
+                                   new HashMap<>(), new HashMap<>(), new HashMap<>());
+            return plainGroup(assignorName, version, id, topics, eight, m -> Arrays.asList("t"), new HashMap<>());
+        }
+        if (c == 1) {       // one consumer on t1 ... t13, one partition each (computeIfAbsent's late growth)
+            LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+            for (String t : thirteen) topics.put(t, 1);
+            if (sticky) {   // m0 on t13 with no history; m1 on t6 and t10, generation 1, owned t1-0 ... t13-0
+                Map<String, List<TopicPartition>> before = new HashMap<>();
+                List<TopicPartition> owned = new ArrayList<>();
+                for (String t : thirteen) owned.add(new TopicPartition(t, 0));
+                before.put("m1", owned);
+                Map<String, Integer> generation = new HashMap<>();
+                generation.put("m1", 1);
+                return stickyGroup(assignorName, version, id, topics, Arrays.asList("m0", "m1"),
+                                   m -> m.equals("m0") ? Arrays.asList("t13") : Arrays.asList("t6", "t10"),
+                                   before, generation, new HashMap<>());
+            }
+            return plainGroup(assignorName, version, id, topics, Arrays.asList("c"), m -> thirteen, new HashMap<>());
+        }
+        if (c == 2) {       // the same on two partitions a topic: computeIfAbsent on a present key grows the table
+            LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+            for (String t : thirteen) topics.put(t, 2);
+            if (sticky) {   // m1 owned t1-0, t1-1, ... t13-0, t13-1
+                Map<String, List<TopicPartition>> before = new HashMap<>();
+                List<TopicPartition> owned = new ArrayList<>();
+                for (String t : thirteen) { owned.add(new TopicPartition(t, 0)); owned.add(new TopicPartition(t, 1)); }
+                before.put("m1", owned);
+                Map<String, Integer> generation = new HashMap<>();
+                generation.put("m1", 1);
+                return stickyGroup(assignorName, version, id, topics, Arrays.asList("m0", "m1"),
+                                   m -> m.equals("m0") ? Arrays.asList("t13") : Arrays.asList("t6", "t10"),
+                                   before, generation, new HashMap<>());
+            }
+            return plainGroup(assignorName, version, id, topics, Arrays.asList("c0", "c1"), m -> thirteen, new HashMap<>());
+        }
+        return sticky ? stickyCollideCase(assignorName, version, id, rnd)
+                      : plainCollideCase(assignorName, version, id, rnd);
+    }
+
+    // 1 to `most` (log-uniform): from one key to tables of 1024 buckets.
+    static int sizeDraw(Random rnd, int most) {
+        return Math.max(1, Math.min(most, (int) Math.pow(2, rnd.nextDouble() * (Math.log(most) / Math.log(2)))));
+    }
+
+    static int spread(String s) {
+        int h = s.hashCode();
+        return h ^ (h >>> 16);
+    }
+
+    // `n` distinct names starting with `prefix`, in chunks: a family of one hash, a family of
+    // different hashes in one bucket (sometimes the bucket of an earlier family), or ordinary names.
+    static List<String> colliding(Random rnd, int n, String prefix) {
+        LinkedHashSet<String> out = new LinkedHashSet<>();
+        List<Integer> spreads = new ArrayList<>();
+        String stemChars = "abcxyz019-_";
+        while (out.size() < n) {
+            int want = 1 + rnd.nextInt(Math.min(n - out.size(), rnd.nextBoolean() ? 16 : 300));
+            int kind = rnd.nextInt(5);
+            StringBuilder stem = new StringBuilder(prefix);
+            for (int i = rnd.nextInt(4); i > 0; i--) stem.append(stemChars.charAt(rnd.nextInt(stemChars.length())));
+            if (kind <= 1) {            // one hash: want <= 2^blocks strings of "Aa"/"BB" blocks
+                int blocks = 1;
+                while ((1 << blocks) < want) blocks++;
+                List<String> family = new ArrayList<>();
+                String tail = rnd.nextBoolean() ? "" : "-" + rnd.nextInt(10);
+                for (int i = 0; i < (1 << blocks); i++) {
+                    StringBuilder sb = new StringBuilder(stem);
+                    for (int b = 0; b < blocks; b++) sb.append((i >> b & 1) == 1 ? "BB" : "Aa");
+                    family.add(sb.append(tail).toString());
+                }
+                Collections.shuffle(family, rnd);
+                for (String f : family.subList(0, want)) out.add(f);
+                spreads.add(spread(family.get(0)));
+            } else if (kind <= 3) {     // different hashes, one bucket of every table up to 2^bits
+                int bits = 4 + rnd.nextInt(7);
+                int mask = (1 << bits) - 1;
+                int target = !spreads.isEmpty() && rnd.nextBoolean()
+                    ? spreads.get(rnd.nextInt(spreads.size())) & mask : rnd.nextInt(1 << bits);
+                int got = 0;
+                while (got < want) {
+                    StringBuilder sb = new StringBuilder(stem);
+                    for (int i = 0; i < 4; i++) sb.append(ALPHA.charAt(rnd.nextInt(ALPHA.length())));
+                    String s = sb.toString();
+                    if ((spread(s) & mask) == target && out.add(s)) got++;
+                }
+                spreads.add(target);
+            } else {
+                while (want-- > 0) out.add(name(rnd, prefix));
+            }
+        }
+        List<String> names = new ArrayList<>(out);
+        while (names.size() > n) names.remove(names.size() - 1);
+        if (rnd.nextBoolean()) Collections.shuffle(names, rnd);
+        return names;
+    }
+
+    // A group without history: members in `members` order, each on `topicsOf`'s topics.
+    static String plainGroup(String assignorName, String version, String id, Map<String, Integer> topics,
+                             List<String> members, java.util.function.Function<String, List<String>> topicsOf,
+                             Map<String, String> instances) {
+        Map<String, Subscription> group = new HashMap<>();
+        StringBuilder membersJson = new StringBuilder("[");
+        for (int i = 0; i < members.size(); i++) {
+            String m = members.get(i);
+            List<String> subs = topicsOf.apply(m);
+            Subscription s = new Subscription(subs, null, Collections.emptyList());
+            if (instances.containsKey(m)) s.setGroupInstanceId(Optional.of(instances.get(m)));
+            group.put(m, s);
+            if (i > 0) membersJson.append(',');
+            membersJson.append("{\"id\":").append(str(m))
+                .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
+                .append(",\"topics\":").append(strs(subs)).append('}');
+        }
+        membersJson.append(']');
+        return caseJson(id, assignorName, version, topics, membersJson,
+                        expected(assignorName, topics, group, members));
+    }
+
+    // Members, topics or both built to collide; subscriptions small enough to keep a case small.
+    static String plainCollideCase(String assignorName, String version, String id, Random rnd) {
+        int mode = rnd.nextInt(3);      // 0: member ids collide, 1: topic names, 2: both
+        int nMembers = mode == 1 ? 1 + rnd.nextInt(4) : sizeDraw(rnd, 800);
+        int nTopics = mode == 0 ? 1 + rnd.nextInt(3) : sizeDraw(rnd, Math.max(1, Math.min(800, 6000 / nMembers)));
+        List<String> memberIds = mode == 1 && rnd.nextBoolean() ? colliding(rnd, nMembers, "c-")
+            : mode == 1 ? randomNames(rnd, nMembers, "c-") : colliding(rnd, nMembers, rnd.nextBoolean() ? "c-" : "");
+        List<String> topicNames = mode == 0 ? randomNames(rnd, nTopics, "topic-") : colliding(rnd, nTopics, rnd.nextBoolean() ? "t" : "");
+        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+        int spread = Math.max(1, Math.min(64, 2000 / nTopics));
+        for (String t : topicNames)
+            topics.put(t, rnd.nextInt(20) == 0 ? 0 : 1 + rnd.nextInt(Math.max(1, Math.min(spread, 2 * nMembers))));
+        boolean equal = rnd.nextInt(3) != 0;
+        Map<String, List<String>> subs = new HashMap<>();
+        List<String> shared = nTopics > 1 && rnd.nextBoolean() ? subset(rnd, topicNames) : new ArrayList<>(topicNames);
+        for (String m : memberIds) subs.put(m, equal ? shared : subset(rnd, topicNames));
+        Map<String, String> instances = new HashMap<>();
+        for (String m : memberIds) if (rnd.nextInt(8) == 0) instances.put(m, "instance-" + m);
+        return plainGroup(assignorName, version, id, topics, memberIds, subs::get, instances);
+    }
+
+    static List<String> randomNames(Random rnd, int n, String prefix) {
+        LinkedHashSet<String> out = new LinkedHashSet<>();
+        while (out.size() < n) out.add(name(rnd, prefix));
+        return new ArrayList<>(out);
+    }
+
+    // The sticky assignors on colliding names, with a history as in stickyUnequalCase; equal
+    // subscriptions in half the cases (the constrained builder), different ones in the others
+    // (the general builder, on smaller groups: it is quadratic).
+    static String stickyCollideCase(String assignorName, String version, String id, Random rnd) {
+        boolean equal = rnd.nextBoolean();
+        int mode = rnd.nextInt(3);      // 0: member ids collide, 1: topic names, 2: both
+        int most = equal ? 800 : 120;
+        int n1 = mode == 1 ? 1 + rnd.nextInt(6) : sizeDraw(rnd, most);
+        int nTopics = mode == 0 ? 1 + rnd.nextInt(3) : sizeDraw(rnd, Math.max(1, Math.min(equal ? 400 : 60, 3000 / n1)));
+        List<String> topicNames = mode == 0 ? randomNames(rnd, nTopics, "topic-") : colliding(rnd, nTopics, rnd.nextBoolean() ? "t" : "");
+        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+        int cap = Math.max(1, Math.min(equal ? 64 : 16, (equal ? 2000 : 300) / nTopics));
+        for (String t : topicNames) topics.put(t, 1 + rnd.nextInt(Math.max(1, Math.min(cap, 2 * n1))));
+        // more ids than needed: some join in the second rebalance
+        List<String> pool = mode == 1 ? randomNames(rnd, n1 + 12, "c-") : colliding(rnd, n1 + 1 + n1 / 3, rnd.nextBoolean() ? "c-" : "");
+        List<String> first = new ArrayList<>(pool.subList(0, n1));
+        List<String> later = new ArrayList<>(pool.subList(n1, pool.size()));
+        Map<String, List<String>> subs = new HashMap<>();
+        Map<String, String> instances = new HashMap<>();
+        for (String m : pool) {
+            subs.put(m, equal ? topicNames : subset(rnd, topicNames));
+            if (rnd.nextInt(8) == 0) instances.put(m, "instance-" + m);
+        }
+        boolean history = rnd.nextInt(6) != 0;
+        Map<String, List<TopicPartition>> before = new HashMap<>();
+        List<String> members = new ArrayList<>(first);
+        if (history) {
+            Map<String, Subscription> g1 = new HashMap<>();
+            for (String m : first) g1.put(m, subscription(assignorName, subs.get(m), null, -1, instances.get(m)));
+            Map<String, ConsumerPartitionAssignor.Assignment> a1 = assign(assignorName, topics, g1);
+            if (a1 == null) history = false;
+            else {
+                for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
+                members = new ArrayList<>();
+                for (String m : first) {
+                    if (rnd.nextInt(10) >= 7) continue;
+                    members.add(m);
+                    if (!equal && rnd.nextInt(10) < 3) subs.put(m, subset(rnd, topicNames));
+                }
+                for (String m : later) if (rnd.nextBoolean()) members.add(m);
+                if (members.isEmpty()) members.add(first.get(0));
+                if (rnd.nextInt(6) == 0)
+                    for (String t : topicNames) topics.put(t, topics.get(t) + rnd.nextInt(4));
+                if (rnd.nextBoolean()) Collections.shuffle(members, rnd);
+            }
         }
         Map<String, Integer> generation = generations(history, rnd, 5, members, before);
         return stickyGroup(assignorName, version, id, topics, members, subs::get, before, generation,
