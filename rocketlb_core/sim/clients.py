@@ -4,6 +4,25 @@ Both are thin drivers around the package: a producer sends through
 ``rocketlb_core.producer.send`` (the real selection, fault table and retry loop); a consumer
 allocates with the registered strategy (``allocate``, from its own view) and keeps its table with
 ``rocketlb_core.consumer.rebalance.update_process_queue_table``.
+
+Consumer offsets (4.9.8 and 5.3.3 alike), two values per queue:
+
+- the **position** (``Consumer.offsets``, ``PullRequest.nextOffset``): where the next pull
+  starts;
+- the **consumed offset** (``Consumer.consumed``, the offset store's in-memory value): what
+  ``ProcessQueue.removeMessage`` returns when a consume request finishes, the lowest offset still
+  in the process queue (``msgTreeMap.firstKey()``), or ``queueOffsetMax + 1`` when it is empty,
+  stored with ``updateOffset(mq, offset, increaseOnly=true)``. The simulator consumes a pulled
+  range at once, so the two are equal except while a slow message (the ``slow_message`` event) is
+  in flight: its offset holds the consumed offset back however far the position runs on.
+
+The consumed offset reaches the master broker two ways: **with every pull**
+(``DefaultMQPushConsumerImpl.pullMessage`` reads it ``READ_FROM_MEMORY`` and sends it with the
+pull's ``commitOffset`` flag when it is > 0; the broker's ``PullMessageProcessor`` stores it,
+``storeOffsetEnable``), and every ``persistConsumerOffsetInterval`` (5 s, first after 10 s;
+``MQClientInstance.persistAllConsumerOffset``), and when a queue is dropped or the consumer shuts
+down. A crash loses what was consumed since the last of these: on a flowing queue about one
+pull, not 5 s, unless a slow message held the consumed offset back.
 """
 
 from __future__ import annotations
@@ -33,6 +52,7 @@ from rocketlb_core.producer import (
 )
 from rocketlb_core.producer.tables import SYSTEM_ERROR
 from rocketlb_core.sim.events import (
+    CONSUME_MAX_SPAN,
     PULL_TICK_MS,
     Heartbeat,
     LifeTimer,
@@ -188,13 +208,19 @@ class Consumer:
         self.incarnation = 0
         self.route: TopicRoute | None = None
         self.table: dict[MessageQueue, ProcessQueue] = {}
-        self.offsets: dict[MessageQueue, int] = {}      # next offset to consume, per queue
+        self.offsets: dict[MessageQueue, int] = {}      # next offset to pull, per queue
+        self.env = env
+        # a slow message in flight per queue: (its offset, when its consumption ends); it holds
+        # the queue's consumed offset back (``consumed``) until then
+        self.slow: dict[MessageQueue, tuple[int, int]] = {}
+        self.slow_next: int | None = None   # the next delivered message takes this long (ms)
         self.rebalance_token = 0
         self.last_rebalance = -10**9
         self.cursor = 0
         self._order_of: dict[MessageQueue, ProcessQueue] | None = None   # pull order's table
         self._order: list[MessageQueue] = []        # its queues not dropped, in queue order
-        self._plan: list[tuple[MessageQueue, Broker]] = []   # the order with each broker
+        self._plan: list[tuple[MessageQueue, Broker, tuple[str, str, int]]] = []
+        # the order with each broker and the group's offset key there
         self._pulled_at: int | None = None          # the last pull not yet in the table
         self._route_of: TopicRoute | None = None       # the route of the next two
         self._subscribed: frozenset[MessageQueue] = frozenset()   # its queues
@@ -204,7 +230,7 @@ class Consumer:
     def start(self, env: Environment) -> None:
         self.alive = True
         self.incarnation += 1
-        self.table, self.offsets = {}, {}
+        self.table, self.offsets, self.slow, self.slow_next = {}, {}, {}, None
         env.log("consumer_start", self.name, client_id=self.client_id)
         self.poll_route(env)
         self.heartbeat(env)
@@ -354,16 +380,35 @@ class Consumer:
             return -1
 
     def drop_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
-        """``removeUnnecessaryMessageQueue`` (concurrent): persist the offset, forget it."""
+        """``removeUnnecessaryMessageQueue`` (concurrent): persist the offset, forget it (a
+        slow message still in flight no longer updates it: the queue is dropped)."""
         self.commit(mq)
         self.offsets.pop(mq, None)
+        self.slow.pop(mq, None)
         return True
 
+    def slow_message(self, duration_ms: int) -> None:
+        """The next message this consumer is delivered takes ``duration_ms`` to consume."""
+        self.slow_next = duration_ms
+
+    def consumed(self, mq: MessageQueue) -> int | None:
+        """The offset store's in-memory offset of ``mq`` (``None``: none yet): the position,
+        or the offset of a slow message still in flight, the lowest offset in the process
+        queue (``ProcessQueue.removeMessage``)."""
+        slow = self.slow.get(mq)
+        if slow is not None:
+            if slow[1] > self.env.now:
+                return slow[0]
+            del self.slow[mq]                      # consumed: the offset jumps to the position
+        return self.offsets.get(mq)
+
     def commit(self, mq: MessageQueue) -> None:
-        if mq in self.offsets and self.g.model == "CLUSTERING" and \
+        """``updateConsumeOffsetToBroker``: the consumed offset to the queue's broker."""
+        offset = self.consumed(mq)
+        if offset is not None and self.g.model == "CLUSTERING" and \
                 self.world.network.reachable(self.name, mq.broker_name):
             self.world.brokers[mq.broker_name].offsets[(self.g.name, mq.topic, mq.queue_id)] = \
-                self.offsets[mq]
+                offset
 
     def persist(self, env: Environment) -> None:
         for mq in self.table:
@@ -380,13 +425,18 @@ class Consumer:
                 self.table[mq] = pulled
 
     def pull(self, env: Environment) -> None:
-        """Pull and consume, within the consumer's capacity, from every owned queue."""
+        """Pull and consume, within the consumer's capacity, from every owned queue. Each pull
+        carries the queue's consumed offset, which the (master) broker stores before it reads
+        (``commitOffset``; clustering only, and only a value > 0); a queue whose slow message
+        lies more than ``consumeConcurrentlyMaxSpan`` (2000) offsets behind is not pulled
+        (flow control: no request, so no commit either)."""
         budget = int(self.g.consume_rate_per_s * PULL_TICK_MS / 1000)
         if self._order_of is not self.table:        # a rebalance or a start made a new table
             self._order_of = self.table
             self._order = sorted(q for q, pq in self.table.items() if not pq.dropped)
-            brokers = self.world.brokers
-            self._plan = [(mq, brokers[mq.broker_name]) for mq in self._order]
+            brokers, group = self.world.brokers, self.g.name
+            self._plan = [(mq, brokers[mq.broker_name], (group, mq.topic, mq.queue_id))
+                          for mq in self._order]
         plan = self._plan
         if not plan:
             return
@@ -394,18 +444,36 @@ class Consumer:
         self._pulled_at = env.now                   # every queue of the order: ``settle``
         self.cursor = (self.cursor + 1) % len(plan)
         ledger, net = self.world.ledger, self.world.network
-        offsets, name = self.offsets, self.name
+        offsets, name, slows = self.offsets, self.name, self.slow
         check = bool(net.down or net.partitions)
-        for mq, broker in plan[self.cursor:] + plan[:self.cursor]:
+        commits = self.g.model == "CLUSTERING"
+        for mq, broker, key in plan[self.cursor:] + plan[:self.cursor]:
             if budget <= 0:
                 break
             if check and not net.reachable(name, mq.broker_name):
                 continue
             start = offsets.get(mq, 0)
-            take = min(budget, broker.max_offset(mq.topic, mq.queue_id) - start)
+            limit = broker.max_offset(mq.topic, mq.queue_id)
+            consumed = start
+            if slows:
+                slow = slows.get(mq)
+                if slow is not None:
+                    if slow[1] > env.now:
+                        consumed = slow[0]
+                        if start - consumed > CONSUME_MAX_SPAN:
+                            continue                # flow control: the span is too long
+                        limit = min(limit, consumed + CONSUME_MAX_SPAN + 1)
+                    else:
+                        del slows[mq]
+            if commits and consumed > 0:
+                broker.offsets[key] = consumed     # the pull's commitOffset, stored
+            take = min(budget, limit - start)
             if take <= 0:
                 offsets.setdefault(mq, start)       # nothing new: the position is kept
                 continue
             ledger.record_delivery(env.now, name, mq, start, take)
             offsets[mq] = start + take
             budget -= take
+            if self.slow_next is not None:          # its first message is the slow one
+                slows[mq] = (start, env.now + self.slow_next)
+                self.slow_next = None

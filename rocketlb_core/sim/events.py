@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 PULL_TICK_MS = 500
 """A consumer pulls from the queues it owns this often."""
+CONSUME_MAX_SPAN = 2000
+"""``consumeConcurrentlyMaxSpan``: a concurrent push consumer stops pulling a queue whose
+process queue spans more offsets than this (a slow message at its head holds it)."""
 LAG_SAMPLE_MS = 5_000
 """The world journals every group's lag per queue this often."""
 

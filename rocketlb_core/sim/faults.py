@@ -77,6 +77,10 @@ def _consumer_crash(w: World, env: Environment, a: Args) -> None:
     w.member(a["consumer"]).crash(env, a.get("mode", "host"))
 
 
+def _slow_message(w: World, env: Environment, a: Args) -> None:
+    w.member(a["consumer"]).slow_message(int(a["duration_ms"]))
+
+
 def _consumer_shutdown(w: World, env: Environment, a: Args) -> None:
     w.member(a["consumer"]).shutdown(env)
 
@@ -126,6 +130,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in (
           doc="no unregister, no commit. mode host (default): the host vanishes, the brokers "
               "notice when the channel expires (120 s); process: killed on a live host (kill "
               "-9), its connections close and the brokers drop it and notify at once"),
+    Fault("slow_message", ("consumer", "duration_ms"), _slow_message,
+          doc="the next message the consumer is delivered takes duration_ms to consume; the "
+              "rest of its queue is consumed meanwhile, but the queue's consumed offset (what "
+              "pulls and persists commit) stays at that message until it is done"),
     Fault("consumer_shutdown", ("consumer",), _consumer_shutdown,
           doc="clean: offsets persisted, unregistered (brokers notify the group at once)"),
     Fault("consumer_start", ("consumer",), _consumer_start),

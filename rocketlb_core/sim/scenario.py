@@ -308,7 +308,8 @@ def loads(text: str, path: str) -> Scenario:
                                 r.text(g, "consume_from", w, "CONSUME_FROM_LAST_OFFSET"),
                                 r.num(g, "consume_rate_per_s", w, 2000.0, positive=True,
                                       maximum=MAX_RATE_PER_S)))
-    clients = {p.name for p in producers} | {m.name for g in groups for m in g.members}
+    member_names = {m.name for g in groups for m in g.members}
+    clients = {p.name for p in producers} | member_names
     if len(clients) != len(producers) + sum(len(g.members) for g in groups):
         raise r.fail("producers", "producer and consumer names must be unique")
     if len({g.name for g in groups}) != len(groups):
@@ -332,6 +333,8 @@ def loads(text: str, path: str) -> Scenario:
         for key in ("consumer", "client"):
             if key in e and e[key] not in clients:
                 raise r.fail(f"{w}.{key}", f"unknown client {e[key]!r}")
+        if "consumer" in e and e["consumer"] not in member_names:
+            raise r.fail(f"{w}.consumer", f"{e['consumer']!r} is a producer, not a consumer")
         modes = ("host", "process") if e["kind"] == "consumer_crash" else ("clean", "silent")
         if e.get("mode", modes[0]) not in modes:
             raise r.fail(f"{w}.mode", f"expected {' or '.join(modes)}, got {e['mode']!r}")
