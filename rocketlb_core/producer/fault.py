@@ -3,8 +3,8 @@
 The table maps a broker name to a fault item. Time comes in as ``now_ms`` (virtual milliseconds):
 nothing here reads a clock. Items keep insertion order, which stands for upstream's
 ``ConcurrentHashMap`` iteration order; upstream breaks exact ties by that unspecified order
-(4.9.x) or at random (4.7.1 shuffles first), so only tie-free tables are bit-exact (the vectors
-are tie-free by construction).
+(4.9.8, 5.0.0 to 5.1.3) or at random (4.7.1 and 4.9.0 shuffle first), so only tie-free tables
+are bit-exact (the vectors are tie-free by construction).
 
 ``FaultTable4`` serves 4.7.1, 4.9.7 and 4.9.8; ``FaultTable5`` serves 5.x.
 """

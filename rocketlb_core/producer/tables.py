@@ -18,12 +18,15 @@ NOT_AVAILABLE_4: tuple[int, ...] = (0, 0, 30000, 60000, 120000, 180000, 600000)
 # MQFaultStrategy @5.3.3 (since 5.1.4, RIP-63).
 LATENCY_MAX_5: tuple[int, ...] = (50, 100, 550, 1800, 3000, 5000, 15000)
 NOT_AVAILABLE_5: tuple[int, ...] = (0, 0, 2000, 5000, 6000, 10000, 30000)
-# The latency an isolating report uses in place of the measured one: 600 s (4.x), 10 s (5.x).
+# The latency an isolating report looks up in place of the measured one: 30000 ms on 4.x and
+# 5.0.0 to 5.1.3 (a 600 s isolation), 10000 ms from 5.1.4 (10 s) (book/facts.toml:
+# producer.isolation-latency-10s-5x-since-5.1.4).
 ISOLATION_LATENCY_4 = 30000
 ISOLATION_LATENCY_5 = 10000
 
 # Response codes (ResponseCode / RemotingSysResponseCode), and the ones a sync send retries on
-# (DefaultMQProducer.retryResponseCodes @4.9.8; @5.3.3 adds SYSTEM_BUSY and GO_AWAY).
+# (DefaultMQProducer.retryResponseCodes @4.9.8; @5.3.3 adds SYSTEM_BUSY (from 5.3.0) and GO_AWAY
+# (from 5.3.1)).
 SYSTEM_ERROR, SYSTEM_BUSY, SERVICE_NOT_AVAILABLE = 1, 2, 14
 NO_PERMISSION, TOPIC_NOT_EXIST, NO_BUYER_ID, NOT_IN_CURRENT_UNIT, GO_AWAY = 16, 17, 204, 205, 1500
 RETRYABLE_CODES_4 = frozenset({TOPIC_NOT_EXIST, SERVICE_NOT_AVAILABLE, SYSTEM_ERROR,
