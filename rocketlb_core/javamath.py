@@ -774,7 +774,8 @@ def java_hash_order(keys: Iterable[Any], *, compute_if_absent: bool = False,
                     **options: Any) -> list[Any]:
     """The order in which a ``java.util.HashMap`` (or ``HashSet``) built with the default
     constructor iterates its keys after ``put`` (or, ``compute_if_absent``, after
-    ``computeIfAbsent``) of ``keys`` in that order (repeats ignored): ``JavaHashMap``, exact
+    ``computeIfAbsent``) of each of ``keys`` in that order (a repeated key adds nothing, but a
+    ``computeIfAbsent`` on it may still grow the table): ``JavaHashMap``, exact
     (table growth, bins, trees). ``options``: ``JavaHashMap``'s ``hash`` and ``compare``, for
     keys other than ``String``. Kafka's assignors iterate such maps; their output order follows
     it.

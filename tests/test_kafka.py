@@ -278,7 +278,8 @@ COLLIDE = [f.name for f in FILES if f.family == "collide"]
 
 
 def _case(name: str, k: int) -> dict[str, Any]:
-    return json.loads(read_cases(VECTORS / name, k + 1)[k])
+    obj: dict[str, Any] = json.loads(read_cases(VECTORS / name, k + 1)[k])
+    return obj
 
 
 def test_issue_33_eight_member_ids_of_one_hash() -> None:
