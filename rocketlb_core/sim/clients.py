@@ -426,7 +426,7 @@ class Consumer:
 
     def pull(self, env: Environment) -> None:
         """Pull and consume, within the consumer's capacity, from every owned queue. Each pull
-        carries the queue's consumed offset, which the (master) broker stores before it reads
+        carries the queue's consumed offset, which the (master) broker stores as it serves it
         (``commitOffset``; clustering only, and only a value > 0); a queue whose slow message
         lies more than ``consumeConcurrentlyMaxSpan`` (2000) offsets behind is not pulled
         (flow control: no request, so no commit either)."""
