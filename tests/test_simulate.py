@@ -151,7 +151,8 @@ def _base() -> Scenario:
 
 
 class ClusterMachine(RuleBasedStateMachine):
-    """Random joins, leaves, crashes and broker outages; then a quiet period and the checks."""
+    """Random joins, leaves, crashes, slow messages and broker outages; then a quiet period and
+    the checks."""
 
     @initialize()
     def setup(self) -> None:
@@ -164,7 +165,7 @@ class ClusterMachine(RuleBasedStateMachine):
         self.members = {c.name: c for c in self.world.consumers["G"]}
         self.do("consumer_start", consumer="c0")
 
-    def do(self, kind: str, **args: str) -> None:
+    def do(self, kind: str, **args: str | int) -> None:
         env = self.world.env
         env.schedule(0, Scripted(SCRIPT, EventSpec(env.now, kind, args)), priority=Priority.SCRIPT)
         env.run(until=env.now + 1)
@@ -183,6 +184,13 @@ class ClusterMachine(RuleBasedStateMachine):
     def crash(self, name: str) -> None:
         if self.members[name].alive:
             self.do("consumer_crash", consumer=name)
+
+    @rule(name=st.sampled_from(MEMBERS), ms=st.integers(1_000, 120_000))
+    def slow(self, name: str, ms: int) -> None:
+        """A message that holds its queue's committed offset back (and, past 2000 offsets,
+        stops the queue's pulls) until it is done."""
+        if self.members[name].alive:
+            self.do("slow_message", consumer=name, duration_ms=ms)
 
     @rule(broker=st.sampled_from(BROKERS), mode=st.sampled_from(["clean", "silent"]))
     def broker_down(self, broker: str, mode: str) -> None:
