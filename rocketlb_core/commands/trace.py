@@ -96,9 +96,10 @@ def generate(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    from rocketlb_core.trace.read import describe, load_trace
+    from rocketlb_core.trace.read import describe, load_trace, validate_trace
 
-    print_json(describe(load_trace(args.trace, sends=args.rows)))
+    trace = validate_trace(args.trace) if args.rows else load_trace(args.trace, sends=False)
+    print_json(describe(trace))
     return 0
 
 

@@ -16,7 +16,7 @@ one ``SendsFile`` per file: its runs of (producer, rows). Only when a footer sho
 The footers serve the planning only: a footer's statistics may disagree with its rows (a broken
 or hostile writer), so every reader checks the values again as it reads them, and refuses a file
 whose rows are not what its footer planned: ``rocketlb trace validate --rows``
-(``rocketlb_core.trace.read.check_sends_rows``) and both replay engines
+(``rocketlb_core.trace.read.check_sends_file``) and both replay engines
 (``rocketlb_core.replay.task.check_values``).
 
 ``rocketlb trace layout SRC DST`` (``rocketlb_core.trace.write.relayout``) rewrites a trace

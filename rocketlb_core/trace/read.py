@@ -91,43 +91,104 @@ def _read_table(path: Path, columns: dict[str, str], max_rows: int,
     return data
 
 
-def check_sends_rows(f: SendsFile, table: dict[str, list[Any]], topic: str) -> None:
-    """The sends of one file, as read (``_read_table`` checked names, times and missing
-    values): each run of rows holds the producer its footer planned (``f.runs``), ``topic`` is
-    the trace's, ``size`` >= 0, and times never decrease within a producer. The footers'
-    statistics are never trusted for values: a file whose footer disagrees with its rows is
-    refused here, naming the row."""
-    names, times = table["producer"], table["time_ms"]
-    start = 0
-    for producer, n in f.runs:
-        if names[start:start + n].count(producer) != n:
-            k = next(k for k in range(start, start + n) if names[k] != producer)
-            raise TraceError(f.path, k + 1, "producer", f"{names[k]!r} in rows the file's "
-                             f"footer statistics give to producer {producer!r}: the footer "
-                             "disagrees with the data (rewrite the trace with "
-                             "`rocketlb trace layout`)")
-        run = times[start:start + n]
-        for k in range(1, n):
-            if run[k] < run[k - 1]:
-                raise TraceError(f.path, start + k + 1, "time_ms",
-                                 f"times must not decrease within producer {producer!r}")
-        start += n
-    topics = table["topic"]
-    if topics.count(topic) != len(topics):
-        k = next(k for k, v in enumerate(topics) if v != topic)
-        raise TraceError(f.path, k + 1, "topic", f"{topics[k]!r} is not the trace's topic "
-                         f"{topic!r}")
-    sizes = table["size"]
-    if sizes and min(sizes) < 0:
-        k = next(k for k, v in enumerate(sizes) if v < 0)
-        raise TraceError(f.path, k + 1, "size", f"negative value {sizes[k]}")
+def check_sends_file(f: SendsFile, topic: str) -> None:
+    """Every row of one sends file checked as read, one row group at a time and vectorised:
+    no missing value, ``time_ms`` within 0..``MAX_TIME_MS`` and never decreasing within a
+    producer, each run of rows holding the producer its footer planned (``f.runs``; a valid
+    name), ``topic`` the trace's, ``size`` >= 0. The footers' statistics are never trusted for
+    values: a file whose footer disagrees with its rows is refused here, naming the row. Memory
+    is one row group."""
+    import numpy as np
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.trace.parquet import arrow_errors
+
+    path = Path(f.path)
+    bounds = [0]
+    for name, n in f.runs:
+        check_name(path, bounds[-1] + 1, "producer", name)
+        bounds.append(bounds[-1] + n)
+    try:
+        pf = pq.ParquetFile(path)
+        row, last = 0, None                      # last: (run, time) of the previous row group
+        for rg in range(pf.metadata.num_row_groups):
+            t = pf.read_row_group(rg, columns=["time_ms", "producer", "topic", "size"])
+            n = t.num_rows
+            if n == 0:
+                continue
+            for col in ("time_ms", "producer", "topic", "size"):
+                c = t.column(col)
+                if c.null_count:
+                    k = next(k for k, v in enumerate(c.to_pylist()) if v is None)
+                    raise TraceError(path, row + k + 1, col, "missing value")
+            times = t.column("time_ms").to_numpy()
+            bad = (times < 0) | (times > MAX_TIME_MS)
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise TraceError(path, row + k + 1, "time_ms", f"{int(times[k])} is outside "
+                                 f"0..{MAX_TIME_MS} (ms from the trace's start, at most 31 "
+                                 "days)")
+            sizes = t.column("size").to_numpy()
+            if n and int(sizes.min()) < 0:
+                k = int(np.argmax(sizes < 0))
+                raise TraceError(path, row + k + 1, "size", f"negative value {int(sizes[k])}")
+            topics = t.column("topic")
+            if not pc.all(pc.equal(topics, topic)).as_py():
+                k, v = next((k, v) for k, v in enumerate(topics.to_pylist()) if v != topic)
+                raise TraceError(path, row + k + 1, "topic", f"{v[:300]!r} is not the trace's "
+                                 f"topic {topic!r}")
+            names = t.column("producer")
+            run = int(np.searchsorted(bounds, row, side="right")) - 1
+            pos = 0
+            while pos < n:
+                if run >= len(f.runs):
+                    raise TraceError(path, row + pos + 1, "producer", "more rows than the "
+                                     "file's footer says")
+                take = min(n - pos, bounds[run + 1] - (row + pos))
+                producer = f.runs[run][0]
+                part = names.slice(pos, take)
+                if not pc.all(pc.equal(part, producer)).as_py():
+                    k, v = next((k, v) for k, v in enumerate(part.to_pylist()) if v != producer)
+                    raise TraceError(path, row + pos + k + 1, "producer", f"{v[:300]!r} in rows "
+                                     f"the file's footer statistics give to producer "
+                                     f"{producer!r}: the footer disagrees with the data "
+                                     "(rewrite the trace with `rocketlb trace layout`)")
+                run_times = times[pos:pos + take]
+                down = np.flatnonzero(np.diff(run_times) < 0)
+                if last is not None and last[0] == run and run_times[0] < last[1]:
+                    down = np.array([-1])
+                if len(down):
+                    k = int(down[0]) + 1
+                    raise TraceError(path, row + pos + k + 1, "time_ms",
+                                     f"times must not decrease within producer {producer!r}")
+                last = (run, int(run_times[-1]))
+                pos += take
+                run += 1 if row + pos >= bounds[run + 1] else 0
+            row += n
+    except arrow_errors() as exc:
+        raise TraceError(path, None, None, f"not a Parquet file ({first_line(exc)})") from None
+    if row != f.rows:
+        raise TraceError(path, None, None, f"{row} rows, the footer says {f.rows}")
+
+
+def validate_trace(folder: Path | str) -> Trace:
+    """``rocketlb trace validate --rows``: every file of the trace checked, and every send as
+    read (``check_sends_file``: values, never footer statistics), without holding the sends in
+    memory. The one validator: every writer of traces checks its result with it
+    (``rocketlb_core.trace.write.check_written``) before the folder is moved into place."""
+    trace = load_trace(folder, sends=False)
+    for f in trace.sends_files:
+        if f.rows:
+            check_sends_file(f, trace.topic)
+    return trace
 
 
 def load_trace(folder: Path | str, *, sends: bool = True, plan: bool = True) -> Trace:
     """Read and validate a trace folder (see the module docstring). ``sends=False`` leaves the
     sends' rows unread: their layout is planned from the footers (the engines check every value
     as they read it, ``rocketlb_core.replay.task.check_values``); ``sends=True`` checks every
-    row as read (``check_sends_rows``), never trusting the footers' statistics. ``plan=False``
+    row as read (``check_sends_file``), never trusting the footers' statistics. ``plan=False``
     does not look at the sends at all (the layout command, which reads sends in any order)."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -145,8 +206,8 @@ def load_trace(folder: Path | str, *, sends: bool = True, plan: bool = True) -> 
         for f in plan_:
             if f.rows == 0:              # an empty part file, as the replay takes it
                 continue
+            check_sends_file(f, meta["topic"])
             table = _read_table(Path(f.path), SENDS, f.rows, folder)
-            check_sends_rows(f, table, meta["topic"])
             for c in SENDS:
                 send_rows[c].extend(table[c])
     cpath = folder / "conditions.parquet"

@@ -104,11 +104,11 @@ def check_written(tmp: Path, target: Path, command: str) -> None:
     """Read the trace just written into ``tmp`` (to become ``target``) with ``rocketlb trace
     validate --rows``'s code; a refusal is a ``TraceError`` naming ``target``, and nothing is
     moved into place."""
-    from rocketlb_core.trace.read import load_trace
+    from rocketlb_core.trace.read import validate_trace
     from rocketlb_core.trace.schema import TraceError
 
     try:
-        load_trace(tmp, sends=True)
+        validate_trace(tmp)
     except TraceError as exc:
         why = str(exc).replace(str(tmp), str(target))
         raise TraceError(target, None, None, f"{command} would write a trace that `rocketlb "
