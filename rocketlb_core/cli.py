@@ -224,9 +224,9 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u
 
 
 def printable(text: str) -> str:
-    """``text`` safe to print on a terminal as one line: control characters (escape sequences,
+    r"""``text`` safe to print on a terminal as one line: control characters (escape sequences,
     the bell, new lines), bidirectional overrides and undecodable bytes of a path shown as
-    ``\\x1b``-style escapes, so what an input holds can neither drive the terminal nor split
+    ``\x1b``-style escapes, so what an input holds can neither drive the terminal nor split
     a message.
 
     >>> printable("broker \x1b[2J\x07a\nb")
