@@ -120,6 +120,38 @@ JAVA_HASHMAP_MIN_TREEIFY = 64
 """``HashMap.MIN_TREEIFY_CAPACITY``."""
 
 
+JAVA_RESIZED_COPIES = 19
+"""The first Java whose ``HashMap`` copy constructor, ``putAll`` and ``HashSet`` copy constructor
+size their table by ``HashMap.calculateHashMapCapacity`` (``ceil(n / 0.75)``, JDK-8281631)
+instead of ``n / 0.75 + 1``: ``jvm`` arguments below it behave as OpenJDK 17, the rest as 19 and
+later (21, 25)."""
+
+
+def java_copy_threshold(size: int, *, jvm: int = 17, hash_set: bool = False) -> int:
+    """The initial capacity a copy of ``size`` keys asks for (the value ``tableSizeFor`` then
+    rounds up): ``new HashSet<>(collection)`` (``hash_set``) or ``HashMap.putMapEntries``
+    (``new HashMap<>(map)``, ``putAll`` into an empty table).
+
+    - Java 17: ``HashSet``: ``max((int) (size / .75f) + 1, 16)``; ``putMapEntries``:
+      ``(int) (size / 0.75f + 1.0f)``;
+    - Java 19 and later: ``HashSet``: ``calculateHashMapCapacity(max(size, 12))``;
+      ``putMapEntries``: ``(int) ceil(size / 0.75)``.
+
+    Exact integer arithmetic (``4 * size / 3``), which is what Java's ``float`` computes below
+    2**22 keys.
+
+    >>> java_copy_threshold(12, hash_set=True), java_copy_threshold(12, jvm=25, hash_set=True)
+    (17, 16)
+    >>> java_copy_threshold(6), java_copy_threshold(6, jvm=25)
+    (9, 8)
+    """
+    if jvm < JAVA_RESIZED_COPIES:
+        return max(4 * size // 3 + 1, 16) if hash_set else 4 * size // 3 + 1
+    if hash_set:
+        size = max(size, 12)
+    return -(-4 * size // 3)
+
+
 def java_spread(h: int) -> int:
     """``HashMap.hash``: ``h ^ (h >>> 16)`` of a ``hashCode``, as a signed ``int``."""
     h &= _MASK32
@@ -429,6 +461,45 @@ class JavaHashMap:
                 self._treeify_bin(h)
         self.size += 1
         return True
+
+    @classmethod
+    def copy_of(cls, keys: Iterable[Any], *, jvm: int = 17, hash_set: bool = True,
+                hash: Callable[[Any], int] | None = None,
+                compare: Callable[[Any, Any], int | None] | None = None) -> JavaHashMap:
+        """A copy of a collection whose iteration order is ``keys`` (distinct): ``new
+        HashSet<>(collection)`` (``hash_set``) or ``new HashMap<>(map)`` (``putMapEntries``),
+        each sized as the ``jvm`` sizes it (``java_copy_threshold``), then filled by ``put`` in
+        that order.
+
+        >>> ids = [f"t{i}" for i in range(12)]
+        >>> JavaHashMap.copy_of(ids).capacity, JavaHashMap.copy_of(ids, jvm=25).capacity
+        (32, 16)
+        """
+        keys = list(keys)
+        m = cls(hash=hash, compare=compare)
+        if keys or hash_set:
+            m.threshold = java_table_size_for(java_copy_threshold(len(keys), jvm=jvm,
+                                                                  hash_set=hash_set))
+        for k in keys:
+            m.put(k)
+        return m
+
+    def put_all(self, keys: Iterable[Any], *, jvm: int = 17) -> None:
+        """``HashMap.putAll`` of a map whose iteration order is ``keys`` (``putMapEntries``): an
+        empty table is pre-sized as the ``jvm`` sizes copies; a table already there doubles
+        while the other map's size passes its threshold; then each key is ``put``."""
+        keys = list(keys)
+        if not keys:
+            return
+        if not self._table:
+            t = java_copy_threshold(len(keys), jvm=jvm)
+            if t > self.threshold:
+                self.threshold = java_table_size_for(t)
+        else:
+            while len(keys) > self.threshold and len(self._table) < 1 << 30:
+                self._resize()
+        for k in keys:
+            self.put(k)
 
     def remove(self, key: Any, *, movable: bool = True) -> bool:
         """``HashMap.remove`` (``removeNode``): True when ``key`` was there. ``movable``: False
@@ -804,24 +875,52 @@ def java_grown_capacity(size: int) -> int:
     return capacity
 
 
-def java_copy_capacity(size: int) -> int:
-    """The table size of ``new HashSet<>(collection)`` (or ``new HashMap<>(map)``) of ``size``
-    elements: the power of two at or above ``max(size / .75 + 1, 16)``."""
-    want = max(int(size / 0.75) + 1, 16)
-    capacity = 1
-    while capacity < want:
-        capacity *= 2
-    return capacity
+def java_copy_capacity(size: int, *, jvm: int = 17) -> int:
+    """The table size of ``new HashSet<>(collection)`` of ``size`` elements, before any resize:
+    ``tableSizeFor(java_copy_threshold(size, hash_set=True))`` (Java 17: the power of two at or
+    above ``max(size / .75 + 1, 16)``; Java 19 and later: at or above ``ceil(max(size, 12) /
+    .75)``)."""
+    return java_table_size_for(java_copy_threshold(size, jvm=jvm, hash_set=True))
 
 
 def java_table_order(hashes: list[int], capacity: int) -> list[int]:
     """The positions of ``hashes`` (each key's ``hashCode``, in insertion order, keys distinct)
-    in the order a ``HashMap`` of table size ``capacity``, filled by ``put``, iterates them."""
+    in the order a ``HashMap`` of table size ``capacity``, filled by ``put``, iterates them,
+    *as long as no bin holds more than eight keys* (no tree bins) and the puts do not grow the
+    table: for exact orders use ``JavaHashMap`` (or ``java_set_order``)."""
     def bucket(h: int) -> int:
         h &= _MASK32
         return (h ^ (h >> 16)) & (capacity - 1)
 
     return sorted(range(len(hashes)), key=lambda i: (bucket(hashes[i]), i))
+
+
+def java_set_order(keys: Iterable[Any], *, copy: bool = False, jvm: int = 17,
+                   **options: Any) -> list[Any]:
+    """The order a ``java.util.HashSet`` iterates ``keys`` (distinct, in the order they went
+    in): filled by ``add`` after ``new HashSet<>()``, or (``copy``) made by ``new
+    HashSet<>(collection)`` of a collection iterating them in that order, sized as ``jvm`` sizes
+    it. ``options``: ``JavaHashMap``'s ``hash`` and ``compare``. Exact (``JavaHashMap``).
+
+    >>> twelve = [(0, i) for i in (*range(2, 13), 17)]        # Uuid (most, least) halves
+    >>> order = java_set_order(twelve, copy=True, hash=lambda u: java_uuid_hash(*u))
+    >>> order == java_set_order(twelve, copy=True, jvm=25, hash=lambda u: java_uuid_hash(*u))
+    False
+    """
+    if copy:
+        return JavaHashMap.copy_of(keys, jvm=jvm, **options).keys()
+    return java_hash_order(keys, **options)
+
+
+def java_integer_compare(a: int, b: int) -> int:
+    """``Integer.compareTo`` (and ``Long.compareTo``): the sign of ``a - b``."""
+    return (a > b) - (a < b)
+
+
+def java_uuid_compare(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """``org.apache.kafka.common.Uuid.compareTo`` of two (most, least) pairs of signed 64-bit
+    halves: the most significant halves, then the least, each compared as signed ``long``."""
+    return (a > b) - (a < b)
 
 
 def java_uuid_hash(most: int, least: int) -> int:

@@ -15,6 +15,8 @@ from rocketlb_core.javamath import (
     INT_MIN,
     JavaHashMap,
     jabs,
+    java_copy_capacity,
+    java_copy_threshold,
     java_hash_order,
     java_split,
     java_spread,
@@ -266,3 +268,85 @@ def test_eight_equal_hashes_stay_a_list_and_more_become_a_tree() -> None:
     assert m.capacity == 256
     assert m.tree_bins() == 1
     assert sorted(m.keys()) == sorted(many)
+
+
+# ------------------------------------------------------------------ copies: the JVM matters
+
+
+def _javas() -> dict[int, str]:
+    from rocketlb_core.kafka.vectors import find_javas
+    return find_javas()
+
+
+@functools.lru_cache(maxsize=1)
+def _copy_sequences(seed: int = 20261126) -> list[tuple[str, list[str], list[str]]]:
+    """(how, keys put first, keys copied in that order): ``copyset`` (``new HashSet<>(c)``),
+    ``copymap`` (``new HashMap<>(m)``) or ``putall`` (into a map holding the first keys), with
+    sizes at every boundary where Java 17 and Java 19+ size a copy differently (3 * 2**k),
+    around them, colliding keys (tree bins) and plain ones."""
+    rnd = random.Random(seed)
+    out: list[tuple[str, list[str], list[str]]] = []
+    sizes = [0, 1, 5, 11, 12, 13, 23, 24, 25, 47, 48, 49, 95, 96, 97, 191, 192, 193, 384, 700]
+    for case in range(180):
+        n = sizes[case % len(sizes)]
+        kind = case // len(sizes) % 3
+        if kind == 0:
+            keys = _random_keys(rnd, n * 2)[:n]
+        elif kind == 1:
+            keys = (_equal_hash_keys(rnd, 4, "c") + _random_keys(rnd, n * 2))[:n]
+        else:
+            keys = _same_bucket_keys(rnd, n, rnd.randint(4, 8), "s")
+        how = ("copyset", "copymap", "putall")[case % 3]
+        first = _random_keys(rnd, rnd.choice([0, 3, 12, 40])) if how == "putall" else []
+        first = [k for k in first if k not in set(keys)]
+        out.append((how, first, keys))
+    return out
+
+
+def _copy_model(how: str, first: list[str], keys: list[str], jvm: int) -> list[str]:
+    if how != "putall":
+        return JavaHashMap.copy_of(keys, jvm=jvm, hash_set=how == "copyset").keys()
+    m = JavaHashMap()
+    for k in first:
+        m.put(k)
+    m.put_all(keys, jvm=jvm)
+    return m.keys()
+
+
+def test_copies_are_sized_by_the_jvm() -> None:
+    """``new HashSet<>(c)`` of 12 keys: 32 buckets on Java 17, 16 from Java 19 on
+    (``calculateHashMapCapacity``); ``new HashMap<>(m)`` of 6: 16 and 8."""
+    assert java_copy_capacity(12) == 32
+    assert java_copy_capacity(12, jvm=25) == 16
+    assert java_copy_capacity(11) == java_copy_capacity(11, jvm=25) == 16
+    assert [java_copy_threshold(n, jvm=21) for n in (0, 1, 3, 6, 12)] == [0, 2, 4, 8, 16]
+    assert [java_copy_threshold(n) for n in (0, 1, 3, 6, 12)] == [1, 2, 5, 9, 17]
+    twelve = [f"k{i}" for i in range(12)]
+    assert JavaHashMap.copy_of(twelve, hash_set=False).capacity == 32
+    assert JavaHashMap.copy_of(twelve, hash_set=False, jvm=25).capacity == 16
+    differ = sum(_copy_model(h, f, k, 17) != _copy_model(h, f, k, 25)
+                 for h, f, k in _copy_sequences())
+    assert differ >= 20, differ
+
+
+@pytest.mark.parametrize("jvm", [17, 25])
+def test_copies_are_what_each_jvm_prints(jvm: int) -> None:
+    """``JavaHashMap.copy_of`` and ``put_all`` against ``java.util.HashMap``/``HashSet`` of Java
+    17 and Java 25 (each where installed): the copy constructors and ``putAll``."""
+    javas = _javas()
+    if jvm not in javas:
+        pytest.skip(f"no Java {jvm} on this machine")
+    sequences = _copy_sequences()
+    lines: list[str] = []
+    for how, first, keys in sequences:
+        lines.append("new")
+        lines += [f"put {_units_hex(k)}" for k in first]
+        lines += [f"stage {_units_hex(k)}" for k in keys]
+        lines += [how, "end"]
+    proc = subprocess.run([javas[jvm], str(HASHMAP_JAVA)], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=300, check=True)
+    printed = proc.stdout.splitlines()
+    assert len(printed) == len(sequences)
+    for n, ((how, first, keys), line) in enumerate(zip(sequences, printed, strict=True)):
+        want = [_from_hex(h) for h in line.split("\t")] if line else []
+        assert _copy_model(how, first, keys, jvm) == want, f"sequence {n} ({how})"

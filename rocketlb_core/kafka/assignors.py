@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from functools import cmp_to_key
 
 from rocketlb_core.javamath import (
-    java_copy_capacity,
-    java_grown_capacity,
     java_hash_order,
+    java_integer_compare,
+    java_set_order,
     java_string_compare,
     java_string_key,
-    java_table_order,
+    java_uuid_compare,
     java_uuid_hash,
 )
 from rocketlb_core.kafka.sticky_general import GeneralAssignorError, general_assign
@@ -461,6 +461,18 @@ class Topic:
     topic_id: tuple[int, int]
 
 
+KAFKA_JVM = 25
+"""The Java the server-side assignors' ports assume by default (``jvm``): the release Kafka's
+documentation recommends running it on, "the most recent LTS release": Java 21 in the 4.0 and
+4.1 docs, Java 25 from 4.2 on (``kafka.apache.org/42/operations/java-version``). Any Java from
+19 on sizes ``HashSet`` copies alike (``javamath.JAVA_RESIZED_COPIES``), so 21 and 25 answer the
+same; 17 differs (issue 33: about one case in 170 of the uniform vectors)."""
+
+
+def _uuid_hash(u: tuple[int, int]) -> int:
+    return java_uuid_hash(*u)
+
+
 def _homogeneous(topics: Sequence[Topic], members: Sequence[tuple[str, object]],
                  subscriptions: Mapping[str, Sequence[str]] | None) -> list[Topic] | None:
     """The topics every member subscribes to when all subscribe to the same ones (the
@@ -483,8 +495,8 @@ def _homogeneous(topics: Sequence[Topic], members: Sequence[tuple[str, object]],
 def uniform_assign(topics: Sequence[Topic],
                    members: Sequence[tuple[str, Mapping[str, Sequence[int]]]], *,
                    extra_to_first: bool = False,
-                   subscriptions: Mapping[str, Sequence[str]] | None = None
-                   ) -> dict[str, dict[str, list[int]]]:
+                   subscriptions: Mapping[str, Sequence[str]] | None = None,
+                   jvm: int = KAFKA_JVM) -> dict[str, dict[str, list[int]]]:
     """KIP-848's ``UniformAssignor`` on the broker (kafka-group-coordinator). For a group whose
     members all subscribe to the same topics (``UniformHomogeneousAssignmentBuilder``): ``members``
     are (member id, its current target assignment: topic name -> partitions), in the order the
@@ -501,7 +513,21 @@ def uniform_assign(topics: Sequence[Topic],
 
     ``subscriptions``: each member's topics, when they may differ; a group whose members
     subscribe to different topics goes to the coordinator's heterogeneous builder
-    (``uniform_heterogeneous``), the same from 4.0 to 4.3."""
+    (``uniform_heterogeneous``), the same from 4.0 to 4.3.
+
+    ``jvm``: the Java the coordinator runs on (``KAFKA_JVM`` by default). The builder iterates
+    ``new HashSet<>(subscription)`` of topic ids and each member's partitions, copies whose
+    table Java 19 and later size smaller than Java 17 (``javamath.java_copy_threshold``), so the
+    order in which free partitions are dealt, and which of a member's partitions it keeps, can
+    differ: with topics of ids (0, 2) ... (0, 12) and (0, 17), one partition each, and members
+    ``m0`` and ``m1`` holding nothing, ``m0`` gets the first six of the ids' order:
+
+    >>> ts = [Topic(f"t{i}", 1, (0, i)) for i in (*range(2, 13), 17)]
+    >>> sorted(uniform_assign(ts, [("m0", {}), ("m1", {})], jvm=17)["m0"])
+    ['t2', 't3', 't4', 't5', 't6', 't7']
+    >>> sorted(uniform_assign(ts, [("m0", {}), ("m1", {})], jvm=25)["m0"])
+    ['t17', 't2', 't3', 't4', 't5', 't6']
+    """
     every = topics
     chosen = _homogeneous(topics, members, subscriptions)
     if chosen is None:
@@ -518,9 +544,13 @@ def uniform_assign(topics: Sequence[Topic],
     subscribed_names = {t.name for t in topics}
     if not ids or not topics:
         return {}
-    order = java_table_order([java_uuid_hash(*t.topic_id) for t in topics],
-                             java_copy_capacity(len(topics)))
-    subscribed = [topics[i] for i in order]
+    # subscribedTopicIds: new HashSet<>(the first member's subscription), itself a HashSet
+    # filled by add in the topics' order
+    by_id = {t.topic_id: t for t in topics}
+    source = java_set_order([t.topic_id for t in topics], hash=_uuid_hash,
+                            compare=java_uuid_compare)
+    subscribed = [by_id[u] for u in java_set_order(source, copy=True, jvm=jvm, hash=_uuid_hash,
+                                                   compare=java_uuid_compare)]
     assigned = {(t, p) for owned in current.values() for t, ps in owned.items() for p in ps
                 if t in subscribed_names}
     unassigned: list[TopicPartition] = [(t.name, p) for t in subscribed
@@ -534,11 +564,12 @@ def uniform_assign(topics: Sequence[Topic],
         if got_extra:
             quota += 1
         owned = current.get(member, {})
-        names = [n for n, ps in owned.items() if ps]
+        # its assignment: a HashMap of topic id to an unmodifiable HashSet copied from the
+        # ascending partitions, filled by put in the topics' order
+        name_of = {by_name[n].topic_id: n for n, ps in owned.items() if ps}
         kept: dict[str, list[int]] = {}
-        for i in java_table_order([java_uuid_hash(*by_name[n].topic_id) for n in names],
-                                  java_grown_capacity(len(names))):
-            name = names[i]
+        for u in java_set_order(list(name_of), hash=_uuid_hash, compare=java_uuid_compare):
+            name = name_of[u]
             if name not in subscribed_names:
                 continue                                # a topic it no longer subscribes to
             parts = list(owned[name])
@@ -547,12 +578,13 @@ def uniform_assign(topics: Sequence[Topic],
                 kept[name] = parts
                 continue
             mine = []
-            for k in java_table_order(parts, java_copy_capacity(len(parts))):
+            for p in java_set_order(sorted(parts), copy=True, jvm=jvm, hash=int,
+                                    compare=java_integer_compare):
                 if quota > 0:
                     quota -= 1
-                    mine.append(parts[k])
+                    mine.append(p)
                 else:
-                    unassigned.append((name, parts[k]))
+                    unassigned.append((name, p))
             kept[name] = mine
         if quota > 0 and got_extra and len(ids) - index > extra and not extra_to_first:
             # the extra partition stays free for a member that already holds one more (4.x):

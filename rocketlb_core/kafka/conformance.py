@@ -111,22 +111,30 @@ def run_uniform_case(obj: dict[str, Any], report: Report, name: str) -> None:
                for m in obj["members"]]
     subscriptions = ({str(m["id"]): [str(t) for t in m["topics"]] for m in obj["members"]}
                      if all("topics" in m for m in obj["members"]) else None)
+    jvm = case_jvm(obj)
     if "error" in obj["expected"]:
         want_error = obj["expected"]["error"]["type"]
         try:
-            _server_side(name, topics, members, subscriptions)
+            _server_side(name, topics, members, subscriptions, jvm)
         except KafkaAssignorError as exc:
             report.check(str(obj["id"]), exc.kind, want_error)
             return
         report.add(str(obj["id"]), False, f"expected {want_error}, got an assignment")
         return
     want = {m: {t: ps for t, ps in runs} for m, runs in obj["expected"].items()}
-    report.check(str(obj["id"]), _server_side(name, topics, members, subscriptions), want)
+    report.check(str(obj["id"]), _server_side(name, topics, members, subscriptions, jvm), want)
+
+
+def case_jvm(obj: dict[str, Any]) -> int:
+    """The major Java version the case was generated on (``source.jvm``; files from before it
+    was recorded were made on Java 17)."""
+    return int(obj["source"].get("jvm", 17))
 
 
 def _server_side(name: str, topics: list[Topic], members: list[tuple[str, dict[str, list[int]]]],
-                 subscriptions: dict[str, list[str]] | None) -> dict[str, dict[str, list[int]]]:
+                 subscriptions: dict[str, list[str]] | None, jvm: int
+                 ) -> dict[str, dict[str, list[int]]]:
     if name == "server-range":
         return server_range_assign(topics, members, subscriptions=subscriptions)
     return uniform_assign(topics, members, extra_to_first=name == "uniform@4.0",
-                          subscriptions=subscriptions)
+                          subscriptions=subscriptions, jvm=jvm)

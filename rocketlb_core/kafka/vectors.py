@@ -53,14 +53,28 @@ minimal ones: eight member ids of one hash on a topic of eight partitions, and o
 owning ``t1-0`` ... ``t13-0`` in generation 1); the third is the second with two partitions a
 topic (two consumers; ``m1`` owning ``t1-0``, ``t1-1``, ...), where ``computeIfAbsent`` on a key
 already present grows the table. ``--only collide`` regenerates just those files.
+
+The JVM (issue 33): from Java 19 on, ``new HashSet<>(collection)``, ``new HashMap<>(map)`` and
+``putAll`` size their table by ``HashMap.calculateHashMapCapacity``, so the coordinator's
+``UniformAssignor`` iterates its copied sets of topic ids (and of a member's partitions) in
+another order on Java 17 than on Java 21 or 25 for some groups. Each ``VectorFile`` names the
+major Java release it is made on (``jvm``; files on another than 17 are named ``-java<N>``); the
+group coordinator's files record it in every case's ``source.jvm``, which the conformance check
+hands to the port. ``--java PATH`` (repeatable) gives the ``java`` executables to use; each file
+runs on the one of its release, else one under ``$JAVA_HOME``, ``PATH`` or ``/usr/lib/jvm``;
+``--jvm N`` keeps only the files made on Java N. The ``uniform-jvm`` family holds groups built to
+meet the sizes where the two differ (12, 24 or 48 topic ids; case 0 issue 33's minimal case).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,11 +104,13 @@ class VectorFile:
     family: str = ""                    # "unequal": the sticky assignors' general builder;
                                         # "collide": names built to collide in Java's HashMaps
     extra: tuple[int, ...] = ()         # later cases of the same run, kept after the first ones
+    jvm: int = 17                       # the major Java release the generator runs on
 
     @property
     def name(self) -> str:
         family = f"-{self.family}" if self.family else ""
-        return f"kafka-{self.assignor}{family}-{self.version}.jsonl.gz"
+        on = f"-java{self.jvm}" if self.jvm != 17 else ""
+        return f"kafka-{self.assignor}{family}-{self.version}{on}.jsonl.gz"
 
     @property
     def artifact(self) -> str:
@@ -117,6 +133,15 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 1500),
          VectorFile("uniform", "4.3.1", ("4.1.0",), 2000, "unequal"),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 1500, "unequal"),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 2000, jvm=25),
+         VectorFile("uniform", "4.0.0", (), 2000, jvm=25),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500, jvm=25),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 2000, "unequal", jvm=25),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 1500, "unequal", jvm=25),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 200, "jvm"),
+         VectorFile("uniform", "4.0.0", (), 200, "jvm"),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 200, "jvm", jvm=25),
+         VectorFile("uniform", "4.0.0", (), 200, "jvm", jvm=25),
          VectorFile("range", "4.3.1", ("3.9.1",), 300, "collide"),
          VectorFile("range", "3.4.0", (), 300, "collide"),
          VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 150, "collide"),
@@ -124,6 +149,37 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 300, "collide"))
 """``partitioner``: ``BuiltInPartitioner`` and ``partitionForKey`` (``PartitionerVectors.java``),
 one scenario a line, each a sequence of steps; the others are assignors, one group a line."""
+
+
+def java_major(executable: str) -> int:
+    """The major release of a ``java`` executable (``java -version``: "17.0.15" -> 17, "1.8.0"
+    -> 8)."""
+    run = subprocess.run([executable, "-version"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', run.stderr + run.stdout)
+    if not found:
+        raise LiveError(f"{executable} -version printed no version")
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+def find_javas(given: list[str] | None = None) -> dict[int, str]:
+    """The ``java`` executables at hand by major release: those ``given`` (``--java``), the one
+    on ``$JAVA_HOME``/``PATH``, then any under ``/usr/lib/jvm`` (the first found for a release
+    wins)."""
+    out: dict[int, str] = {}
+    candidates = list(given or [])
+    with contextlib.suppress(LiveError):
+        candidates.append(java())
+    candidates += sorted(glob.glob("/usr/lib/jvm/*/bin/java"))
+    for c in candidates:
+        if not os.path.isfile(c):
+            continue
+        try:
+            out.setdefault(java_major(c), c)
+        except (LiveError, OSError, subprocess.SubprocessError):
+            continue
+    return out
 
 
 def cache_dir(artifact: str, version: str) -> Path:
@@ -144,7 +200,7 @@ def jars(artifact: str, version: str) -> list[Path]:
 
 
 def generate(assignor: str, version: str, cases: int, label: str, work: Path,
-             family: str = "") -> bytes:
+             family: str = "", java_exe: str | None = None) -> bytes:
     """The generator's output for ``cases`` cases on ``version`` (``label``: the version it
     writes into ``source``, so outputs of two releases compare byte for byte; ``family``: a
     named family of cases, ``unequal`` for the sticky assignors' general builder)."""
@@ -164,7 +220,7 @@ def generate(assignor: str, version: str, cases: int, label: str, work: Path,
                   "uniform": (["UniformVectors"], ["uniform"]),
                   "server-range": (["UniformVectors"], ["range"])
                   }.get(assignor, (["KafkaVectors", assignor], []))
-    run = subprocess.run([java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(SEED),
+    run = subprocess.run([java_exe or java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(SEED),
                           str(cases), label, *tail, *([family] if family else [])],
                          capture_output=True, timeout=1800,
                          check=False)
@@ -174,14 +230,19 @@ def generate(assignor: str, version: str, cases: int, label: str, work: Path,
     return run.stdout
 
 
-def file_text(spec: VectorFile, cases: int, work: Path) -> str:
+def file_text(spec: VectorFile, cases: int, work: Path, java_exe: str | None = None) -> str:
     """The JSONL text of ``spec`` (its first ``cases``, then its ``extra`` cases when all are
-    asked for), ``identical_on`` checked by running every release in ``spec.also``."""
+    asked for), ``identical_on`` checked by running every release in ``spec.also``, each case's
+    ``source.jvm`` the major release of ``java_exe`` (which must be ``spec.jvm``)."""
+    exe = java_exe or java()
+    if java_major(exe) != spec.jvm:
+        raise LiveError(f"{spec.name} is made on Java {spec.jvm}, not by {exe}")
     extra = [i for i in spec.extra if i >= cases] if cases >= spec.cases else []
     upto = max([cases, *(i + 1 for i in extra)])
-    primary = generate(spec.assignor, spec.version, upto, spec.version, work, spec.family)
+    primary = generate(spec.assignor, spec.version, upto, spec.version, work, spec.family, exe)
     for other in spec.also:
-        if generate(spec.assignor, other, upto, spec.version, work, spec.family) != primary:
+        if generate(spec.assignor, other, upto, spec.version, work, spec.family,
+                    exe) != primary:
             raise LiveError(f"{spec.assignor}: kafka-clients {other} no longer prints what "
                             f"{spec.version} prints: update FILES")
     printed = primary.decode("utf-8").splitlines()
@@ -189,6 +250,8 @@ def file_text(spec: VectorFile, cases: int, work: Path) -> str:
     for line in printed[:cases] + [printed[i] for i in extra]:
         obj = json.loads(line)
         obj["source"]["identical_on"] = list(spec.also)
+        if spec.artifact == "kafka-group-coordinator":
+            obj["source"]["jvm"] = spec.jvm
         lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
     return "\n".join(lines) + "\n"
 
@@ -213,16 +276,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=None)
     ap.add_argument("--only", default=None, metavar="TEXT",
                     help="only the files whose name contains TEXT")
+    ap.add_argument("--java", action="append", default=None, metavar="PATH",
+                    help="a java executable to run the generators with (repeatable); each file "
+                         "runs on the one of its release (VectorFile.jvm), found among these, "
+                         "$JAVA_HOME, PATH and /usr/lib/jvm/*/bin/java")
+    ap.add_argument("--jvm", type=int, default=None, metavar="MAJOR",
+                    help="only the files made on this Java release")
     args = ap.parse_args(argv)
     bad = 0
+    javas = find_javas(args.java)
     with tempfile.TemporaryDirectory(prefix="rocketlb-kafka-") as tmp:
         for spec in FILES:
             if args.only is not None and args.only not in spec.name:
                 continue
+            if args.jvm is not None and spec.jvm != args.jvm:
+                continue
+            if spec.jvm not in javas:
+                print(f"skipped  {args.out / spec.name}: no Java {spec.jvm} found "
+                      "(--java PATH)", file=sys.stderr)
+                continue
             cases = args.cases or spec.cases
             if args.check:
                 cases = min(cases, spec.cases)          # a file shorter than --cases: all of it
-            text = file_text(spec, cases, Path(tmp))
+            text = file_text(spec, cases, Path(tmp), javas[spec.jvm])
             target = args.out / spec.name
             if args.check:
                 same = read_cases(target, len(text.splitlines())) == text.splitlines()

@@ -6,13 +6,22 @@
 //   put <key>        map.put(key, "")
 //   cia <key>        map.computeIfAbsent(key, k -> "")
 //   rm <key>         map.remove(key)
+//   stage <key>      put key into a LinkedHashMap (kept in that order) for the next copy
+//   putall           map.putAll(the staged map)
+//   copymap          map = new HashMap<>(the staged map)
+//   copyset          a new HashSet<>(the staged keys), printed by the next end instead of map
 //   end              print the map's keys in iteration order, tab-separated, on one line
+// (a copy empties the staged map). The copies are sized differently from Java 19 on
+// (HashMap.calculateHashMapCapacity): run it on each JVM.
 // Keys are Strings written as UTF-16 code units in hex, 4 digits each, so that any String
 // (unpaired surrogates too) passes through unchanged; the output writes them the same way.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.StringJoiner;
 
 public final class HashMapOrder {
@@ -20,6 +29,8 @@ public final class HashMapOrder {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII));
         StringBuilder out = new StringBuilder();
         HashMap<String, String> map = new HashMap<>();
+        LinkedHashMap<String, String> staged = new LinkedHashMap<>();
+        Collection<String> shown = null;
         for (String line; (line = in.readLine()) != null; ) {
             if (line.isEmpty()) continue;
             int sp = line.indexOf(' ');
@@ -30,9 +41,14 @@ public final class HashMapOrder {
                 case "put": map.put(decode(arg), ""); break;
                 case "cia": map.computeIfAbsent(decode(arg), k -> ""); break;
                 case "rm": map.remove(decode(arg)); break;
+                case "stage": staged.put(decode(arg), ""); break;
+                case "putall": map.putAll(staged); staged = new LinkedHashMap<>(); break;
+                case "copymap": map = new HashMap<>(staged); staged = new LinkedHashMap<>(); break;
+                case "copyset": shown = new HashSet<>(staged.keySet()); staged = new LinkedHashMap<>(); break;
                 case "end": {
                     StringJoiner j = new StringJoiner("\t");
-                    for (String k : map.keySet()) j.add(encode(k));
+                    for (String k : shown != null ? shown : map.keySet()) j.add(encode(k));
+                    shown = null;
                     out.append(j).append('\n');
                     break;
                 }
