@@ -501,6 +501,33 @@ def test_the_uniform_vectors_fail_on_the_other_jvm(name: str) -> None:
     assert report.failed >= (100 if "-jvm-" in name else 5), report.failed
 
 
+def test_the_server_range_assignor_orders_static_members_first() -> None:
+    """The ``server-range-static`` vectors (issue 33, item 4): most members carry a
+    ``group.instance.id``; the port passes them all, and fails most of them when it ignores the
+    instance ids (orders members by member id alone)."""
+    from rocketlb_core.kafka.assignors import server_range_assign
+    name = "kafka-server-range-static-4.3.1.jsonl.gz"
+    cases = [json.loads(line) for line in read_cases(VECTORS / name)]
+    assert sum(any(m["instance"] for m in c["members"]) for c in cases) >= 450
+    assert sum(any(m["instance"] is None for m in c["members"]) for c in cases) >= 200
+    ignored = 0
+    for c in cases:
+        topics = [Topic(n, k, (u[0], u[1])) for n, k, u in c["topics"]]
+        members = [(m["id"], {t: ps for t, ps in m["owned"]}) for m in c["members"]]
+        subs = ({m["id"]: m["topics"] for m in c["members"]} if "topics" in c["members"][0]
+                else None)
+        want = {m: {t: ps for t, ps in runs} for m, runs in c["expected"].items()}
+        got = server_range_assign(topics, members, subscriptions=subs,
+                                  instances={m["id"]: m["instance"] for m in c["members"]})
+        assert got == want, c["id"]
+        ignored += server_range_assign(topics, members, subscriptions=subs) != want
+    assert ignored >= 300, ignored
+    # a small group by hand: the static member sorts first whatever its member id
+    two = server_range_assign([Topic("t", 3, (0, 1))], [("a", {}), ("b", {}), ("c", {})],
+                              instances={"a": None, "b": "zz", "c": "aa"})
+    assert two == {"c": {"t": [0]}, "b": {"t": [1]}, "a": {"t": [2]}}
+
+
 def test_members_on_different_topics_rocketmq_leaves_queues_kafka_does_not() -> None:
     """Chapter 4's trap side by side: RocketMQ splits a topic over the whole group, so the
     shares of members that do not subscribe it go unread (with AVG on 8 queues and 4 ids, the

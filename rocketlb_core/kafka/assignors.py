@@ -611,15 +611,27 @@ def uniform_assign(topics: Sequence[Topic],
 
 def server_range_assign(topics: Sequence[Topic],
                         members: Sequence[tuple[str, Mapping[str, Sequence[int]]]], *,
-                        subscriptions: Mapping[str, Sequence[str]] | None = None
+                        subscriptions: Mapping[str, Sequence[str]] | None = None,
+                        instances: Mapping[str, str | None] | None = None
                         ) -> dict[str, dict[str, list[int]]]:
     """KIP-848's ``RangeAssignor`` on the broker (kafka-group-coordinator 4.x), no racks: the
-    members sorted by member id (static ones first, by instance id; the vectors have none), and
+    members sorted by member id (static ones first, by instance id: ``instances``, each member's
+    ``group.instance.id`` or ``None``; the ``server-range-static`` vectors have them), and
     each topic dealt to the members subscribed to it in contiguous ranges, the first
     ``partitions % subscribers`` one partition more: the client's range shares, computed once for
     the group. It is not sticky: the current assignments play no part (same arguments and result
     as ``uniform_assign``; without ``subscriptions`` every member subscribes to every topic)."""
-    ids = sorted((m for m, _ in members), key=java_string_key)
+    static = {m: i for m, i in (instances or {}).items() if i is not None}
+
+    def order(a: str, b: str) -> int:                   # RangeAssignor.sortMemberIds
+        if a in static and b in static:
+            return java_string_compare(static[a], static[b])
+        if a in static or b in static:
+            return -1 if a in static else 1
+        return java_string_compare(a, b)
+
+    # memberIds() in the coordinator's HashMap order, then a stable sort
+    ids = sorted(java_hash_order([m for m, _ in members]), key=cmp_to_key(order))
     target: dict[str, dict[str, list[int]]] = {m: {} for m in ids}
     if not ids:
         return {}

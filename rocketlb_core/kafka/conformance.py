@@ -112,17 +112,19 @@ def run_uniform_case(obj: dict[str, Any], report: Report, name: str) -> None:
     subscriptions = ({str(m["id"]): [str(t) for t in m["topics"]] for m in obj["members"]}
                      if all("topics" in m for m in obj["members"]) else None)
     jvm = case_jvm(obj)
+    instances = {str(m["id"]): m.get("instance") for m in obj["members"]}
     if "error" in obj["expected"]:
         want_error = obj["expected"]["error"]["type"]
         try:
-            _server_side(name, topics, members, subscriptions, jvm)
+            _server_side(name, topics, members, subscriptions, jvm, instances)
         except KafkaAssignorError as exc:
             report.check(str(obj["id"]), exc.kind, want_error)
             return
         report.add(str(obj["id"]), False, f"expected {want_error}, got an assignment")
         return
     want = {m: {t: ps for t, ps in runs} for m, runs in obj["expected"].items()}
-    report.check(str(obj["id"]), _server_side(name, topics, members, subscriptions, jvm), want)
+    got = _server_side(name, topics, members, subscriptions, jvm, instances)
+    report.check(str(obj["id"]), got, want)
 
 
 def case_jvm(obj: dict[str, Any]) -> int:
@@ -132,9 +134,10 @@ def case_jvm(obj: dict[str, Any]) -> int:
 
 
 def _server_side(name: str, topics: list[Topic], members: list[tuple[str, dict[str, list[int]]]],
-                 subscriptions: dict[str, list[str]] | None, jvm: int
-                 ) -> dict[str, dict[str, list[int]]]:
+                 subscriptions: dict[str, list[str]] | None, jvm: int,
+                 instances: dict[str, str | None]) -> dict[str, dict[str, list[int]]]:
     if name == "server-range":
-        return server_range_assign(topics, members, subscriptions=subscriptions)
+        return server_range_assign(topics, members, subscriptions=subscriptions,
+                                   instances=instances)
     return uniform_assign(topics, members, extra_to_first=name == "uniform@4.0",
                           subscriptions=subscriptions, jvm=jvm)

@@ -64,6 +64,11 @@ hands to the port. ``--java PATH`` (repeatable) gives the ``java`` executables t
 runs on the one of its release, else one under ``$JAVA_HOME``, ``PATH`` or ``/usr/lib/jvm``;
 ``--jvm N`` keeps only the files made on Java N. The ``uniform-jvm`` family holds groups built to
 meet the sizes where the two differ (12, 24 or 48 topic ids; case 0 issue 33's minimal case).
+
+``server-range-static``: the server's range assignor with static members (issue 33): three in
+four members of the second rebalance carry a ``group.instance.id`` (each member's ``instance``,
+``null`` for a dynamic one), which the assignor orders first, by instance id
+(``assignors.server_range_assign``); half the groups have one subscription, half several.
 """
 
 from __future__ import annotations
@@ -142,6 +147,8 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("uniform", "4.0.0", (), 200, "jvm"),
          VectorFile("uniform", "4.3.1", ("4.1.0",), 200, "jvm", jvm=25),
          VectorFile("uniform", "4.0.0", (), 200, "jvm", jvm=25),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static"),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static", jvm=25),
          VectorFile("range", "4.3.1", ("3.9.1",), 300, "collide"),
          VectorFile("range", "3.4.0", (), 300, "collide"),
          VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 150, "collide"),

@@ -20,6 +20,7 @@ public final class UniformVectors {
     static final class Spec implements GroupSpec {
         final Map<String, Set<Uuid>> subs = new HashMap<>();
         final Map<String, Map<Uuid, Set<Integer>>> assigned = new HashMap<>();
+        final Map<String, String> instances = new HashMap<>();     // static members' instance ids
         public Collection<String> memberIds() { return subs.keySet(); }
         // as the coordinator decides it: homogeneous when every member subscribes to the same topics
         public SubscriptionType subscriptionType() {
@@ -38,7 +39,7 @@ public final class UniformVectors {
             Set<Uuid> s = subs.get(id);
             return new MemberSubscription() {
                 public Optional<String> rackId() { return Optional.empty(); }
-                public Optional<String> instanceId() { return Optional.empty(); }
+                public Optional<String> instanceId() { return Optional.ofNullable(instances.get(id)); }
                 public Set<Uuid> subscribedTopicIds() { return s; }
             };
         }
@@ -55,15 +56,32 @@ public final class UniformVectors {
         String assignor = args.length > 3 ? args[3] : "uniform";
         boolean unequal = args.length > 4 && args[4].equals("unequal");
         boolean jvm = args.length > 4 && args[4].equals("jvm");
+        STATIC = args.length > 4 && args[4].equals("static");
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
         for (int c = 0; c < cases; c++) {
-            String id = String.format(unequal ? "%s-unequal-%06d" : jvm ? "%s-jvm-%06d" : "%s-%06d",
+            String id = String.format(unequal ? "%s-unequal-%06d" : jvm ? "%s-jvm-%06d"
+                                      : STATIC ? "%s-static-%06d" : "%s-%06d",
                 assignor.equals("range") ? "server-range" : assignor, c);
-            out.println(unequal ? unequalCase(assignor, id, version, rnd)
+            out.println(unequal || (STATIC && rnd.nextBoolean()) ? unequalCase(assignor, id, version, rnd)
                         : jvm ? jvmCase(assignor, id, version, rnd, c) : oneCase(assignor, id, version, rnd));
         }
         out.flush();
+    }
+
+    // "static": members of the second rebalance get group.instance.ids (most of them, in an order
+    // unrelated to their member ids), recorded as each member's "instance" (null: dynamic).
+    static boolean STATIC = false;
+
+    static String instance(Spec g2, String m, Random rnd) {
+        if (!STATIC) return "";
+        String inst = null;
+        if (rnd.nextInt(4) != 0) {
+            do inst = (rnd.nextBoolean() ? "i-" : "") + rnd.nextInt(rnd.nextBoolean() ? 20 : 1000);
+            while (g2.instances.containsValue(inst));
+            g2.instances.put(m, inst);
+        }
+        return ",\"instance\":" + (inst == null ? "null" : "\"" + inst + "\"");
     }
 
     static ConsumerGroupPartitionAssignor assignor(String name) {
@@ -122,8 +140,9 @@ public final class UniformVectors {
             String m = members.get(i);
             g2.subs.put(m, topicSet);
             String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
+            String inst = instance(g2, m, rnd);
             if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":\"").append(m).append("\",\"owned\":").append(owned).append('}');
+            membersJson.append("{\"id\":\"").append(m).append('"').append(inst).append(",\"owned\":").append(owned).append('}');
         }
         membersJson.append(']');
         String expected = expected(assignorName, g2, describer, members, names, ids);
@@ -259,8 +278,9 @@ public final class UniformVectors {
             String m = members.get(i);
             g2.subs.put(m, subs.get(m));
             String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
+            String inst = instance(g2, m, rnd);
             if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":\"").append(m).append("\",\"topics\":").append(namesOf(subs.get(m), names, ids))
+            membersJson.append("{\"id\":\"").append(m).append('"').append(inst).append(",\"topics\":").append(namesOf(subs.get(m), names, ids))
                 .append(",\"owned\":").append(owned).append('}');
         }
         membersJson.append(']');
@@ -332,8 +352,9 @@ public final class UniformVectors {
             String m = members.get(i);
             g2.subs.put(m, topicSet);
             String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
+            String inst = instance(g2, m, rnd);
             if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":\"").append(m).append("\",\"owned\":").append(owned).append('}');
+            membersJson.append("{\"id\":\"").append(m).append('"').append(inst).append(",\"owned\":").append(owned).append('}');
         }
         membersJson.append(']');
         String expected = expected(assignorName, g2, describer, members, names, ids);
