@@ -186,10 +186,14 @@ class StickyMember(Member):
     """A member as the sticky assignors see it: what it owned before and in which generation
     (``None``: it brings no history). The eager ``StickyAssignor`` reads both from the user data
     its own instance encoded; ``CooperativeStickyAssignor`` from the subscription's owned
-    partitions and generation."""
+    partitions and generation. ``generation_in_subscription``: the member's subscription also
+    carries its generation id, as the ``ConsumerCoordinator`` builds it, which is where both
+    assignors read the generation of a partition's earlier claimant (for the eager one, without
+    it, that claimant has none)."""
 
     owned: tuple[TopicPartition, ...] = ()
     generation: int | None = None
+    generation_in_subscription: bool = False
 
 
 DEFAULT_GENERATION = -1
@@ -203,8 +207,10 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
     ``consumerToOwnedPartitions``, a ``HashMap`` filled in the group's order), and the partitions
     two members of the same generation both claimed (given to neither). A partition claimed
     twice goes to the higher generation; the other claimant's generation is read from its
-    subscription, which for the eager assignor carries none (its generation lives in the user
-    data), so there a claimant with any history outranks the earlier one."""
+    subscription, which for the eager assignor carries none unless the member's subscription
+    was built with it (``StickyMember.generation_in_subscription``; its generation otherwise
+    lives in the user data only), so there a claimant with any history outranks the earlier
+    one."""
     equal = True
     subscribed: set[str] = set()
     previous_owner: dict[TopicPartition, str] = {}
@@ -227,8 +233,8 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
                 previous_owner[tp] = consumer
                 continue
             om = group[other]
-            other_generation = DEFAULT_GENERATION if (eager or om.generation is None) \
-                else om.generation
+            other_generation = DEFAULT_GENERATION if om.generation is None or (
+                eager and not om.generation_in_subscription) else om.generation
             if generation == other_generation:
                 multiple.add(tp)
                 _remove_first(owned_by[other], tp)

@@ -33,12 +33,13 @@ def case_inputs(obj: dict[str, Any]) -> tuple[dict[str, int], list[Member]]:
     """The case's partitions per topic and its members (with their history when it has one)."""
     partitions = {str(t): int(n) for t, n in obj["topics"]}
     members: list[Member] = []
+    in_subscription = bool(obj.get("generation_in_subscription", False))
     for m in obj["members"]:
         topics = tuple(str(t) for t in m["topics"])
         if "owned" in m:
             owned = tuple((str(t), int(p)) for t, ps in m["owned"] for p in ps)
             members.append(StickyMember(str(m["id"]), topics, m["instance"], owned,
-                                        m["generation"]))
+                                        m["generation"], in_subscription))
         else:
             members.append(Member(str(m["id"]), topics, m["instance"]))
     return partitions, members

@@ -65,6 +65,13 @@ runs on the one of its release, else one under ``$JAVA_HOME``, ``PATH`` or ``/us
 ``--jvm N`` keeps only the files made on Java N. The ``uniform-jvm`` family holds groups built to
 meet the sizes where the two differ (12, 24 or 48 topic ids; case 0 issue 33's minimal case).
 
+``*-sticky-generations``: the sticky assignors' cases with subscriptions built as the
+``ConsumerCoordinator`` builds them, the generation id in the subscription for the eager
+assignor too (``"generation_in_subscription": true``, ``assignors.StickyMember``), members of
+generations 1 to 3 and a stale claim wherever one can be made: where two members claim one
+partition, the higher generation keeps it, the other claimant's generation read from its
+subscription.
+
 ``server-range-static``: the server's range assignor with static members (issue 33): three in
 four members of the second rebalance carry a ``group.instance.id`` (each member's ``instance``,
 ``null`` for a dynamic one), which the assignor orders first, by instance id
@@ -147,6 +154,8 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("uniform", "4.0.0", (), 200, "jvm"),
          VectorFile("uniform", "4.3.1", ("4.1.0",), 200, "jvm", jvm=25),
          VectorFile("uniform", "4.0.0", (), 200, "jvm", jvm=25),
+         VectorFile("sticky", "4.3.1", ("3.9.1",), 1000, "generations"),
+         VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 1000, "generations"),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static"),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static", jvm=25),
          VectorFile("range", "4.3.1", ("3.9.1",), 300, "collide"),

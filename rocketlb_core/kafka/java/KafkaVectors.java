@@ -37,10 +37,17 @@ public final class KafkaVectors {
         Random rnd = new Random(seed);
         boolean unequal = args.length > 4 && args[4].equals("unequal");
         boolean collide = args.length > 4 && args[4].equals("collide");
+        GEN_SUB = args.length > 4 && args[4].equals("generations");
         for (int c = 0; c < cases; c++) {
             if (collide) {
                 String id = String.format("%s-collide-%06d", assignorName, c);
                 out.println(collideCase(assignorName, version, id, rnd, c));
+                continue;
+            }
+            if (GEN_SUB) {
+                String id = String.format("%s-generations-%06d", assignorName, c);
+                out.println(rnd.nextBoolean() ? stickyCase(assignorName, version, id, rnd)
+                                              : stickyUnequalCase(assignorName, version, id, rnd));
                 continue;
             }
             if (unequal) {
@@ -54,6 +61,14 @@ public final class KafkaVectors {
         }
         out.flush();
     }
+
+    // The "generations" family (issue 33): subscriptions built as the ConsumerCoordinator builds
+    // them, the generation id in the subscription itself for the eager StickyAssignor too (its
+    // owned partitions and generation also in its user data), members of generations 1 to 3 and a
+    // stale claim in every case that can have one: a partition claimed twice goes to the claimant
+    // of the higher generation, which the assignor reads from the other's subscription. The case
+    // says so: "generation_in_subscription": true.
+    static boolean GEN_SUB = false;
 
     static ConsumerPartitionAssignor assignor(String name) {
         switch (name) {
@@ -187,6 +202,7 @@ public final class KafkaVectors {
         }
         topicsJson.append(']');
         return "{\"id\":" + str(id) + ",\"assignor\":" + str(assignorName)
+            + (GEN_SUB ? ",\"generation_in_subscription\":true" : "")
             + ",\"source\":{\"artifact\":\"org.apache.kafka:kafka-clients\",\"version\":" + str(version) + "}"
             + ",\"topics\":" + topicsJson + ",\"members\":" + membersJson
             + ",\"expected\":" + expected + "}";
@@ -249,14 +265,15 @@ public final class KafkaVectors {
     static Map<String, Integer> generations(boolean history, Random rnd, int odds, List<String> members,
                                             Map<String, List<TopicPartition>> before) {
         Map<String, Integer> generation = new HashMap<>();
-        for (String m : members) if (history && before.containsKey(m)) generation.put(m, 1);
-        if (history && rnd.nextInt(odds) == 0 && members.size() > 1) {
+        for (String m : members)
+            if (history && before.containsKey(m)) generation.put(m, GEN_SUB ? 1 + rnd.nextInt(3) : 1);
+        if (history && (GEN_SUB || rnd.nextInt(odds) == 0) && members.size() > 1) {
             String a = members.get(rnd.nextInt(members.size()));
             String b = members.get(rnd.nextInt(members.size()));
             List<TopicPartition> theirs = before.getOrDefault(b, Collections.emptyList());
             if (!a.equals(b) && !theirs.isEmpty()) {
                 before.computeIfAbsent(a, k -> new ArrayList<>()).add(theirs.get(rnd.nextInt(theirs.size())));
-                generation.put(a, rnd.nextBoolean() ? 1 : 0);
+                generation.put(a, GEN_SUB ? rnd.nextInt(4) : rnd.nextBoolean() ? 1 : 0);
             }
         }
         return generation;
@@ -572,7 +589,8 @@ public final class KafkaVectors {
                                  new ConsumerGroupMetadata("g", generation, "m", Optional.empty()));
                 userData = own.subscriptionUserData(new HashSet<>(topics));
             }
-            s = new Subscription(topics, userData, Collections.emptyList());
+            s = GEN_SUB ? new Subscription(topics, userData, Collections.emptyList(), generation, Optional.empty())
+                        : new Subscription(topics, userData, Collections.emptyList());
         } else {
             s = new Subscription(topics, null, mine, generation, Optional.empty());
         }
