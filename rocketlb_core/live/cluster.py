@@ -68,7 +68,7 @@ class Process:
     """One JVM of the cluster, as recorded in ``cluster.json``."""
 
     name: str            # namesrv, broker-a, ...
-    role: str            # namesrv | broker
+    role: str            # namesrv | broker | producer | consumer
     port: int
     pid: int = 0
     folder: str = ""
@@ -113,6 +113,11 @@ class Cluster:
 MAX_STATE_BYTES = 1 << 20      # cluster.json: up writes about 1 KiB
 PID_MAX = 1 << 22              # Linux's PID_MAX_LIMIT: no pid is larger
 _PROCESS_FIELDS = {"name", "role", "port", "pid", "folder"}
+ROLES = ("namesrv", "broker", "producer", "consumer")
+"""What a recorded process is: the cluster's JVMs, and the clients a recording starts
+(``start_producer``, ``start_consumer`` add them, so ``down`` stops them too)."""
+MAX_PROCESSES = 1 + 64 + 1024
+"""A name server, brokers and clients: far above what a scenario starts."""
 
 
 def _show(path: Path | str) -> str:
@@ -209,9 +214,9 @@ def _parse_state(home: Path, path: Path, raw: bytes) -> Cluster:
         raise bad("isolated", f"{_brief(isolated)} is not true or false")
     heap = integer("broker_heap_mb", data.get("broker_heap_mb", 256), 1, 1 << 20)
     rows = data["processes"]
-    if not isinstance(rows, list) or len(rows) > 1 + len(BROKER_NAMES):
+    if not isinstance(rows, list) or len(rows) > MAX_PROCESSES:
         raise bad("processes", f"{_brief(rows)} is not a list of at most "
-                               f"{1 + len(BROKER_NAMES)} processes")
+                               f"{MAX_PROCESSES} processes")
     me = os.getpid()
     procs = []
     for i, row in enumerate(rows):
@@ -221,8 +226,8 @@ def _parse_state(home: Path, path: Path, raw: bytes) -> Cluster:
             raise bad(where, f"{_brief(row)} is not an object of {sorted(_PROCESS_FIELDS)}")
         name = text(f"{where}.name", row["name"], 255)
         role = row["role"]
-        if role not in ("namesrv", "broker"):
-            raise bad(f"{where}.role", f"{_brief(role)} is not 'namesrv' or 'broker'")
+        if role not in ROLES:
+            raise bad(f"{where}.role", f"{_brief(role)} is not one of {', '.join(ROLES)}")
         port = integer(f"{where}.port", row["port"], 0, 65535)
         pid = row.get("pid", 0)
         if pid != 0:                           # 0: not started yet
