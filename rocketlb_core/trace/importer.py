@@ -47,7 +47,13 @@ from rocketlb_core.model import QueueData
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.trace.clientlog import GMT8_MINUTES, ClientLog, read_client_log, stamp_ms
 from rocketlb_core.trace.msgtrace import MsgTrace, read_msgtrace
-from rocketlb_core.trace.schema import TraceError, check_name, first_line, has_control
+from rocketlb_core.trace.schema import (
+    TraceError,
+    check_name,
+    first_line,
+    has_control,
+    regular_file,
+)
 
 RETRY_GAP_MS = 20
 SILENT_RT_MS = 1000
@@ -347,14 +353,13 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
     missing folder or file, invalid JSON or a missing or mistyped field is a ``TraceError``
     naming the file and the field."""
     from rocketlb_core.limits import MAX_RECORDING_BYTES, MAX_TEXT_CHARS
-    from rocketlb_core.trace.textfile import input_file
 
     recording = Path(recording)
     if not recording.is_dir():
         raise TraceError(recording, None, None, "not a recording folder (no such folder)"
                          if not recording.exists() else "not a folder")
     path = recording / "recording.json"
-    if input_file(path).st_size > MAX_RECORDING_BYTES:
+    if regular_file(path).st_size > MAX_RECORDING_BYTES:
         raise TraceError(path, None, None, f"larger than {MAX_RECORDING_BYTES} bytes")
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))

@@ -73,14 +73,17 @@ META_FIELDS = {"format", "version", "name", "description", "topic", "start_ms", 
 GROUP_FIELDS = {"strategy", "model", "consume_rate_per_s"}
 
 
-def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.stat_result:
-    """Check that ``path``, a file of the trace folder ``folder``, is a regular file that stays
-    inside the folder (a symbolic link may point within it, never out of it) and, given
-    ``max_bytes``, is no larger; returns its ``stat``. Devices, pipes and folders are refused,
-    so reading a trace can never hang or read without end."""
-    outside_link(path, folder)
+def regular_file(path: Path | str, folder: Path | None = None,
+                 max_bytes: int | None = None) -> os.stat_result:
+    """Check that ``path`` is a regular file (links followed) and, given ``max_bytes``, no
+    larger; returns its ``stat``. Given ``folder``, the trace folder ``path`` belongs to, it must
+    also stay inside it (a symbolic link may point within it, never out of it); without, it is a
+    file the user named (an importer's input). Devices, pipes, sockets and folders are refused,
+    so reading a trace or an input can never hang or read without end."""
+    if folder is not None:
+        outside_link(Path(path), folder)
     try:
-        st = path.stat()                # never opens it: a pipe cannot block here
+        st = os.stat(path)              # never opens it: a pipe cannot block here
     except FileNotFoundError:
         raise TraceError(path, None, None, "file not found") from None
     except OSError as exc:
@@ -89,7 +92,7 @@ def regular_file(path: Path, folder: Path, max_bytes: int | None = None) -> os.s
     if stat.S_ISDIR(st.st_mode):
         raise TraceError(path, None, None, "a folder where a file was expected")
     if not stat.S_ISREG(st.st_mode):
-        raise TraceError(path, None, None, "not a regular file (a device or a pipe)")
+        raise TraceError(path, None, None, "not a regular file (a device, a pipe or a socket)")
     if max_bytes is not None and st.st_size > max_bytes:
         raise TraceError(path, None, None, f"{st.st_size} bytes: larger than the "
                          f"{max_bytes}-byte limit for this file (data/README.md)")

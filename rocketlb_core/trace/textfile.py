@@ -8,7 +8,6 @@ parser). Any breach is a ``TraceError`` naming the file and the line.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import zlib
@@ -17,27 +16,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from rocketlb_core.limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES, MAX_LINE_BYTES
-from rocketlb_core.trace.schema import TraceError
-
-
-def input_file(path: Path | str) -> os.stat_result:
-    """Check that ``path`` (a file the user named; links followed) is a regular file."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise TraceError(path, None, None, "file not found") from None
-    except OSError as exc:
-        why = "a symbolic link loop" if exc.errno == errno.ELOOP else exc.strerror
-        raise TraceError(path, None, None, f"cannot read it ({why})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise TraceError(path, None, None, "a folder where a file was expected")
-    if not stat.S_ISREG(st.st_mode):
-        raise TraceError(path, None, None, "not a regular file (a device, a pipe or a socket)")
-    return st
+from rocketlb_core.trace.schema import TraceError, regular_file
 
 
 def _open(path: Path) -> tuple[Any, IO[bytes]]:
-    input_file(path)
+    regular_file(path)
     try:        # O_NONBLOCK: a file swapped for a pipe after the check still cannot block
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
