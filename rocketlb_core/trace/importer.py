@@ -33,7 +33,6 @@ to the second; ``trace.json``'s ``provenance`` states it as ``origin_ms=<epoch m
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections import Counter
@@ -50,9 +49,8 @@ from rocketlb_core.trace.msgtrace import MsgTrace, read_msgtrace
 from rocketlb_core.trace.schema import (
     TraceError,
     check_name,
-    first_line,
     has_control,
-    regular_file,
+    read_json,
 )
 
 RETRY_GAP_MS = 20
@@ -359,16 +357,7 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
         raise TraceError(recording, None, None, "not a recording folder (no such folder)"
                          if not recording.exists() else "not a folder")
     path = recording / "recording.json"
-    if regular_file(path).st_size > MAX_RECORDING_BYTES:
-        raise TraceError(path, None, None, f"larger than {MAX_RECORDING_BYTES} bytes")
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise TraceError(path, exc.lineno, None, f"invalid JSON ({exc.msg})") from None
-    except (ValueError, RecursionError) as exc:
-        raise TraceError(path, None, None, f"invalid JSON ({first_line(exc)})") from None
+    meta = read_json(path, MAX_RECORDING_BYTES)
     if not isinstance(meta, dict):
         raise TraceError(path, None, None, "expected a JSON object")
 

@@ -23,7 +23,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from rocketlb_core.errors import InputError
 from rocketlb_core.limits import (
@@ -99,6 +99,50 @@ def regular_file(path: Path | str, folder: Path | None = None,
     return st
 
 
+def open_regular(path: Path | str, folder: Path | None = None,
+                 max_bytes: int | None = None) -> BinaryIO:
+    """``path`` opened for reading in binary, once ``regular_file`` accepts it (the same
+    arguments). The open never blocks and is checked again: a file swapped for a pipe or a
+    device after the check is refused too."""
+    regular_file(path, folder, max_bytes)
+    try:        # O_NONBLOCK: a file swapped for a pipe after the check still cannot block
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TraceError(path, None, None, f"cannot read it ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise TraceError(path, None, None, "not a regular file (a device, a pipe or a socket)")
+    return os.fdopen(fd, "rb")
+
+
+def read_json(path: Path | str, max_bytes: int, folder: Path | None = None) -> Any:
+    """The JSON value in ``path``: a regular file (``regular_file``; ``folder`` as there) of at
+    most ``max_bytes`` bytes, no more of which is ever read (a file that grew after the check is
+    refused too), UTF-8 text (a BOM allowed) of standard JSON (NaN and Infinity refused). Any
+    fault is a ``TraceError`` naming the file, and the line of a JSON syntax error."""
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    with open_regular(path, folder, max_bytes) as f:
+        try:
+            raw = f.read(max_bytes + 1)
+        except OSError as exc:
+            raise TraceError(path, None, None, f"cannot read it ({exc.strerror or exc})"
+                             ) from None
+    if len(raw) > max_bytes:
+        raise TraceError(path, None, None, f"larger than the {max_bytes}-byte limit for this "
+                         "file (data/README.md)")
+    try:
+        return json.loads(raw.decode("utf-8-sig"), parse_constant=no_constant)
+    except UnicodeDecodeError as exc:
+        raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise TraceError(path, exc.lineno, None, f"invalid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(path, None, None, f"invalid JSON ({first_line(exc)})") from None
+
+
 def outside_link(path: Path, folder: Path) -> None:
     """Refuse ``path`` when it is a symbolic link (or a chain of them) that ends outside the
     trace folder ``folder``, or a loop of links. The one rule for links of a trace, for every
@@ -146,19 +190,7 @@ def check_name(path: Path | str, row: int | None, field: str, value: Any) -> str
 
 def check_meta(path: Path) -> dict[str, Any]:
     """Read and check ``trace.json``; returns its object."""
-    regular_file(path, path.parent, MAX_META_BYTES)
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number")
-
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8-sig"), parse_constant=no_constant)
-    except UnicodeDecodeError as exc:
-        raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise TraceError(path, exc.lineno, None, f"invalid JSON ({exc.msg})") from None
-    except (ValueError, RecursionError) as exc:
-        raise TraceError(path, None, None, f"invalid JSON ({first_line(exc)})") from None
+    meta = read_json(path, MAX_META_BYTES, path.parent)
     if not isinstance(meta, dict):
         raise TraceError(path, None, None, "expected a JSON object")
     if meta.get("format") != FORMAT:

@@ -8,27 +8,17 @@ parser). Any breach is a ``TraceError`` naming the file and the line.
 
 from __future__ import annotations
 
-import os
-import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from rocketlb_core.limits import MAX_IMPORT_BYTES, MAX_IMPORT_LINES, MAX_LINE_BYTES
-from rocketlb_core.trace.schema import TraceError, regular_file
+from rocketlb_core.trace.schema import TraceError, open_regular
 
 
 def _open(path: Path) -> tuple[Any, IO[bytes]]:
-    regular_file(path)
-    try:        # O_NONBLOCK: a file swapped for a pipe after the check still cannot block
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise TraceError(path, None, None, f"cannot read it ({exc.strerror})") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise TraceError(path, None, None, "not a regular file (a device, a pipe or a socket)")
-    raw = os.fdopen(fd, "rb")
+    raw = open_regular(path)
     if path.name.endswith(".gz"):
         import gzip
 
