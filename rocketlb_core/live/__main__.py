@@ -7,7 +7,9 @@
     python -m rocketlb_core.live admin  [--home DIR] -- clusterList   # upstream's mqadmin
     python -m rocketlb_core.live down   [--home DIR]
     python -m rocketlb_core.live record SCENARIO --line 4 --out DIR [--isolated] [--force]
-                                        # a live scenario (data/scenarios/live/), recorded
+                                        [--strict]
+                                        # a live scenario (data/scenarios/live/), recorded;
+                                        # --strict: fail if an event starts over 1 s late
 
 Exit status: 0 done, 2 refused (Java or Maven missing, a port taken, a cluster already running
 in that home, nothing started there), 1 an internal error.
@@ -52,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--out", type=Path, required=True, help="the recording's folder")
     rec.add_argument("--force", action="store_true",
                      help="replace a folder rocketlb did not write")
+    rec.add_argument("--strict", action="store_true",
+                     help="fail (nothing written) when an event starts more than MAX_LATE_MS "
+                          "(1 s) after its planned time; without it, a warning")
     rec.add_argument("--isolated", action="store_true",
                      help="run the cluster in a private network namespace (Linux unshare): "
                           "nothing of it is reachable from outside; what the tests do")
@@ -74,10 +79,13 @@ def main(argv: list[str] | None = None) -> int:
                     resolve(args.line, role)
                 argv_in = [sys.executable, "-m", "rocketlb_core.live", "record",
                            str(args.scenario), "--line", args.line, "--out", str(args.out)]
-                return live.run_isolated(argv_in + (["--force"] if args.force else []),
-                                         check=False).returncode
-            meta = record(args.scenario, args.line, args.out, force=args.force)
-            print(json.dumps({"recording": str(args.out), "events": len(meta["events"])}))
+                argv_in += ["--force"] if args.force else []
+                argv_in += ["--strict"] if args.strict else []
+                return live.run_isolated(argv_in, check=False).returncode
+            meta = record(args.scenario, args.line, args.out, force=args.force,
+                          strict=args.strict)
+            print(json.dumps({"recording": str(args.out), "events": len(meta["events"]),
+                              "max_late_ms": meta["max_late_ms"]}))
         elif args.command == "status":
             print(json.dumps(live.status(args.home), indent=1))
         elif args.command == "down":

@@ -29,15 +29,41 @@ code)::
     action = "kill"             # kill | pause | resume | restart (a broker),
     target = "broker-a"         # join | leave | crash (a consumer)
 
+Events on one target must make sense in order (``load_scenario`` refuses the rest): a broker is
+paused only while it runs, resumed only while paused, killed while it runs or is paused,
+restarted only after a kill; a consumer joins once, and leaves or crashes only after it joined.
+
+**The recorder keeps the scenario's clock.** Each event starts at its planned time, ``t0`` (when
+the producers were let go) plus ``at_s``, whatever the others are doing: every action runs on
+its own thread, so one that blocks (a consumer's clean shutdown while a broker is paused took
+15 s, a restart waits for the broker to boot and register, a join for the consumer to start)
+delays nothing else. One order still holds: the events of **one target** run one after another,
+in the scenario's order (a ``leave`` of a consumer whose ``join`` is still starting waits for it;
+a ``restart`` still booting delays a later ``pause`` of that broker), so such an event may start
+late, and the recording says so (``waited_for``). An event that starts more than
+``MAX_LATE_MS`` after its planned time is a warning on stderr; with ``strict`` (``record
+--strict``) the recording fails instead, naming the event, and nothing is written.
+
 Before every event and at the end, the recorder takes a *snapshot*: each group's member list as
-a broker holds it (``mqadmin consumerConnection``) and how many lines each consumer's client log
-has, so every logged assignment can be placed between two snapshots.
+a broker holds it (``mqadmin consumerConnection``, asked of the first broker the scenario has not
+paused or killed) and how many lines each consumer's client log has, so every logged assignment
+can be placed between two snapshots. A snapshot is requested at its event's planned time and
+taken by one worker thread, off the clock (``mqadmin`` is a JVM: seconds on a loaded machine),
+so it may be taken a little after its event started: its ``wall_ms`` says when; requests that
+queue up while the worker is busy share one reading. The last snapshot (``"end"``) is taken
+after every event finished, before the consumers are shut down.
 
 A recording is a folder (written whole, or not at all: ``rocketlb_core.atomic``):
 
 * ``recording.json``: provenance (the line, RocketMQ's versions, the scenario, the command that
   re-records it), the cluster layout (broker names and addresses), the topic's route, every
-  event with the wall-clock time it happened, and the snapshots;
+  event (in the scenario's order) with ``planned_ms`` (``t0_ms`` + ``at_s``), ``wall_ms`` (when
+  its action started), ``done_ms`` (when it returned), ``late_ms`` (``wall_ms - planned_ms``) and,
+  when it had to wait for an earlier event of its target, ``waited_for``; ``max_late_ms`` (the
+  largest ``late_ms``); and the snapshots. Recordings made before issue 32 (all of
+  ``data/live/``) lack ``planned_ms``, ``late_ms`` and ``max_late_ms``: their events ran one after
+  another, and ``lateness`` computes theirs from ``t0_ms`` and ``at_s``. The format's ``VERSION``
+  is unchanged: every field a reader used is still there, with the same meaning;
 * ``scenario.toml``: the scenario, as run;
 * ``sends/<producer>.jsonl.gz``: ground truth, one row per send: where the real client stored it
   (``broker``, ``queue``) or the error it got, and when it started (``sent_ms``);
@@ -60,8 +86,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +105,9 @@ CONSUMER_ACTIONS = ("join", "leave", "crash")
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 MAX_EVENTS = 64
 MAX_CLIENTS = 16
+MAX_LATE_MS = 1000
+"""An event that starts more than this long after its planned time (``t0_ms`` + ``at_s``) is
+late: a warning on stderr, or a failed recording with ``strict``."""
 
 
 @dataclass(frozen=True)
@@ -121,8 +152,6 @@ class LiveScenario:
 def load_scenario(path: Path | str) -> LiveScenario:
     """Read and validate a live scenario; a bad field is a ``ScenarioError`` naming the file
     and the field."""
-    import tomllib
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -130,7 +159,14 @@ def load_scenario(path: Path | str) -> LiveScenario:
         raise ScenarioError(f"{path}: file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: cannot read it ({exc})") from None
-    r = _Reader(str(path))
+    return parse_scenario(text, str(path))
+
+
+def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
+    """Validate a live scenario's TOML ``text`` (``path`` names it in errors)."""
+    import tomllib
+
+    r = _Reader(path)
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -184,6 +220,7 @@ def load_scenario(path: Path | str) -> LiveScenario:
                                 action, target))
     if [e.at_s for e in events] != sorted(e.at_s for e in events):
         raise r.fail("events", "events must be in time order (at_s)")
+    _check_order(r, events)
     trace = top.get("trace", True)
     if not isinstance(trace, bool):
         raise r.fail("trace", f"expected true or false, got {trace!r}")
@@ -193,6 +230,27 @@ def load_scenario(path: Path | str) -> LiveScenario:
         r.num(top, "queues", "", 4, integer=True, minimum=1, maximum=64), trace,
         float(r.num(top, "settle_s", "", 8, minimum=0, maximum=600)), tuple(producers),
         tuple(consumers), tuple(events))
+
+
+BROKER_NEEDS = {"pause": ("running",), "resume": ("paused",), "kill": ("running", "paused"),
+                "restart": ("killed",)}
+BROKER_AFTER = {"pause": "paused", "resume": "running", "kill": "killed", "restart": "running"}
+CONSUMER_NEEDS = {"join": ("not started",), "leave": ("running",), "crash": ("running",)}
+CONSUMER_AFTER = {"join": "running", "leave": "gone", "crash": "gone"}
+
+
+def _check_order(r: _Reader, events: Sequence[LiveEvent]) -> None:
+    """Each target's events in order must make sense: see the module docstring."""
+    state: dict[str, str] = {}
+    for i, e in enumerate(events):
+        broker = e.action in BROKER_ACTIONS
+        now = state.get(e.target, "running" if broker else "not started")
+        needs = (BROKER_NEEDS if broker else CONSUMER_NEEDS)[e.action]
+        if now not in needs:
+            raise r.fail(f"events[{i}]", f"{e.action} {e.target} at {e.at_s:g} s: it is {now} "
+                         f"then (an earlier event), and {e.action} needs it "
+                         f"{' or '.join(needs)}")
+        state[e.target] = (BROKER_AFTER if broker else CONSUMER_AFTER)[e.action]
 
 
 def _now_ms() -> int:
@@ -236,21 +294,184 @@ def dump_topic(cluster: live.Cluster, topic: str, timeout_s: float = 120.0) -> l
     return rows[:-1]
 
 
+def _label(e: LiveEvent) -> str:
+    return f"{e.action} {e.target} at {e.at_s:g} s"
+
+
+def run_events(events: Sequence[LiveEvent], act: Callable[[LiveEvent], None], *, t0: float,
+               t0_ms: int, due: Callable[[int, LiveEvent], None] | None = None,
+               warn: Callable[[str], None] | None = None, strict: bool = False,
+               clock: Callable[[], float] = time.monotonic,
+               wall: Callable[[], int] | None = None) -> list[dict[str, Any]]:
+    """Run each event's ``act(event)`` at its planned time, ``t0`` (a ``clock`` reading) plus
+    ``at_s``, on a thread of its own, so an action that blocks delays no other event; an event
+    waits only for the earlier events of its own target (``waited_for`` says which). ``due(i,
+    event)`` is called (on this thread, it must not block) as each event comes due. Returns one
+    row per event, in the scenario's order: ``at_s``, ``action``, ``target``, ``planned_ms``
+    (``t0_ms`` + ``at_s``), ``wall_ms``, ``done_ms``, ``late_ms`` and maybe ``waited_for``. An
+    event more than ``MAX_LATE_MS`` late is a ``warn``ing, or with ``strict`` a ``LiveError``
+    naming it (the event is not run, and no later one starts). A failed action stops the run
+    the same way: every started action is waited for, then its error is raised."""
+    now_ms = wall or _now_ms
+    rows: list[dict[str, Any] | None] = [None] * len(events)
+    last: dict[str, tuple[threading.Thread, str]] = {}
+    started: list[threading.Thread] = []
+    errors: list[tuple[int, BaseException]] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def fail(i: int, exc: BaseException) -> None:
+        with lock:
+            errors.append((i, exc))
+        stop.set()
+
+    def worker(i: int, e: LiveEvent, planned: int,
+               before: tuple[threading.Thread, str] | None) -> None:
+        waited = None
+        if before is not None and before[0].is_alive():
+            waited = before[1]
+            before[0].join()
+        if stop.is_set():
+            return
+        start = now_ms()
+        late = start - planned
+        if late > MAX_LATE_MS:
+            why = f" (it waited for '{waited}' of the same target)" if waited else ""
+            msg = f"event {i} ({_label(e)}) started {late / 1000:.1f} s late{why}"
+            if strict:
+                fail(i, LiveError(f"--strict: {msg}, more than MAX_LATE_MS = {MAX_LATE_MS} ms; "
+                                  "nothing was recorded"))
+                return
+            if warn:
+                warn(f"warning: {msg}")
+        try:
+            act(e)
+        except BaseException as exc:            # re-raised on the caller's thread
+            fail(i, exc)
+            return
+        row: dict[str, Any] = {"at_s": e.at_s, "action": e.action, "target": e.target,
+                               "planned_ms": planned, "wall_ms": start, "done_ms": now_ms(),
+                               "late_ms": late}
+        if waited:
+            row["waited_for"] = waited
+        rows[i] = row
+
+    for i, e in enumerate(events):
+        delay = t0 + e.at_s - clock()
+        if delay > 0:
+            stop.wait(delay)
+        if stop.is_set():
+            break
+        if due is not None:
+            due(i, e)
+        t = threading.Thread(target=worker, name=f"event-{i}", daemon=True,
+                             args=(i, e, t0_ms + round(e.at_s * 1000), last.get(e.target)))
+        last[e.target] = (t, _label(e))
+        started.append(t)
+        t.start()
+    for t in started:
+        t.join()
+    if errors:
+        i, exc = min(errors, key=lambda x: x[0])
+        if isinstance(exc, LiveError) and str(exc).startswith("--strict"):
+            raise exc
+        raise LiveError(f"event {i} ({_label(events[i])}) failed: {exc}") from exc
+    return [r for r in rows if r is not None]
+
+
+def lateness(meta: dict[str, Any]) -> dict[str, Any]:
+    """How late a recording's events started: ``max_late_ms`` and the events later than
+    ``MAX_LATE_MS`` (with ``waited_for`` where the recorder gave that reason). Recordings made
+    before issue 32 have no ``planned_ms``: it is ``t0_ms`` + ``at_s`` there too."""
+    late = []
+    worst = 0
+    for i, e in enumerate(meta.get("events", [])):
+        planned = e.get("planned_ms", meta["t0_ms"] + round(e["at_s"] * 1000))
+        ms = e["wall_ms"] - planned
+        worst = max(worst, ms)
+        if ms > MAX_LATE_MS:
+            late.append({"event": i, "action": e["action"], "target": e["target"],
+                         "at_s": e["at_s"], "late_ms": ms,
+                         **({"waited_for": e["waited_for"]} if "waited_for" in e else {})})
+    return {"max_late_ms": worst, "late": late}
+
+
+class _SharedCluster(live.Cluster):
+    """The recorder's cluster: its actions run on several threads, and each start (a consumer,
+    a restarted broker) rewrites ``cluster.json`` through one temporary file: one at a time."""
+
+    _lock = threading.Lock()
+
+    def save(self) -> None:
+        with self._lock:
+            super().save()
+
+
+class _Snapshots:
+    """Snapshots taken by one worker thread, in the order requested (see the module
+    docstring): requests waiting while it is busy share one reading."""
+
+    def __init__(self, read: Callable[[], dict[str, Any]]) -> None:
+        self.read = read
+        self.taken: list[dict[str, Any]] = []
+        self.pending: list[tuple[str, int]] = []
+        self.cond = threading.Condition()
+        self.closed = False
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._work, name="snapshots", daemon=True)
+        self.thread.start()
+
+    def request(self, before: str, planned_ms: int) -> None:
+        with self.cond:
+            self.pending.append((before, planned_ms))
+            self.cond.notify()
+
+    def _work(self) -> None:
+        while True:
+            with self.cond:
+                while not self.pending and not self.closed:
+                    self.cond.wait()
+                if not self.pending:
+                    return
+                batch, self.pending = self.pending, []
+            try:
+                reading = self.read()
+            except BaseException as exc:      # raised by close(), on the recorder's thread
+                self.error = exc
+                return
+            for before, planned in batch:
+                self.taken.append({"before": before, "planned_ms": planned, **reading})
+
+    def close(self) -> list[dict[str, Any]]:
+        with self.cond:
+            self.closed = True
+            self.cond.notify()
+        self.thread.join()
+        if self.error is not None:
+            raise LiveError(f"a snapshot failed: {self.error}") from self.error
+        return self.taken
+
+
 def record(scenario_path: Path | str, line_name: str, out: Path | str, *,
-           force: bool = False, progress: bool = True) -> dict[str, Any]:
+           force: bool = False, progress: bool = True, strict: bool = False) -> dict[str, Any]:
     """Run ``scenario_path`` against a fresh cluster of ``line_name`` and write the recording to
     ``out`` (see the module docstring); returns ``recording.json``'s content. Every process it
-    starts is stopped before it returns, whatever happened."""
+    starts is stopped before it returns, whatever happened. Late events are warnings on
+    stderr, or with ``strict`` a ``LiveError`` (nothing written)."""
     scenario = load_scenario(scenario_path)
     spec = line(line_name)
     out = Path(out)
     say = (lambda msg: print(f"[record {scenario.name}] {msg}", file=sys.stderr, flush=True)) \
         if progress else (lambda msg: None)
+
+    def warn(msg: str) -> None:
+        print(f"[record {scenario.name}] {msg}", file=sys.stderr, flush=True)
+
     scratch = Path(tempfile.mkdtemp(prefix="rocketlb-live-"))
     home = scratch / "cluster"
     try:
         with atomic_folder(out, "live record", inputs=[Path(scenario_path)], force=force) as tmp:
-            meta = _run(scenario, spec.name, home, tmp, say)
+            meta = _run(scenario, spec.name, home, tmp, say, warn, strict)
             meta["command"] = (f"python -m rocketlb_core.live record {scenario_path} "
                                f"--line {line_name} --out {out}")
             (tmp / "recording.json").write_text(json.dumps(meta, indent=1) + "\n",
@@ -264,41 +485,39 @@ def record(scenario_path: Path | str, line_name: str, out: Path | str, *,
 
 
 def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
-         say: Any) -> dict[str, Any]:
+         say: Any, warn: Callable[[str], None], strict: bool) -> dict[str, Any]:
     spec = line(line_name)
     say(f"starting a {line_name}.x cluster with {scenario.brokers} brokers")
-    c = live.up(home, line_name, scenario.brokers, trace_brokers=1 if scenario.trace else 0)
+    c0 = live.up(home, line_name, scenario.brokers,
+                 trace_brokers=1 if scenario.trace else 0)
+    c = _SharedCluster(**{f.name: getattr(c0, f.name) for f in fields(c0)})
     live.create_topic(c, scenario.topic, scenario.queues)
     route = live.topic_route(c, scenario.topic, brokers=scenario.brokers, wait_s=60)
     consumers: dict[str, live.Consumer] = {}
+    lock = threading.Lock()
     specs = {k.name: k for k in scenario.consumers}
     groups = sorted({k.group for k in scenario.consumers})
-    snapshots: list[dict[str, Any]] = []
+    brokers = {p.name: "running" for p in c.brokers()}    # as the scenario left each one
 
-    def snapshot(before: str) -> None:
-        snapshots.append({
-            "before": before, "wall_ms": _now_ms(),
-            "members": {g: live.consumer_ids(c, g) for g in groups},
-            "client_log_lines": {n: _log_lines(k.client_log) for n, k in consumers.items()}})
+    def reading() -> dict[str, Any]:
+        with lock:
+            asked = next((n for n, st in brokers.items() if st == "running"), None)
+            running = list(consumers.items())
+        out: dict[str, Any] = {"wall_ms": _now_ms(), "broker": asked, "members": {}}
+        for g in groups:
+            if asked is None:
+                break
+            try:
+                out["members"][g] = live.consumer_ids(c, g, broker=asked)
+            except (LiveError, subprocess.TimeoutExpired) as exc:   # paused meanwhile
+                out.setdefault("errors", {})[g] = str(exc)[-300:]
+        out["client_log_lines"] = {n: _log_lines(k.client_log) for n, k in running}
+        return out
 
-    producers = {}
-    for p in scenario.producers:
-        producers[p.name] = live.start_producer(
-            c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
-            fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False)
-    t0 = time.monotonic()
-    t0_ms = _now_ms()
-    for proc in producers.values():
-        live.start_sending(proc)
-    say(f"{len(producers)} producers sending")
-    events = []
-    for e in scenario.events:
-        delay = t0 + e.at_s - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        if groups:
-            snapshot(f"{e.action} {e.target}")
-        wall = _now_ms()
+    def act(e: LiveEvent) -> None:
+        if e.action in BROKER_ACTIONS and e.action != "restart":
+            with lock:
+                brokers[e.target] = BROKER_AFTER[e.action]
         if e.action == "kill":
             live.kill_broker(c, e.target)
         elif e.action in ("pause", "resume"):
@@ -306,17 +525,41 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                                else signal.SIGCONT)
         elif e.action == "restart":
             live.restart_broker(c, e.target)
+            with lock:
+                brokers[e.target] = "running"
         elif e.action == "join":
             k = specs[e.target]
-            consumers[k.name] = live.start_consumer(c, scenario.topic, k.group, k.instance,
-                                                    name=k.name, trace=scenario.trace)
+            started = live.start_consumer(c, scenario.topic, k.group, k.instance,
+                                          name=k.name, trace=scenario.trace)
+            with lock:
+                consumers[k.name] = started
         elif e.action == "leave":
             live.stop_consumer(consumers[e.target])
         else:
             live.kill_consumer(consumers[e.target])
-        events.append({"at_s": e.at_s, "action": e.action, "target": e.target,
-                       "wall_ms": wall, "done_ms": _now_ms()})
         say(f"{e.at_s:6.1f} s  {e.action} {e.target}")
+
+    producers = {}
+    for p in scenario.producers:
+        producers[p.name] = live.start_producer(
+            c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
+            fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False)
+    snapshots = _Snapshots(reading)
+    try:
+        t0 = time.monotonic()
+        t0_ms = _now_ms()
+        for proc in producers.values():
+            live.start_sending(proc)
+        say(f"{len(producers)} producers sending")
+        events = run_events(
+            scenario.events, act, t0=t0, t0_ms=t0_ms, warn=warn, strict=strict,
+            due=(lambda i, e: snapshots.request(f"{e.action} {e.target}",
+                                                t0_ms + round(e.at_s * 1000)))
+            if groups else None)
+    finally:
+        taken = snapshots.close()
+    clock = lateness({"t0_ms": t0_ms, "events": events})
+    say(f"events ran at most {clock['max_late_ms'] / 1000:.2f} s after their planned time")
     (tmp / "sends").mkdir()
     for name, proc in producers.items():
         rows = live.collect_sends(proc)
@@ -325,7 +568,10 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         say(f"{name}: {sum('broker' in r for r in rows)} of {len(rows)} sends stored")
     time.sleep(scenario.settle_s)
     if groups:
-        snapshot("end")
+        end = reading()
+        if end.get("errors") or end["broker"] is None:
+            raise LiveError(f"the final snapshot failed: {end.get('errors') or 'no broker runs'}")
+        taken.append({"before": "end", **end})
     for running in consumers.values():
         if running.process.poll() is None:
             live.stop_consumer(running)
@@ -351,7 +597,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                   for q in route.queue_datas],
         "producers": [vars(p) for p in scenario.producers],
         "consumers": [vars(k) for k in scenario.consumers],
-        "t0_ms": t0_ms, "events": events, "snapshots": snapshots,
+        "t0_ms": t0_ms, "events": events, "max_late_ms": clock["max_late_ms"],
+        "max_late_limit_ms": MAX_LATE_MS, "snapshots": taken,
         "isolated": bool(os.environ.get(live.ENV_ISOLATED)),
         # 4.x clients log in the JVM's zone (this machine's); 5.x clients and the brokers GMT+8
         "utc_offset_minutes": time.localtime().tm_gmtoff // 60,
