@@ -10,6 +10,8 @@
                                         [--strict]
                                         # a live scenario (data/scenarios/live/), recorded;
                                         # --strict: fail if an event starts over 1 s late
+    python -m rocketlb_core.live generate --seed S [--line 4|5] [--out FILE]
+                                        # a random live scenario from a seed (TOML)
 
 Exit status: 0 done, 2 refused (Java or Maven missing, a port taken, a cluster already running
 in that home, nothing started there), 1 an internal error.
@@ -60,9 +62,24 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--isolated", action="store_true",
                      help="run the cluster in a private network namespace (Linux unshare): "
                           "nothing of it is reachable from outside; what the tests do")
+    gen = sub.add_parser("generate", help="a random live scenario from a seed")
+    gen.add_argument("--seed", type=int, required=True, help="an integer >= 0")
+    gen.add_argument("--line", choices=sorted(LINES), default=None,
+                     help="the line it is meant for (named in its header only)")
+    gen.add_argument("--out", type=Path, default=None, help="write it here (default: stdout)")
     args = parser.parse_args(argv)
     try:
-        if args.command == "jars":
+        if args.command == "generate":
+            from rocketlb_core.live.generate import generate_scenario
+
+            if args.seed < 0:
+                raise LiveError(f"--seed must be >= 0, not {args.seed}")
+            text = generate_scenario(args.seed, args.line)
+            if args.out is None:
+                sys.stdout.write(text)
+            else:
+                args.out.write_text(text, encoding="utf-8")
+        elif args.command == "jars":
             for role in ROLES:
                 found = resolve(args.line, role)
                 print(f"{role}: {len(found)} jars in {found[0].parent}")

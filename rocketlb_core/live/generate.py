@@ -1,0 +1,180 @@
+"""Random live scenarios from a seed (issue 32): scenarios nobody tuned the model for, in the
+format of ``data/scenarios/live/`` (``rocketlb_core.live.record``), small enough that a soak of
+many of them is affordable on a loaded machine (events within 40 to 60 s).
+
+``generate_scenario(seed)`` draws, from ``random.Random(seed)`` only (the same seed gives the same
+bytes, on every line and machine):
+
+* 1 to 4 brokers of 1 to 8 queues each;
+* 1 or 2 producers, each with ``sendLatencyFaultEnable`` on or off (two producers usually differ),
+  40 to 100 ms apart, sending from the start until a few seconds after the last event;
+* a group ``GID_live`` of 1 to 4 consumers joining over the first 60 % of the run (the first at
+  0 s, and it stays), some leaving cleanly or crashing at least 12 s after they joined, and now
+  and then one more consumer with another's ``instanceName`` (the duplicate client id trap);
+* broker faults on every broker but the last (it holds ``RMQ_SYS_TRACE_TOPIC``; a one-broker
+  cluster is only paused): pauses of 2 to 8 s (sometimes two), kills (of a running or a paused
+  broker), most followed by a restart 8 to 20 s later, the restart being that broker's last event
+  (it takes the longest); faults of different brokers often overlap.
+
+Each target's events make sense in order (``load_scenario`` checks it: no resume of a killed
+broker, a restart only after a kill, a leave only after a join). ``line`` only names the line the
+scenario is meant for in its header comment: the scenario itself depends on the seed alone, so
+both lines can run the same one.
+
+``scenario_seed(soak_seed, i)`` is the seed of a soak's ``i``-th scenario (``bench/live_soak.py``;
+the CI test runs scenario 0 of a fresh soak seed, so ``bench/live_soak.py --seed S --scenarios 1``
+replays it)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+
+from rocketlb_core.live.jars import LINES
+from rocketlb_core.live.record import BROKER_ACTIONS, parse_scenario
+
+DURATION_S = (40, 60)
+"""The last event is at most this many seconds after the start (drawn per scenario)."""
+GROUP = "GID_live"
+TOPIC = "TopicLive"
+
+
+def scenario_seed(soak_seed: int, index: int) -> int:
+    """The seed of scenario ``index`` of a soak seeded ``soak_seed`` (a 48-bit number)."""
+    digest = hashlib.sha256(f"rocketlb-live-soak:{soak_seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+@dataclass(frozen=True)
+class _Event:
+    tenths: int                 # at_s * 10
+    action: str
+    target: str
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text)     # ASCII text: a JSON string is a TOML basic string
+
+
+def _broker_plan(rng: random.Random, name: str, lo: int, hi: int, pause_only: bool,
+                 near: int | None) -> list[_Event]:
+    """One broker's faults, in tenths of a second within [lo, hi]; ``near`` (a time another
+    broker's fault began) makes this one start close to it, so the two overlap."""
+    kinds = ["pause"] if pause_only else ["pause", "pause-twice", "kill", "pause-kill",
+                                          "pause-resume-kill"]
+    kind = rng.choice(kinds)
+    if near is not None:
+        start = max(lo, min(hi - 200, near + rng.randint(-30, 60)))
+    else:
+        start = rng.randint(lo, max(lo, hi - 250))
+    out: list[_Event] = []
+    t = start
+
+    def pause(t: int) -> int:
+        out.append(_Event(t, "pause", name))
+        t += rng.randint(20, 80)
+        out.append(_Event(t, "resume", name))
+        return t
+
+    if kind in ("pause", "pause-twice", "pause-resume-kill"):
+        t = pause(t)
+    if kind == "pause-twice" and t + 150 <= hi:
+        t = pause(t + rng.randint(50, 150))
+    if kind == "pause-kill":
+        out.append(_Event(t, "pause", name))
+        t += rng.randint(20, 60)
+    if kind in ("kill", "pause-kill", "pause-resume-kill"):
+        if kind == "pause-resume-kill":
+            t += rng.randint(30, 100)
+        out.append(_Event(t, "kill", name))
+        if rng.random() < 0.75:
+            out.append(_Event(t + rng.randint(80, 200), "restart", name))
+    return out
+
+
+def generate_scenario(seed: int, line: str | None = None) -> str:
+    """A random live scenario's TOML text (see the module docstring), validated by
+    ``load_scenario``'s rules before it is returned."""
+    if line is not None and line not in LINES:
+        raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, not {seed!r}")
+    rng = random.Random(seed)
+    brokers = rng.randint(1, 4)
+    queues = rng.randint(1, 8)
+    span = rng.randint(*DURATION_S) * 10                       # tenths of a second
+    events: list[_Event] = []
+
+    producers = []
+    for j in range(rng.randint(1, 2)):
+        interval = rng.choice((40, 50, 80, 100))
+        ft = rng.random() < 0.5
+        if j == 1 and rng.random() < 0.8:
+            ft = not producers[0][2]
+        count = (span // 10 + 5) * 1000 // interval
+        producers.append((f"p{j + 1}-{'on' if ft else 'off'}", interval, ft, count))
+
+    consumers: list[tuple[str, str]] = []                      # name, instance
+    for k in range(rng.randint(1, 4)):
+        name = f"c{k + 1}"
+        consumers.append((name, name))
+        join = 0 if k == 0 else rng.randint(0, span * 6 // 10)
+        events.append(_Event(join, "join", name))
+        if k and join + 120 <= span and rng.random() < 0.5:
+            events.append(_Event(rng.randint(join + 120, span), rng.choice(("leave", "crash")),
+                                 name))
+    if rng.random() < 0.3:
+        name, twin = f"c{len(consumers) + 1}", rng.choice(consumers)[1]
+        consumers.append((name, twin))
+        join = rng.randint(span * 2 // 10, span * 6 // 10)
+        events.append(_Event(join, "join", name))
+        if rng.random() < 0.5:
+            events.append(_Event(rng.randint(join + 120, span), rng.choice(("leave", "crash")),
+                                 name))
+
+    broker_names = [f"broker-{c}" for c in "abcd"[:brokers]]
+    faultable = broker_names[:-1] if brokers > 1 else broker_names
+    chosen = [b for b in faultable if rng.random() < 0.6] or [faultable[0]]
+    first: int | None = None
+    for b in chosen:
+        near = first if first is not None and rng.random() < 0.5 else None
+        plan = _broker_plan(rng, b, 30, span, pause_only=brokers == 1, near=near)
+        plan = [e for e in plan if e.tenths <= span]
+        if plan and plan[-1].action == "pause":     # cut at the end: never leave it paused
+            plan.pop()
+        events += plan
+        if first is None and plan:
+            first = plan[0].tenths
+    events.sort(key=lambda e: e.tenths)          # stable: one target's ties keep their order
+
+    settle = rng.randint(3, 6)
+    faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
+    desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
+            f"queue{'s' * (queues > 1)}; producers "
+            + ", ".join(f"{n} every {i} ms" for n, i, _, _ in producers)
+            + f"; {len(consumers)} consumers of {GROUP}"
+            + (f" ({consumers[-1][0]} with {consumers[-1][1]}'s instanceName)"
+               if consumers[-1][0] != consumers[-1][1] else "")
+            + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
+    lines = [f"# A random live scenario (rocketlb_core.live.generate), seed {seed}"
+             + (f", for line {line}" if line else "") + ".",
+             f"# Regenerate: python -m rocketlb_core.live generate --seed {seed}",
+             f"name = {_toml_str(f'random-{seed}')}",
+             f"description = {_toml_str(desc)}",
+             f"brokers = {brokers}", f"topic = {_toml_str(TOPIC)}", f"queues = {queues}",
+             "trace = true", f"settle_s = {settle}", ""]
+    for n, interval, ft, count in producers:
+        lines += ["[[producers]]", f"name = {_toml_str(n)}",
+                  f"group = {_toml_str('PG_' + n.replace('-', '_'))}", f"count = {count}",
+                  f"interval_ms = {interval}", f"fault_tolerance = {str(ft).lower()}", ""]
+    for n, instance in consumers:
+        lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",
+                  f"instance = {_toml_str(instance)}", ""]
+    for e in events:
+        lines += ["[[events]]", f"at_s = {e.tenths // 10}.{e.tenths % 10}",
+                  f"action = {_toml_str(e.action)}", f"target = {_toml_str(e.target)}", ""]
+    text = "\n".join(lines)
+    parse_scenario(text, f"<generated from seed {seed}>")       # a generator bug fails here
+    return text
