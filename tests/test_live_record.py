@@ -171,9 +171,12 @@ def test_generated_scenarios_are_valid_bounded_and_varied() -> None:
         text = generate_scenario(seed)
         sc = parse_scenario(text, f"seed {seed}")
         assert sc.name == f"random-{seed}"
-        assert 1 <= sc.brokers <= 4 and 1 <= sc.queues <= 8
-        assert 1 <= len(sc.producers) <= 2 and 1 <= len(sc.consumers) <= 5
-        assert sc.events and max(e.at_s for e in sc.events) <= DURATION_S[1]
+        assert 1 <= sc.brokers <= 4
+        assert 1 <= sc.queues <= 8
+        assert 1 <= len(sc.producers) <= 2
+        assert 1 <= len(sc.consumers) <= 5
+        assert sc.events
+        assert max(e.at_s for e in sc.events) <= DURATION_S[1]
         for p in sc.producers:                     # sending until after the last event
             assert p.count * p.interval_ms >= max(e.at_s for e in sc.events) * 1000
         broker_events = [e for e in sc.events if e.action in rec.BROKER_ACTIONS]
