@@ -1,0 +1,200 @@
+"""Capturing what ``mqadmin`` prints about a misbehaving cluster, for ``rocketlb doctor``
+(issue 35): real outputs of upstream's admin tool, in both lines' formats, with the problems
+the doctor looks for injected on purpose.
+
+    python -m rocketlb_core.live.capture --line 4 --out data/live/doctor/capture-4 --isolated
+
+One cluster of the line (a name server, ``broker-a`` and ``broker-b``), two topics
+(``TopicDoc``: 2 queues per broker, 4 in all; ``TopicSmall``: 1 per broker, 2 in all), a producer
+that sends 40 messages to ``TopicDoc``, and four consumer groups of upstream's
+``DefaultMQPushConsumer`` (``live/java/Consume.java``, strategy AVG):
+
+* ``GID_dup``: ``dup-1`` and ``dup-2`` both with instanceName ``dup`` (one client id for two
+  processes: the duplicate client id trap) and ``other``, on ``TopicDoc``;
+* ``GID_idle``: three consumers on ``TopicSmall``'s two queues (one idle member);
+* ``GID_mixed``: ``mx-doc`` subscribes ``TopicDoc``, ``mx-small`` ``TopicSmall`` (one group,
+  two different subscriptions);
+* ``GID_clean``: two consumers on ``TopicDoc``: nothing wrong (the doctor must find nothing).
+
+Once the group has settled (a rebalance every 20 s), it runs ``clusterList``, ``topicRoute -t``
+for each topic, ``brokerStatus -b`` for each broker, and per group ``consumerConnection -g``,
+``consumerProgress -g`` and ``consumerProgress -g ... -s true`` (the client per queue), and
+writes each output untouched to ``<out>/<name>.txt``, every consumer's ``rocketmq_client.log``
+(gzip) to ``<out>/logs/<name>/``, and ``provenance.json``: the line, RocketMQ's versions, the
+exact command of every file, the date, what was injected. The folder is written whole or not at
+all (``rocketlb_core.atomic``). Every process it starts is stopped, by pid, before it returns.
+
+Mixed allocation strategies are not captured: ``Consume.java`` always uses AVG.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.atomic import atomic_folder
+from rocketlb_core.errors import InputError
+from rocketlb_core.live import cluster as live
+from rocketlb_core.live.jars import LINES, ROLES, LiveError, line, resolve
+from rocketlb_core.live.record import _gzip_copy
+
+TOPICS = {"TopicDoc": 2, "TopicSmall": 1}          # queues per broker
+CONSUMERS = (                                       # (name, group, instance, topic)
+    ("dup-1", "GID_dup", "dup", "TopicDoc"),
+    ("dup-2", "GID_dup", "dup", "TopicDoc"),
+    ("other", "GID_dup", "other", "TopicDoc"),
+    ("idle-1", "GID_idle", "idle-1", "TopicSmall"),
+    ("idle-2", "GID_idle", "idle-2", "TopicSmall"),
+    ("idle-3", "GID_idle", "idle-3", "TopicSmall"),
+    ("mx-doc", "GID_mixed", "mx-doc", "TopicDoc"),
+    ("mx-small", "GID_mixed", "mx-small", "TopicSmall"),
+    ("clean-1", "GID_clean", "clean-1", "TopicDoc"),
+    ("clean-2", "GID_clean", "clean-2", "TopicDoc"),
+)
+INJECTED = {
+    "GID_dup": "dup-1 and dup-2 share instanceName 'dup' (one client id, two processes)",
+    "GID_idle": "three consumers on TopicSmall's two queues",
+    "GID_mixed": "mx-doc subscribes TopicDoc, mx-small subscribes TopicSmall",
+    "GID_clean": "nothing: two consumers on TopicDoc's four queues",
+}
+SETTLE_S = 25.0
+ATTEMPTS = 3                                        # to start a consumer
+MESSAGES = 40
+
+
+def _say(msg: str) -> None:
+    print(f"[capture] {msg}", file=sys.stderr, flush=True)
+
+
+def _admin(c: live.Cluster, files: list[dict[str, Any]], tmp: Path, name: str,
+           *args: str) -> None:
+    """Run ``mqadmin args`` and keep what it printed as ``<name>.txt`` (a refusal too: what
+    mqadmin prints then is also a real output)."""
+    started = time.time()
+    try:
+        text, status = live.admin(c, *args), 0
+    except LiveError as exc:
+        text, status = str(exc), 1
+    (tmp / f"{name}.txt").write_text(text, encoding="utf-8")
+    files.append({"file": f"{name}.txt", "command": "mqadmin " + " ".join(args)
+                  + f" -n {c.namesrv_addr}", "ok": status == 0,
+                  "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))})
+
+
+def capture(line_name: str, out: Path, *, force: bool = False) -> dict[str, Any]:
+    """Run the capture (module docstring) on a fresh cluster and write ``out``."""
+    spec = line(line_name)
+    scratch = Path(tempfile.mkdtemp(prefix="rocketlb-capture-"))
+    home = scratch / "cluster"
+    consumers: list[live.Consumer] = []
+    try:
+        with atomic_folder(out, "live capture", inputs=[], force=force) as tmp:
+            _say(f"starting a {line_name}.x cluster")
+            c = live.up(home, line_name, 2, trace_brokers=0)
+            for topic, queues in TOPICS.items():
+                live.create_topic(c, topic, queues)
+                live.topic_route(c, topic, brokers=2, wait_s=60)
+            producer = live.start_producer(c, "TopicDoc", MESSAGES, group="PG_doc",
+                                           instance="p-doc", go=True)
+            for name, group, instance, topic in CONSUMERS:
+                for attempt in range(1, ATTEMPTS + 1):
+                    try:
+                        consumers.append(live.start_consumer(c, topic, group, instance,
+                                                             name=name))
+                        break
+                    except LiveError as exc:       # a loaded machine: a 3 s call timed out
+                        if attempt == ATTEMPTS:
+                            raise
+                        _say(f"{name} did not start ({str(exc)[:200]}); again")
+                _say(f"{name} started ({group}, instanceName {instance}, {topic})")
+            live.collect_sends(producer, timeout_s=120)
+            _say(f"settling {SETTLE_S:.0f} s")
+            time.sleep(SETTLE_S)
+            files: list[dict[str, Any]] = []
+            _admin(c, files, tmp, "clusterList", "clusterList")
+            for topic in TOPICS:
+                _admin(c, files, tmp, f"topicRoute-{topic}", "topicRoute", "-t", topic)
+            for b in c.brokers():
+                _admin(c, files, tmp, f"brokerStatus-{b.name}", "brokerStatus",
+                       "-b", f"127.0.0.1:{b.port}")
+            for group in INJECTED:
+                _admin(c, files, tmp, f"consumerConnection-{group}", "consumerConnection",
+                       "-g", group)
+                _admin(c, files, tmp, f"consumerProgress-{group}", "consumerProgress",
+                       "-g", group)
+                _admin(c, files, tmp, f"consumerProgress-s-{group}", "consumerProgress",
+                       "-g", group, "-s", "true")
+            _say(f"{len(files)} outputs captured")
+            for k in consumers:
+                if k.process.poll() is None:
+                    live.stop_consumer(k)
+            for k in consumers:
+                if k.client_log.is_file() and k.client_log.stat().st_size:
+                    _gzip_copy(k.client_log, tmp / "logs" / k.name / "rocketmq_client.log.gz")
+            meta = {
+                "format": "rocketlb-mqadmin-capture", "version": 1, "line": line_name,
+                "server_version": spec.server_version, "client_version": spec.client_version,
+                "mqadmin": f"rocketmq-tools {spec.server_version} (MQAdminStartup)",
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "isolated": bool(os.environ.get(live.ENV_ISOLATED)),
+                "topics": {t: {"queues_per_broker": q, "brokers": ["broker-a", "broker-b"]}
+                           for t, q in TOPICS.items()},
+                "brokers": [{"name": p.name, "address": f"127.0.0.1:{p.port}"}
+                            for p in c.brokers()],
+                "consumers": [{"name": n, "group": g, "instance": i, "topic": t,
+                               "client_id": f"127.0.0.1@{i}", "strategy": "AVG"}
+                              for n, g, i, t in CONSUMERS],
+                "producer": {"group": "PG_doc", "topic": "TopicDoc", "messages": MESSAGES},
+                "injected": INJECTED, "settle_s": SETTLE_S, "files": files,
+                "command": f"python -m rocketlb_core.live.capture --line {line_name} "
+                           f"--out {out} --isolated",
+            }
+            (tmp / "provenance.json").write_text(json.dumps(meta, indent=1) + "\n",
+                                                 encoding="utf-8")
+        return meta
+    finally:
+        for k in consumers:                      # by pid (Popen), whatever happened
+            live.kill_consumer(k)
+        if (home / live.STATE).is_file():
+            live.down(home)                     # the cluster's recorded pids, marker-checked
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rocketlb_core.live.capture",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--line", choices=sorted(LINES), default="5")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--force", action="store_true")
+    ap.add_argument("--isolated", action="store_true",
+                    help="run the cluster in a private network namespace (Linux unshare)")
+    args = ap.parse_args(argv)
+    try:
+        if args.isolated and not os.environ.get(live.ENV_ISOLATED):
+            for role in ROLES:                      # no network inside the namespace
+                resolve(args.line, role)
+            argv_in = [sys.executable, "-m", "rocketlb_core.live.capture", "--line", args.line,
+                       "--out", str(args.out), "--isolated"]
+            return live.run_isolated(argv_in + (["--force"] if args.force else []),
+                                     check=False).returncode
+        meta = capture(args.line, args.out, force=args.force)
+        print(json.dumps({"capture": str(args.out), "files": len(meta["files"])}))
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except subprocess.TimeoutExpired as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
