@@ -12,6 +12,7 @@
 ``rocketlb trace validate``     check a trace folder and describe it
 ``rocketlb conformance``        replay upstream's vectors against the package
 ``rocketlb compare``            strategies over membership sequences: movement and balance
+``rocketlb doctor``             diagnose a real cluster's balancing from mqadmin outputs and logs
 ==============================  ===============================================================
 
 The ``python -m rocketlb_core.simulate`` (``.replay``, ``.replay.layout``, ``.replay.generate``,
@@ -28,7 +29,7 @@ from typing import Protocol
 
 from rocketlb_core.cli import epilog, run
 
-SUBCOMMANDS = ("simulate", "replay", "trace", "conformance", "compare")
+SUBCOMMANDS = ("simulate", "replay", "trace", "conformance", "compare", "doctor")
 """Each name is a module of this package with ``register(subparsers)``: the one list."""
 
 

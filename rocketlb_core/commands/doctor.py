@@ -1,0 +1,56 @@
+"""``rocketlb doctor PATH...``: what is wrong with a real cluster's balancing, from what it
+already wrote (``rocketlb_core.doctor``; issue 35).
+
+Gather, on a machine that reaches the name server (any subset helps; every file is recognised
+by its content, so name them as you like):
+
+  mqadmin consumerConnection -g GROUP -n NAMESRV      > conn-GROUP.txt
+  mqadmin consumerProgress -g GROUP -s true -n NAMESRV > progress-GROUP.txt
+  mqadmin topicRoute -t TOPIC -n NAMESRV              > route-TOPIC.txt
+  mqadmin clusterList -n NAMESRV                      > clusterList.txt
+  mqadmin brokerStatus -b BROKER_ADDR -n NAMESRV      > status-BROKER.txt
+
+plus each consumer's and producer's ~/logs/rocketmqlogs/rocketmq_client.log, each broker's
+~/logs/rocketmqlogs/broker.log (.gz allowed), and a dump of RMQ_SYS_TRACE_TOPIC. Put them in a
+folder and run ``rocketlb doctor FOLDER``.
+
+The report goes to stdout (colour only on a terminal); ``--json`` prints the findings as one
+JSON document instead (schema: data/README.md, "rocketlb doctor"). Files of no known kind are
+listed as ignored; a known file with a malformed line is an error naming the file and the line
+(``--skip-bad``: skipped and counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.cli import print_json, subparser
+
+
+def register(sub: Any) -> None:
+    p = subparser(sub, "doctor", "diagnose a real cluster's balancing from mqadmin outputs and "
+                  "logs", "rocketlb doctor data/live/doctor/capture-4", doctor,
+                  checks="problems were found (the report lists them)", description=__doc__)
+    p.add_argument("paths", type=Path, nargs="+", metavar="PATH",
+                   help="files and folders (searched recursively) of mqadmin outputs and logs")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="skip and count malformed lines of known files instead of failing")
+    p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the report (auto: only on a terminal)")
+
+
+def doctor(args: argparse.Namespace) -> int:
+    from rocketlb_core.doctor import as_json, examine
+    from rocketlb_core.doctor.report import render
+
+    inputs, findings, notes = examine(args.paths, skip_bad=args.skip_bad)
+    if args.json:
+        print_json(as_json(inputs, findings, notes))
+    else:
+        colour = args.colour == "always" or (args.colour == "auto" and sys.stdout.isatty())
+        sys.stdout.write(render(inputs, findings, notes, colour=colour))
+    return 3 if findings else 0

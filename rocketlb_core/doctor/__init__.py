@@ -1,0 +1,47 @@
+"""``rocketlb doctor``: diagnose a real cluster's balancing from what the cluster already writes
+(issue 35).
+
+Point it at files and folders holding any subset of: ``mqadmin`` outputs (``consumerConnection
+-g``, ``consumerProgress -g [-s true]``, ``topicRoute -t``, ``clusterList``, ``brokerStatus``;
+4.9.x and 5.x formats), client logs (``rocketmq_client.log``), broker logs (``broker.log``) and
+message-trace dumps. Each file is recognised by its content (``doctor.inputs``); the checks
+(``doctor.findings``) compute, with the core's allocation strategies, what each problem costs
+and what its fix would change; ``doctor.report`` prints them for a terminal or as JSON
+(``SCHEMA``, documented in ``data/README.md``).
+
+Data layer: the standard library and the trace importers' parsers only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.doctor.findings import Finding, diagnose
+from rocketlb_core.doctor.inputs import Inputs, read_inputs
+
+FORMAT = "rocketlb-doctor"
+VERSION = 1
+
+
+def examine(paths: Sequence[Path | str], *, skip_bad: bool = False
+            ) -> tuple[Inputs, list[Finding], list[str]]:
+    """Read ``paths`` and diagnose them: (what was read, the findings, notes)."""
+    inputs = read_inputs(paths, skip_bad=skip_bad)
+    findings, notes = diagnose(inputs)
+    return inputs, findings, notes
+
+
+def as_json(inputs: Inputs, findings: list[Finding], notes: list[str]) -> dict[str, Any]:
+    """The ``--json`` document (schema version ``VERSION``; ``data/README.md``)."""
+    return {"format": FORMAT, "version": VERSION,
+            "inputs": [{"file": p, "kind": k} for p, k in inputs.read],
+            "ignored": [{"file": p, "reason": r} for p, r in inputs.ignored],
+            "skipped_bad_lines": len(inputs.bad),
+            "findings": [f.as_json() for f in findings],
+            "notes": notes}
+
+
+__all__ = ["FORMAT", "VERSION", "Finding", "Inputs", "as_json", "diagnose", "examine",
+           "read_inputs"]

@@ -1,0 +1,570 @@
+"""The doctor's checks: from what ``inputs`` read, the groups as the cluster sees them, and each
+problem found with its evidence, an explanation, the fix, what the fix would change (computed
+by the core's allocation strategies, ``consumer.registry``) and the book section that teaches it.
+
+A group's members come from the best source given: ``consumerConnection`` (what a broker holds
+now), else the brokers' logs (joins minus leaves, kills and expiries at the end of the log),
+else the client logs (processes that rebalanced in the group and did not shut down: a killed
+process cannot be told apart there). A topic's queues come from ``topicRoute``, else
+``consumerProgress``, else the client logs (every queue they listed, when that makes
+``mqAllSize``). A member's strategy is what its client log says (``AVG``, upstream's default,
+when there is no log: said so in the finding).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocketlb_core.consumer.base import rebalance_view
+from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Inputs
+from rocketlb_core.model import MessageQueue, TopicRoute, subscribe_queues
+
+BOOK = "notebooks/{}.ipynb#{}"
+COMPUTABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")
+SEVERITIES = ("critical", "warning", "info")
+MAX_EVIDENCE = 8
+
+
+@dataclass
+class Finding:
+    id: str
+    severity: str
+    title: str
+    group: str | None
+    topic: str | None
+    explanation: str
+    fix: str
+    book: str
+    members: list[str] = field(default_factory=list)
+    queues: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    before_after: dict[str, Any] | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "severity": self.severity, "title": self.title,
+                "group": self.group, "topic": self.topic, "members": self.members,
+                "queues": self.queues, "hosts": self.hosts,
+                "evidence": [e.as_json() for e in self.evidence[:MAX_EVIDENCE]],
+                "explanation": self.explanation, "fix": self.fix,
+                "before_after": self.before_after, "book": self.book,
+                "details": self.details}
+
+
+@dataclass
+class Member:
+    client_id: str
+    host: str                       # the client's IP
+    version: str | None
+    evidence: list[Evidence]
+    addr: str = ""                  # IP:port of its connection, where known
+
+
+@dataclass
+class Group:
+    """A group as its members' source shows it: ``states`` are the member lists it had, each
+    with the time it began (one state, ``now``, from ``consumerConnection``; one per change from
+    a broker log)."""
+
+    name: str
+    states: list[tuple[str, list[Member]]]
+    source: str                                   # consumerConnection | brokerLog | clientLog
+    logs: list[ClientLogFile]                     # client logs of the group's members
+    topics: set[str]
+
+
+def _short(q: MessageQueue) -> str:
+    return f"{q.broker_name}/{q.queue_id}"
+
+
+def _user_topic(t: str) -> bool:
+    return not t.startswith("%") and t != "RMQ_SYS_TRACE_TOPIC"
+
+
+# ------------------------------------------------------------------ the groups
+
+def groups_of(inputs: Inputs) -> dict[str, Group]:
+    out: dict[str, Group] = {}
+    for cf in inputs.connections:
+        if cf.group is None or cf.group in out:
+            continue
+        members = [Member(c.client_id, c.addr.rsplit(":", 1)[0], c.version, [c.ev], c.addr)
+                   for c in cf.connections]
+        out[cf.group] = Group(cf.group, [("now", members)], "consumerConnection", [],
+                              {s.topic for s in cf.subscriptions if _user_topic(s.topic)})
+    for bl in sorted(inputs.broker_logs, key=lambda x: x.path):
+        for g in sorted({e.group for e in bl.events if e.event == "join"}):
+            if g in out:
+                continue
+            alive: dict[str, Member] = {}
+            states: list[tuple[str, list[Member]]] = []
+            for e in bl.events:
+                if e.group != g:
+                    continue
+                if e.event == "join":
+                    if e.channel in alive:
+                        continue
+                    alive[e.channel] = Member(e.client_id, e.host.rsplit(":", 1)[0], None,
+                                              [e.ev], e.host)
+                elif alive.pop(e.channel, None) is None:
+                    continue
+                states.append((e.ev.text[:19], list(alive.values())))
+            out[g] = Group(g, states, "brokerLog", [], set())
+    for cl in inputs.client_logs:
+        for (g, _topic), last in cl.last.items():
+            if g in cl.shut_down or (g in out and out[g].source != "clientLog"):
+                continue
+            grp = out.setdefault(g, Group(g, [("now", [])], "clientLog", [], set()))
+            if cl not in grp.logs:
+                grp.logs.append(cl)
+                grp.states[0][1].append(Member(last.client_id, last.client_id.split("@")[0],
+                                               cl.version[0] if cl.version else None,
+                                               [last.ev]))
+    for g, grp in out.items():
+        ids = {m.client_id for _, members in grp.states for m in members}
+        if grp.source != "clientLog":
+            grp.logs = [cl for cl in inputs.client_logs
+                        if any(last.client_id in ids for k, last in cl.last.items()
+                               if k[0] == g)]
+        for cl in grp.logs:
+            grp.topics |= {t for (gg, t) in cl.last if gg == g and _user_topic(t)}
+        for pf in inputs.progress:
+            if pf.group == g:
+                grp.topics |= {r.topic for r in pf.rows if _user_topic(r.topic)}
+    return out
+
+
+def queues_of(inputs: Inputs, topic: str) -> tuple[list[MessageQueue], str, TopicRoute | None]:
+    """The topic's queues (as consumers see them) and where they came from."""
+    for rf in inputs.routes:
+        if rf.topic == topic:
+            return sorted(subscribe_queues(topic, rf.route)), "topicRoute", rf.route
+    rows = {(r.broker, r.queue_id) for pf in inputs.progress for r in pf.rows if r.topic == topic}
+    if rows:
+        return sorted(MessageQueue(topic, b, q) for b, q in rows), "consumerProgress", None
+    seen: set[MessageQueue] = set()
+    size = 0
+    for cl in inputs.client_logs:
+        seen |= cl.seen.get(topic, set())
+        size = max([size] + [x.mq_all_size for k, x in cl.last.items() if k[1] == topic])
+    if seen and len(seen) == size:
+        return sorted(seen), "client logs", None
+    return [], "", None
+
+
+def allocate(strategy: str, group: str, queues: list[MessageQueue], cids: list[str]
+             ) -> dict[str, list[MessageQueue]] | None:
+    """Every distinct client id's share under ``strategy``, each computed from the same view
+    (``None``: a strategy the doctor cannot compute without the deployment's configuration)."""
+    from rocketlb_core.consumer.registry import make
+
+    if strategy not in COMPUTABLE or not queues or not cids:
+        return None
+    s = make(strategy)
+    mq_all, cid_all = rebalance_view(queues, cids)
+    return {cid: list(s.allocate(group, cid, mq_all, cid_all) or [])
+            for cid in dict.fromkeys(cid_all)}
+
+
+def _strategies(grp: Group, topic: str) -> dict[str, str]:
+    """client id -> the strategy its last rebalance of ``topic`` names."""
+    out: dict[str, str] = {}
+    for cl in grp.logs:
+        last = cl.last.get((grp.name, topic))
+        if last is not None:
+            out.setdefault(last.client_id, last.strategy)
+    return out
+
+
+def _logged(grp: Group, topic: str, ids: list[str], size: int) -> list[Evidence]:
+    """Each client log's latest rebalance of ``topic`` by one of ``ids`` made with ``size``
+    members (the state being checked), else its latest."""
+    out = []
+    for cl in grp.logs:
+        kept = [x for x in cl.history.get((grp.name, topic), []) if x.client_id in ids]
+        same = [x for x in kept if x.cid_all_size == size]
+        if same or kept:
+            out.append((same or kept)[-1].ev)
+    return out
+
+
+def _ownership(shares: dict[str, list[MessageQueue]], cids: list[str],
+               queues: list[MessageQueue]) -> tuple[list[MessageQueue], list[MessageQueue]]:
+    """Queues owned by no process and by two or more, given each process's id."""
+    count: Counter[MessageQueue] = Counter()
+    for cid in cids:
+        for q in shares.get(cid, []):
+            count[q] += 1
+    return [q for q in queues if count[q] == 0], [q for q in queues if count[q] > 1]
+
+
+def _progress_evidence(inputs: Inputs, group: str, topic: str,
+                       queues: list[MessageQueue]) -> list[Evidence]:
+    want = {(q.broker_name, q.queue_id) for q in queues}
+    return [r.ev for pf in inputs.progress if pf.group == group for r in pf.rows
+            if r.topic == topic and (r.broker, r.queue_id) in want]
+
+
+# ------------------------------------------------------------------ the checks
+
+def diagnose(inputs: Inputs) -> tuple[list[Finding], list[str]]:
+    """Every finding, most severe first, and notes on what could not be checked. A group seen
+    in several states (a broker log) is checked in each; a problem is reported once, from the
+    latest state that shows it, with the time that state began (``details.since``)."""
+    findings: list[Finding] = []
+    notes: list[str] = []
+    groups = groups_of(inputs)
+    for g in sorted(groups):
+        grp = groups[g]
+        if not any(members for _, members in grp.states):
+            continue
+        if grp.source == "clientLog":
+            notes.append(f"group {g}: members from client logs only (a killed process cannot be "
+                         "told from a live one there; add consumerConnection -g or broker logs)")
+        topics = sorted(grp.topics)
+        if not topics:
+            notes.append(f"group {g}: no topic known (add consumerProgress -g or client logs)")
+        for topic in topics:
+            queues, source, _ = queues_of(inputs, topic)
+            if not queues:
+                notes.append(f"group {g}, topic {topic}: its queues are unknown (add mqadmin "
+                              f"topicRoute -t {topic})")
+            worst: dict[str, Finding] = {}
+            explained: set[MessageQueue] = set()
+            for since, members in grp.states:
+                if not members:
+                    continue
+                found, why = _check_topic(inputs, grp, members, topic, queues, source)
+                explained |= why
+                for f in found:
+                    if grp.source == "brokerLog":
+                        f.details["since"] = since
+                    worst[f.id] = f            # the latest state that shows it
+            findings += worst.values()
+            findings += _observed(inputs, grp, topic, queues, explained)
+        members = [m for _, ms in grp.states[-1:] for m in ms]
+        findings += _check_versions(g, members)
+    findings += _check_producer_versions(inputs)
+    findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.group or "", f.topic or "",
+                                 f.id))
+    return findings, notes
+
+
+def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
+                 queues: list[MessageQueue], source: str
+                 ) -> tuple[list[Finding], set[MessageQueue]]:
+    """The findings of one state of the group, and the queues they explain."""
+    out: list[Finding] = []
+    g = grp0.name
+    cids = [m.client_id for m in members]
+    ids = set(cids)
+    grp = Group(g, [], grp0.source, [cl for cl in grp0.logs if any(
+        x.client_id in ids for k, x in cl.last.items() if k[0] == g)], grp0.topics)
+    strategies = _strategies(grp, topic)
+    named = sorted(set(strategies.values()))
+    strategy = named[0] if len(named) == 1 else "AVG"
+    assumed = "" if strategies else " (assumed: no client log names it; AVG is upstream's " \
+                                    "default)"
+    explained: set[MessageQueue] = set()
+    counts = Counter(cids)
+    dups = sorted(c for c, k in counts.items() if k > 1)
+
+    # -------------------------------------------------- duplicate client ids
+    if dups:
+        f = Finding(
+            "duplicate-client-id", "critical",
+            f"{len(dups)} client id{'s' if len(dups) > 1 else ''} shared by several processes "
+            f"in group {g}", g, topic,
+            "Several processes report one client id (IP@instanceName), so the broker lists the "
+            "id more than once. Each process computes its share from the sorted id list and "
+            "finds its own position with indexOf, which returns the first copy for all of "
+            "them: they take the same queues and consume every message of those twice, and the "
+            "share of the later copies belongs to nobody, whose messages are never consumed.",
+            "Give every process a distinct instanceName (or none: since 4.9.0 the default is "
+            "PID#nanoTime), or a distinct client IP (rocketmq.client.ip); containers that share "
+            "an IP and a configured instanceName are the usual cause.",
+            BOOK.format("09-troubleshooting", "duplicate-client-ids-in-containers"),
+            members=dups,
+            hosts=sorted({m.addr or m.host for m in members if m.client_id in dups}),
+            evidence=[e for m in members if m.client_id in dups for e in m.evidence])
+        f.evidence += _logged(grp, topic, dups, len(cids))
+        shares = allocate(strategy, g, queues, cids) if len(named) <= 1 else None
+        if shares is not None:
+            unowned, double = _ownership(shares, cids, queues)
+            distinct = [c if i == 0 else f"{c}#{i + 1}" for c, n in counts.items()
+                        for i in range(n)]
+            after = allocate(strategy, g, queues, distinct) or {}
+            un_after, double_after = _ownership(after, distinct, queues)
+            f.queues = [_short(q) for q in unowned]
+            f.details = {"strategy": strategy + assumed, "queues_source": source,
+                         "unconsumed_queues": [_short(q) for q in unowned],
+                         "consumed_twice_queues": [_short(q) for q in double],
+                         "processes": len(cids), "distinct_ids": len(counts)}
+            f.before_after = {
+                "with": "a distinct instanceName per process",
+                "metric": "unconsumed queues", "before": len(unowned), "after": len(un_after),
+                "text": f"with distinct instanceName: {len(un_after)} unconsumed queues, was "
+                        f"{len(unowned)}; {len(double_after)} consumed twice, was {len(double)}"}
+            f.evidence += _progress_evidence(inputs, g, topic, unowned)
+            explained |= set(unowned) | set(double)
+        elif not queues:
+            f.details = {"strategy": strategy + assumed}
+        out.append(f)
+
+    # -------------------------------------------------- more consumers than queues
+    if queues and not dups and len(cids) > len(queues) and len(named) <= 1:
+        shares = allocate(strategy, g, queues, cids)
+        if shares is not None:
+            idle = [c for c in cids if not shares.get(c)]
+            brokers = sorted({q.broker_name for q in queues})
+            per = math.ceil(len(cids) / len(brokers))
+            more = [MessageQueue(topic, b, i) for b in brokers for i in range(per)]
+            after = allocate(strategy, g, more, cids) or {}
+            f = Finding(
+                "more-consumers-than-queues", "warning",
+                f"{len(idle)} of {len(cids)} members of {g} own no queue of {topic}", g, topic,
+                f"{topic} has {len(queues)} queues a consumer can read, and a queue is read by "
+                f"one member of a group at a time, so {len(cids) - len(queues)} of the "
+                f"{len(cids)} members can get nothing under any strategy: they hold connections "
+                "and rebalance, and add no throughput.",
+                f"Stop the idle members, or give the topic more read and write queues "
+                f"(mqadmin updateTopic -t {topic} -r {per} -w {per} on each broker).",
+                BOOK.format("09-troubleshooting", "queues-idle-after-a-scale-out"),
+                members=idle, hosts=sorted({m.addr or m.host for m in members
+                                            if m.client_id in idle}),
+                evidence=[e for m in members if m.client_id in idle for e in m.evidence])
+            for cl in grp.logs:
+                last = cl.last.get((g, topic))
+                if last is not None and last.client_id in idle and not last.result:
+                    f.evidence.append(last.ev)
+            f.details = {"strategy": strategy + assumed, "queues_source": source,
+                         "queues": len(queues), "members": len(cids)}
+            idle_after = [c for c in cids if not after.get(c)]
+            f.before_after = {
+                "with": f"{per} queues per broker", "metric": "idle members",
+                "before": len(idle), "after": len(idle_after),
+                "text": f"with {per} queues per broker: {len(idle_after)} idle members, was "
+                        f"{len(idle)}"}
+            out.append(f)
+
+    # -------------------------------------------------- different subscriptions
+    subscribers = {cl.last[(g, topic)].client_id for cl in grp.logs if (g, topic) in cl.last}
+    logged = {last.client_id for cl in grp.logs for k, last in cl.last.items() if k[0] == g}
+    others = sorted(c for c in set(cids) & logged if c not in subscribers)
+    if others and subscribers:
+        f = Finding(
+            "different-subscriptions", "critical",
+            f"members of {g} subscribe different topics: {len(others)} do not subscribe "
+            f"{topic}", g, topic,
+            "The members of a group must subscribe the same topics with the same expressions. "
+            "Each member divides a topic's queues over every member of the group the broker "
+            "lists, subscribers or not, so the share of a member that does not subscribe the "
+            "topic is read by no one; and the broker keeps one subscription per topic for the "
+            "whole group, overwritten by each heartbeat, so tags flap between the members' "
+            "expressions.",
+            "Give each distinct subscription its own consumer group (or subscribe the same "
+            "topics and tags in every member).",
+            BOOK.format("04-consumers-and-heartbeats", "inside-a-heartbeat-registerconsumer"),
+            members=others,
+            evidence=[cl.last[(g, topic)].ev for cl in grp.logs if (g, topic) in cl.last])
+        for cl in grp.logs:
+            if any(k[0] == g for k in cl.last) and (g, topic) not in cl.last:
+                f.evidence.append(next(x.ev for k, x in cl.last.items() if k[0] == g))
+        shares = allocate(strategy, g, queues, cids) if len(named) <= 1 else None
+        if shares is not None:
+            subs = [c for c in cids if c in subscribers]
+            unowned, _ = _ownership(shares, subs, queues)
+            after = allocate(strategy, g, queues, subs) or {}
+            un_after, _ = _ownership(after, subs, queues)
+            f.queues = [_short(q) for q in unowned]
+            f.details = {"strategy": strategy + assumed, "queues_source": source,
+                         "subscribers": sorted(subscribers)}
+            f.before_after = {
+                "with": f"only {topic}'s subscribers in the group",
+                "metric": "unconsumed queues", "before": len(unowned), "after": len(un_after),
+                "text": f"with one group per subscription: {len(un_after)} unconsumed queues of "
+                        f"{topic}, was {len(unowned)}"}
+            f.evidence += _progress_evidence(inputs, g, topic, unowned)
+            explained |= set(unowned)
+        out.append(f)
+
+    # -------------------------------------------------- mixed strategies
+    if len(named) > 1:
+        f = Finding(
+            "mixed-strategies", "critical",
+            f"members of {g} allocate {topic} with different strategies: {', '.join(named)}",
+            g, topic,
+            "Each member computes only its own share, with its own strategy, assuming the others "
+            "use the same one. With different strategies the shares overlap and leave gaps: "
+            "some queues are read by two members, some by none.",
+            "Configure one AllocateMessageQueueStrategy for every member of the group.",
+            BOOK.format("05-allocation-strategies", "six-strategies-one-view"),
+            members=sorted(strategies), evidence=[cl.last[(g, topic)].ev for cl in grp.logs
+                                                  if (g, topic) in cl.last])
+        shares_by: dict[str, list[MessageQueue]] = {}
+        computable = queues and all(s in COMPUTABLE for s in named)
+        if computable:
+            for cid in dict.fromkeys(cids):
+                mine = allocate(strategies.get(cid, "AVG"), g, queues, cids) or {}
+                shares_by[cid] = mine.get(cid, [])
+            unowned, double = _ownership(shares_by, list(dict.fromkeys(cids)), queues)
+            common = Counter(strategies.values()).most_common(1)[0][0]
+            after = allocate(common, g, queues, cids) or {}
+            un_after, double_after = _ownership(after, list(dict.fromkeys(cids)), queues)
+            f.queues = [_short(q) for q in unowned + double]
+            f.details = {"strategies": strategies, "unconsumed_queues":
+                         [_short(q) for q in unowned],
+                         "consumed_twice_queues": [_short(q) for q in double]}
+            f.before_after = {
+                "with": f"{common} in every member", "metric": "unconsumed or doubly read "
+                "queues", "before": len(unowned) + len(double),
+                "after": len(un_after) + len(double_after),
+                "text": f"with {common} everywhere: {len(un_after)} unconsumed and "
+                        f"{len(double_after)} doubly read queues, was {len(unowned)} and "
+                        f"{len(double)}"}
+            explained |= set(unowned) | set(double)
+        out.append(f)
+
+    return out, explained
+
+
+def _observed(inputs: Inputs, grp: Group, topic: str, queues: list[MessageQueue],
+              explained: set[MessageQueue]) -> list[Finding]:
+    """What the cluster shows that no finding explains: queues without an owner in
+    ``consumerProgress -s true``, queues two members' client logs claimed at once for longer
+    than a rebalance."""
+    out: list[Finding] = []
+    g = grp.name
+    # -------------------------------------------------- what the cluster shows, unexplained
+    observed_unowned: list[MessageQueue] = []
+    ev: list[Evidence] = []
+    for pf in inputs.progress:
+        if pf.group != g or not pf.with_clients:
+            continue
+        for r in pf.rows:
+            q = MessageQueue(topic, r.broker, r.queue_id)
+            if r.topic == topic and r.client == "" and q not in explained \
+                    and q not in observed_unowned:
+                observed_unowned.append(q)
+                ev.append(r.ev)
+    if observed_unowned:
+        lagging = any(r.diff > 0 for pf in inputs.progress for r in pf.rows if r.ev in ev)
+        out.append(Finding(
+            "unowned-queues", "critical" if lagging else "warning",
+            f"{len(observed_unowned)} queue(s) of {topic} owned by no member of {g}", g, topic,
+            "mqadmin consumerProgress -s true shows no client for these queues: no member of "
+            "the group pulls them, so what is written there waits. The doctor found no cause "
+            "among the inputs (a member that just left, a rebalance under way, or a member "
+            "whose client log was not given).",
+            "Check the group again after 20 s (a rebalance runs at least that often); if the "
+            "queues stay unowned, gather every member's rocketmq_client.log and run the doctor "
+            "on them too.",
+            BOOK.format("09-troubleshooting", "duplicate-client-ids-in-containers"),
+            queues=[_short(q) for q in observed_unowned], evidence=ev))
+    spans = []
+    for cl in grp.logs:
+        last = cl.last.get((g, topic))
+        span = _span(cl, g, topic)
+        if last is not None and span is not None:
+            spans.append((cl, last, span))
+    twice: dict[MessageQueue, list[Evidence]] = {}
+    for i, (_, a, (a0, a1)) in enumerate(spans):
+        for _, b, (b0, b1) in spans[i + 1:]:
+            if a.client_id == b.client_id or min(a1, b1) - max(a0, b0) < OVERLAP_MS:
+                continue
+            for q in sorted(set(a.result) & set(b.result)):
+                if q not in explained:
+                    twice.setdefault(q, [a.ev, b.ev])
+    if twice:
+        out.append(Finding(
+            "doubly-owned-queues", "critical",
+            f"{len(twice)} queue(s) of {topic} claimed by two members of {g}", g, topic,
+            "Two members' logged assignments claimed the same queues at the same time for "
+            "longer than a rebalance takes to settle: both pulled them, and the messages there "
+            "were consumed twice.",
+            "Look for members with different views of the group (a broker that does not list "
+            "every member, a network partition) or different strategies; a restart of one "
+            "member ends it for a while.",
+            BOOK.format("09-troubleshooting", "messages-consumed-twice-around-a-rebalance"),
+            queues=[_short(q) for q in twice],
+            evidence=list(dict.fromkeys(e for evs in twice.values() for e in evs))))
+    return out
+
+
+OVERLAP_MS = 25_000
+"""Two claims of one queue that overlap longer than this are not a rebalance in motion (a
+rebalance runs every 20 s at most)."""
+
+
+def _span(cl: ClientLogFile, group: str, topic: str) -> tuple[int, int] | None:
+    """When ``cl``'s last assignment of ``topic`` held: from its line to the group's shutdown,
+    else to the log's last line (epoch ms as if written in UTC: client logs of one cluster
+    share a zone)."""
+    from rocketlb_core.trace.clientlog import stamp_ms
+
+    last = cl.last[(group, topic)]
+    end = cl.shut_down[group].text if group in cl.shut_down else cl.end_stamp
+    try:
+        return stamp_ms(last.stamp[:23], 0), stamp_ms(end[:23], 0)
+    except ValueError:
+        return None
+
+
+def _check_versions(group: str, members: list[Member]) -> list[Finding]:
+    versions = Counter(m.version for m in members if m.version)
+    if len(versions) < 2:
+        return []
+    return [Finding(
+        "mixed-client-versions", "info",
+        f"members of {group} run {len(versions)} client versions: "
+        f"{', '.join(sorted(versions))}", group, None,
+        "The members of the group run different RocketMQ client versions. Allocation is the "
+        "same in every version the doctor knows, but defaults (instanceName, the rebalance "
+        "interval, pop consumption on 5.x) differ, and a rolling upgrade that stalls leaves "
+        "the group mixed.",
+        "Finish the upgrade so that every member runs one version.",
+        BOOK.format("05-allocation-strategies", "six-strategies-one-view"),
+        members=sorted({m.client_id for m in members}),
+        evidence=[e for m in members for e in m.evidence],
+        details={"versions": dict(sorted(versions.items()))})]
+
+
+KNOWN_BUGS = {
+    "rewritten-queue-list": (
+        {f"V4_{a}_{b}" for a, b in [(7, 1), (8, 0)] + [(9, i) for i in range(8)]}
+        | {"V5_0_0", "V5_1_0", "V5_1_1", "V5_1_2", "V5_1_3"},
+        "#7779: with sendLatencyFaultEnable on, when no broker is available the least-bad pick "
+        "overwrites a queue of the producer's shared queue list (4.7.1 to 4.9.7, 5.0.0 to "
+        "5.1.3), so sends pile onto one broker's queue until the route is polled again.",
+        "Upgrade the producers to 4.9.8 or 5.1.4 and later.",
+        BOOK.format("03-latency-fault-tolerance", "the-4-9-7-bug-the-queue-list-rewritten")),
+    "permanent-avoidance": (
+        {"V5_1_4"},
+        "#7812: with sendLatencyFaultEnable on, 5.1.4 avoids a broker for good once an error "
+        "reply marked it unreachable (FaultItem.isAvailable checks the reachable flag), so its "
+        "queues get no sends until the producer restarts.",
+        "Upgrade the producers to 5.2.0 or later, or turn sendLatencyFaultEnable off.",
+        BOOK.format("09-troubleshooting", "a-broker-avoided-for-ten-minutes-after-one-slow-reply")),
+}
+
+
+def _check_producer_versions(inputs: Inputs) -> list[Finding]:
+    out = []
+    for bug, (versions, why, fix, book) in KNOWN_BUGS.items():
+        hits = [cl for cl in inputs.client_logs if cl.version and cl.version[0] in versions
+                and any(not g.startswith(("_INNER_TRACE", "CLIENT_INNER"))
+                        for g in cl.producer_groups)]
+        if hits:
+            out.append(Finding(
+                f"known-bug-{bug}", "warning",
+                f"{len(hits)} producer(s) on a client version with a known balancing bug",
+                None, None, why + " Whether it bites depends on sendLatencyFaultEnable, which "
+                "the logs do not show.", fix, book,
+                members=sorted({c for cl in hits for c in cl.client_ids}),
+                evidence=[cl.version[1] for cl in hits if cl.version],
+                details={"versions": sorted({cl.version[0] for cl in hits if cl.version})}))
+    return out

@@ -1,0 +1,733 @@
+"""What ``rocketlb doctor`` reads, each file recognised by its content, never by its name.
+
+Kinds (``KINDS``):
+
+* ``consumerConnection``: ``mqadmin consumerConnection -g GROUP``: one row per connection
+  (``NNN  CLIENT_ID  ADDR  LANGUAGE  VERSION``), then ``Below is subscription:`` and the group's
+  subscription table (``NNN  Topic: T  SubExpression: E``). The group is not printed: it is
+  read from the ``%RETRY%GROUP`` subscription every push consumer has;
+* ``consumerProgress``: ``mqadmin consumerProgress -g GROUP [-s true]``: ``#Topic #Broker Name
+  #QID #Broker Offset #Consumer Offset [#Client IP] #Diff [#Inflight] #LastTime`` rows (5.x adds
+  ``#Inflight``; ``-s true`` adds ``#Client IP``, the owner of each queue). The group is read
+  from its ``%RETRY%GROUP`` rows;
+* ``topicRoute``: ``mqadmin topicRoute -t TOPIC``: fastjson (integer keys unquoted). The topic
+  is not printed: it is matched with the topics the other inputs name (the only topic whose
+  queues fit), else taken from the file's name when that names exactly one of them;
+* ``clusterList``: ``mqadmin clusterList``: ``#Cluster Name #Broker Name #BID #Addr #Version``
+  ... rows: broker names, addresses and versions;
+* ``brokerStatus``: ``mqadmin brokerStatus -b ADDR``: ``key : value`` lines;
+* ``clientLog`` and ``brokerLog``: a RocketMQ log (lines that start with a log timestamp), read
+  with the importers' parsers (``trace.clientlog``, ``trace.brokerlog``): rebalances, failed
+  sends, route changes, client versions, consumer membership. A log with none of these records
+  (a name server's, a broker's ``stats.log``) is listed as ignored;
+* ``msgtrace``: a dump of ``RMQ_SYS_TRACE_TOPIC`` (JSON lines with a ``body``), read with
+  ``trace.msgtrace``.
+
+Every file is read through ``trace.textfile.read_lines`` (regular files only, gzip by the name's
+``.gz``, bounded by ``limits.MAX_IMPORT_BYTES``, ``MAX_IMPORT_LINES``, ``MAX_LINE_BYTES``). A file
+of no known kind is *ignored* (listed, never an error). A known file with a line that does not
+parse is a ``TraceError`` naming the file and the line, or with ``skip_bad`` is counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.limits import MAX_QUEUES
+from rocketlb_core.model import BrokerData, MessageQueue, QueueData, TopicRoute
+from rocketlb_core.trace.schema import TraceError
+
+KINDS = ("consumerConnection", "consumerProgress", "topicRoute", "clusterList", "brokerStatus",
+         "clientLog", "brokerLog", "msgtrace")
+MAX_FILES = 10_000                 # files of the folders given, in all
+MAX_DEPTH = 8                      # folders below a folder given
+SNIFF_LINES = 64                   # lines read to recognise a file
+MAX_JSON_BYTES = 16 << 20          # a topicRoute output
+EVIDENCE_CHARS = 240               # what is kept of a line to quote it
+HISTORY = 64                       # rebalances kept per client log, group and topic
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A line of an input, quoted: ``path:line: text``."""
+
+    path: str
+    line: int
+    text: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"file": self.path, "line": self.line, "text": self.text}
+
+
+def quote(path: Path | str, n: int, text: str) -> Evidence:
+    text = text.rstrip("\r\n")
+    if len(text) > EVIDENCE_CHARS:
+        text = text[:EVIDENCE_CHARS - 3] + "..."
+    return Evidence(str(path), n, text)
+
+
+@dataclass(frozen=True)
+class Connection:
+    client_id: str
+    addr: str
+    language: str
+    version: str
+    ev: Evidence
+
+
+@dataclass(frozen=True)
+class Subscription:
+    topic: str
+    expression: str
+    ev: Evidence
+
+
+@dataclass
+class ConnectionFile:
+    path: str
+    group: str | None
+    connections: list[Connection] = field(default_factory=list)
+    subscriptions: list[Subscription] = field(default_factory=list)
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class ProgressRow:
+    topic: str
+    broker: str
+    queue_id: int
+    broker_offset: int
+    consumer_offset: int
+    client: str | None              # -s true: the owner's IP ("" when no one owns the queue)
+    diff: int
+    ev: Evidence
+
+
+@dataclass
+class ProgressFile:
+    path: str
+    group: str | None
+    with_clients: bool
+    rows: list[ProgressRow] = field(default_factory=list)
+
+
+@dataclass
+class RouteFile:
+    path: str
+    route: TopicRoute
+    ev: Evidence
+    topic: str | None = None        # assigned by ``name_routes``
+
+
+@dataclass(frozen=True)
+class BrokerRow:
+    cluster: str
+    broker: str
+    broker_id: int
+    addr: str
+    version: str
+    ev: Evidence
+
+
+@dataclass
+class ClusterFile:
+    path: str
+    brokers: list[BrokerRow] = field(default_factory=list)
+
+
+@dataclass
+class StatusFile:
+    path: str
+    values: dict[str, tuple[str, Evidence]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LastRebalance:
+    """A client log's last ``rebalanced result changed`` line for one group and topic."""
+
+    strategy: str
+    group: str
+    topic: str
+    client_id: str
+    mq_all_size: int
+    cid_all_size: int
+    result: tuple[MessageQueue, ...]
+    stamp: str
+    ev: Evidence
+
+
+@dataclass
+class ClientLogFile:
+    path: str
+    client_ids: list[str] = field(default_factory=list)
+    version: tuple[str, Evidence] | None = None
+    consumer_groups: dict[str, Evidence] = field(default_factory=dict)
+    producer_groups: dict[str, Evidence] = field(default_factory=dict)
+    shut_down: dict[str, Evidence] = field(default_factory=dict)     # consumer groups
+    last: dict[tuple[str, str], LastRebalance] = field(default_factory=dict)
+    history: dict[tuple[str, str], list[LastRebalance]] = field(default_factory=dict)
+    seen: dict[str, set[MessageQueue]] = field(default_factory=dict)  # topic -> queues listed
+    rebalances: int = 0
+    send_failures: int = 0
+    end_stamp: str = ""                 # the last line's timestamp
+
+
+@dataclass(frozen=True)
+class MemberLine:
+    event: str                       # join | leave | kill | crash
+    group: str
+    client_id: str
+    channel: str
+    host: str
+    ev: Evidence
+
+
+@dataclass
+class BrokerLogFile:
+    path: str
+    events: list[MemberLine] = field(default_factory=list)
+
+
+@dataclass
+class TraceFile:
+    path: str
+    pubs: int = 0
+    subs: int = 0
+
+
+@dataclass
+class Inputs:
+    """Everything read, by kind; ``ignored``: (path, why) of the files of no known kind;
+    ``bad``: lines skipped with ``skip_bad``."""
+
+    connections: list[ConnectionFile] = field(default_factory=list)
+    progress: list[ProgressFile] = field(default_factory=list)
+    routes: list[RouteFile] = field(default_factory=list)
+    clusters: list[ClusterFile] = field(default_factory=list)
+    statuses: list[StatusFile] = field(default_factory=list)
+    client_logs: list[ClientLogFile] = field(default_factory=list)
+    broker_logs: list[BrokerLogFile] = field(default_factory=list)
+    traces: list[TraceFile] = field(default_factory=list)
+    read: list[tuple[str, str]] = field(default_factory=list)        # (path, kind)
+    ignored: list[tuple[str, str]] = field(default_factory=list)
+    bad: list[str] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------ files of the paths given
+
+def files_of(paths: Sequence[Path | str], ignored: list[tuple[str, str]]) -> list[Path]:
+    """The regular files named or found under the folders named (sorted, at most ``MAX_FILES``,
+    ``MAX_DEPTH`` deep, links to folders not followed); anything else goes to ``ignored``. A
+    path given that does not exist is a ``TraceError``."""
+    out: list[Path] = []
+
+    def add(p: Path, st: os.stat_result) -> None:
+        if len(out) >= MAX_FILES:
+            raise TraceError(p, None, None, f"more than {MAX_FILES} files in the folders given; "
+                             "point the doctor at the files themselves")
+        out.append(p)
+
+    def walk(folder: Path, depth: int) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            raise TraceError(folder, None, None, f"cannot list it ({exc.strerror})") from None
+        for e in entries:
+            p = Path(e.path)
+            try:
+                st = os.stat(p, follow_symlinks=False)
+            except OSError:
+                ignored.append((str(p), "cannot be read"))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if depth >= MAX_DEPTH:
+                    ignored.append((str(p), f"a folder deeper than {MAX_DEPTH} levels"))
+                else:
+                    walk(p, depth + 1)
+            elif stat.S_ISLNK(st.st_mode):
+                try:
+                    target = os.stat(p)
+                except OSError:
+                    ignored.append((str(p), "a broken symbolic link"))
+                    continue
+                if stat.S_ISREG(target.st_mode):
+                    add(p, target)
+                else:
+                    ignored.append((str(p), "a symbolic link to something not a file"))
+            elif stat.S_ISREG(st.st_mode):
+                if p.name.startswith("."):
+                    ignored.append((str(p), "a hidden file"))
+                else:
+                    add(p, st)
+            else:
+                ignored.append((str(p), "not a regular file (a device, a pipe or a socket)"))
+
+    for given in paths:
+        p = Path(given)
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            raise TraceError(p, None, None, "no such file or folder") from None
+        except OSError as exc:
+            raise TraceError(p, None, None, f"cannot read it ({exc.strerror})") from None
+        if stat.S_ISDIR(st.st_mode):
+            walk(p, 0)
+        elif stat.S_ISREG(st.st_mode):
+            add(p, st)
+        else:
+            raise TraceError(p, None, None, "not a regular file (a device, a pipe or a socket)")
+    return out
+
+
+# ------------------------------------------------------------------ recognising a file
+
+_LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+_CONN_ROW = re.compile(r"^(\d{3,})\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+_SUB_ROW = re.compile(r"^(\d{3,})\s+Topic:\s+(\S+)\s+SubExpression:\s*(.*?)\s*$")
+_STATUS = re.compile(r"^([A-Za-z][A-Za-z0-9_.]*)\s*:\s?(.*?)\s*$")
+_STATUS_KEYS = {"brokerVersionDesc", "brokerVersion", "msgPutTotalTodayNow", "bootTimestamp",
+                "putTps", "getTransferredTps", "runtime", "commitLogDirCapacity"}
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    from rocketlb_core.trace.textfile import read_lines
+
+    return read_lines(path, errors="replace")
+
+
+def sniff(path: Path) -> str | None:
+    """The kind of ``path`` from its first lines, or ``None``."""
+    head: list[str] = []
+    lines = _lines(path)
+    try:
+        for _, text in lines:
+            head.append(text.rstrip("\r\n"))
+            if len(head) >= SNIFF_LINES:
+                break
+    finally:
+        lines.close()                                   # type: ignore[attr-defined]
+    body = "\n".join(head)
+    stripped = [h.strip() for h in head if h.strip()]
+    if not stripped:
+        return None
+    first = stripped[0]
+    if first.startswith("{") and first.endswith("}") and '"body"' in first:
+        try:
+            if isinstance(json.loads(first), dict):
+                return "msgtrace"
+        except (ValueError, RecursionError):
+            pass
+    if '"queueDatas"' in body or ('"brokerDatas"' in body and first.startswith("{")):
+        return "topicRoute"
+    if any(h.startswith("#Topic") and "#QID" in h for h in stripped):
+        return "consumerProgress"
+    if any(h.startswith("#Cluster Name") and "#Broker Name" in h for h in stripped):
+        return "clusterList"
+    if "Below is subscription" in body or any(
+            h.startswith("#ClientId") for h in stripped) or (sum(
+            1 for h in stripped if _CONN_ROW.match(h) and "@" in h.split()[1]) >= 1 and any(
+            h.startswith(("ConsumeType:", "MessageModel:")) for h in stripped)):
+        return "consumerConnection"
+    if sum(1 for h in stripped if (m := _STATUS.match(h)) and m[1] in _STATUS_KEYS) >= 2:
+        return "brokerStatus"
+    if sum(1 for h in head if _LOG_STAMP.match(h)) >= max(1, len(stripped) // 4):
+        return "log"
+    return None
+
+
+# ------------------------------------------------------------------ the parsers
+
+class _Bad:
+    """Raise, or count with ``skip_bad``."""
+
+    def __init__(self, skip_bad: bool, bad: list[str]):
+        self.skip_bad, self.bad = skip_bad, bad
+
+    def __call__(self, exc: TraceError) -> None:
+        if not self.skip_bad:
+            raise exc
+        self.bad.append(str(exc))
+
+
+def _retry_group(topics: Sequence[str]) -> str | None:
+    groups = sorted({t[len("%RETRY%"):] for t in topics if t.startswith("%RETRY%")})
+    return groups[0] if len(groups) == 1 and groups[0] else None
+
+
+def _int(path: Path, n: int, name: str, text: str, low: int = -(1 << 63),
+         high: int = (1 << 63) - 1) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise TraceError(path, n, name, f"{text[:40]!r} is not a whole number") from None
+    if not low <= value <= high:
+        raise TraceError(path, n, name, f"{text[:40]} is outside {low} to {high}")
+    return value
+
+
+def _name(path: Path, n: int, name: str, text: str) -> str:
+    from rocketlb_core.trace.schema import check_name
+
+    return check_name(path, n, name, text)
+
+
+def read_connection(path: Path, bad: _Bad) -> ConnectionFile:
+    out = ConnectionFile(str(path), None)
+    below = False
+    for n, raw in _lines(path):
+        text = raw.rstrip("\r\n").strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            if "Below is subscription" in text:
+                below = True
+                continue
+            if text.startswith("MessageModel:"):
+                out.model = text.split(":", 1)[1].strip()
+                continue
+            if text.startswith(("ConsumeType:", "ConsumeFromWhere:")):
+                continue
+            if below:
+                m = _SUB_ROW.match(text)
+                if m is None:
+                    raise TraceError(path, n, "Topic", "a subscription row without 'NNN  Topic: "
+                                     "T  SubExpression: E'")
+                out.subscriptions.append(Subscription(_name(path, n, "Topic", m[2]), m[3],
+                                                      quote(path, n, raw)))
+                continue
+            m = _CONN_ROW.match(text)
+            if m is None or "@" not in m[2]:
+                raise TraceError(path, n, "ClientId", "a connection row without 'NNN  CLIENT_ID "
+                                 "ADDR LANGUAGE VERSION' (a client id has an '@')")
+            out.connections.append(Connection(_name(path, n, "ClientId", m[2]),
+                                              _name(path, n, "ClientAddr", m[3]), m[4], m[5],
+                                              quote(path, n, raw)))
+        except TraceError as exc:
+            bad(exc)
+    out.group = _retry_group([s.topic for s in out.subscriptions])
+    return out
+
+
+_PROGRESS_COLUMNS = {"#Topic": "topic", "#Broker Name": "broker", "#QID": "qid",
+                     "#Broker Offset": "broker_offset", "#Consumer Offset": "consumer_offset",
+                     "#Client IP": "client", "#Diff": "diff", "#Inflight": "inflight",
+                     "#LastTime": "last"}
+
+
+def _progress_header(text: str) -> list[str]:
+    cols = []
+    rest = text
+    while rest:
+        for head, key in sorted(_PROGRESS_COLUMNS.items(), key=lambda kv: -len(kv[0])):
+            if rest.startswith(head):
+                cols.append(key)
+                rest = rest[len(head):].lstrip()
+                break
+        else:
+            rest = rest.split(None, 1)[1] if " " in rest.strip() else ""
+    return cols
+
+
+def read_progress(path: Path, bad: _Bad) -> ProgressFile:
+    out = ProgressFile(str(path), None, False)
+    cols: list[str] | None = None
+    for n, raw in _lines(path):
+        text = raw.rstrip("\r\n").strip()
+        if not text:
+            continue
+        if text.startswith("#Topic"):
+            cols = _progress_header(text)
+            out.with_clients = "client" in cols
+            continue
+        if cols is None or text.startswith(("Consume TPS", "Consume Diff", "Diff Total",
+                                            "Inflight")):
+            continue
+        try:
+            cells = text.split()
+            fixed = cols.index("last") if "last" in cols else len(cols)
+            if out.with_clients and len(cells) == fixed - 1 + (len(cols) - fixed):
+                ci = cols.index("client")       # no owner: the column is blank
+                cells.insert(ci, "")
+            if len(cells) < fixed:
+                raise TraceError(path, n, "row", f"{len(cells)} columns, the header has "
+                                 f"{len(cols)}")
+            row = dict(zip(cols[:fixed], cells[:fixed], strict=False))
+            client = row.get("client")
+            if client in ("N/A", "NA", "null"):
+                client = ""
+            out.rows.append(ProgressRow(
+                _name(path, n, "Topic", row["topic"]), _name(path, n, "Broker Name",
+                                                             row["broker"]),
+                _int(path, n, "QID", row["qid"], 0, MAX_QUEUES * 64),
+                _int(path, n, "Broker Offset", row["broker_offset"], -1),
+                _int(path, n, "Consumer Offset", row["consumer_offset"], -1),
+                client if out.with_clients else None,
+                _int(path, n, "Diff", row["diff"]), quote(path, n, raw)))
+        except TraceError as exc:
+            bad(exc)
+        except KeyError as exc:
+            bad(TraceError(path, n, str(exc.args[0]), "a consumerProgress header without "
+                           "this column"))
+    out.group = _retry_group([r.topic for r in out.rows])
+    return out
+
+
+def _fastjson(path: Path) -> tuple[Any, int, str]:
+    """The JSON object of an ``mqadmin`` output (integer map keys unquoted), the line it starts
+    on and that line's text."""
+    chunks: list[str] = []
+    start, first, size = 0, "", 0
+    for n, text in _lines(path):
+        if not start:
+            if not text.lstrip().startswith("{"):
+                continue
+            start, first = n, text
+        size += len(text)
+        if size > MAX_JSON_BYTES:
+            raise TraceError(path, n, None, f"a topicRoute output larger than {MAX_JSON_BYTES} "
+                             "bytes")
+        chunks.append(text)
+    body = re.sub(r'([{,]\s*)(-?\d+)\s*:', r'\1"\2":', "".join(chunks))
+    try:
+        return json.loads(body), start, first
+    except RecursionError:
+        raise TraceError(path, start, None, "JSON nested too deeply") from None
+    except ValueError as exc:
+        line = start + getattr(exc, "lineno", 1) - 1
+        raise TraceError(path, line, None, f"not the JSON mqadmin topicRoute prints "
+                         f"({str(exc)[:120]})") from None
+
+
+def read_route(path: Path, bad: _Bad) -> RouteFile | None:
+    try:
+        data, n, first = _fastjson(path)
+        if not isinstance(data, dict) or not isinstance(data.get("queueDatas"), list) \
+                or not isinstance(data.get("brokerDatas", []), list):
+            raise TraceError(path, n, "queueDatas", "a topicRoute output without a "
+                             "'queueDatas' list")
+        qds = []
+        for q in data["queueDatas"]:
+            if not isinstance(q, dict):
+                raise TraceError(path, n, "queueDatas", "an entry that is not an object")
+            name = _name(path, n, "brokerName", q.get("brokerName"))   # type: ignore[arg-type]
+            nums = []
+            for key in ("readQueueNums", "writeQueueNums", "perm"):
+                v = q.get(key)
+                if type(v) is not int or not 0 <= v <= MAX_QUEUES:
+                    raise TraceError(path, n, key, f"{str(v)[:40]} is not a whole number from 0 "
+                                     f"to {MAX_QUEUES}")
+                nums.append(v)
+            qds.append(QueueData(name, nums[0], nums[1], nums[2]))
+        bds = []
+        for b in data.get("brokerDatas", []):
+            addrs = b.get("brokerAddrs") if isinstance(b, dict) else None
+            if not isinstance(addrs, dict):
+                raise TraceError(path, n, "brokerDatas", "an entry without 'brokerAddrs'")
+            bds.append(BrokerData(
+                _name(path, n, "brokerName", b.get("brokerName")),
+                {_int(path, n, "brokerAddrs", str(k), 0, 1 << 20): str(v)[:255]
+                 for k, v in addrs.items()}, str(b.get("cluster", ""))[:255]))
+        return RouteFile(str(path), TopicRoute(tuple(qds), tuple(bds)), quote(path, n, first))
+    except TraceError as exc:
+        bad(exc)
+        return None
+
+
+def read_cluster(path: Path, bad: _Bad) -> ClusterFile:
+    out = ClusterFile(str(path))
+    header = False
+    for n, raw in _lines(path):
+        text = raw.strip()
+        if text.startswith("#Cluster Name"):
+            header = True
+            continue
+        if not header or not text:
+            continue
+        cells = text.split()
+        try:
+            if len(cells) < 5:
+                raise TraceError(path, n, "row", "a clusterList row of fewer than 5 columns")
+            out.brokers.append(BrokerRow(
+                _name(path, n, "Cluster Name", cells[0]), _name(path, n, "Broker Name",
+                                                                cells[1]),
+                _int(path, n, "BID", cells[2], 0, 1 << 20), _name(path, n, "Addr", cells[3]),
+                cells[4][:64], quote(path, n, raw)))
+        except TraceError as exc:
+            bad(exc)
+    return out
+
+
+def read_status(path: Path, bad: _Bad) -> StatusFile:
+    out = StatusFile(str(path))
+    for n, raw in _lines(path):
+        m = _STATUS.match(raw.strip())
+        if m is not None and len(out.values) < 10_000:
+            out.values[m[1]] = (m[2][:255], quote(path, n, raw))
+    return out
+
+
+_CREATED = re.compile(r"ClientID:([^,\s]+),.*ClientVersion:(V\w+)")
+_CONSUMER_START = re.compile(r"the consumer \[([^\]]+)\] start beginning")
+_CONSUMER_DOWN = re.compile(r"the consumer \[([^\]]+)\] shutdown OK")
+_PRODUCER_START = re.compile(r"the producer \[([^\]]+)\] start OK")
+_REMOTE = re.compile(r"R:/?([^\]\s]+)\]")
+
+
+def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
+    """A client log or a broker log, whichever records it holds (``None``: neither)."""
+    from rocketlb_core.trace import brokerlog, clientlog
+
+    client = ClientLogFile(str(path))
+    broker = BrokerLogFile(str(path))
+    is_client = False
+    for n, text in _lines(path):
+        if _LOG_STAMP.match(text):
+            client.end_stamp = text[:23]
+        try:
+            r = clientlog.parse_line(path, n, text)
+            if r is not None:
+                is_client = True
+                client.rebalances += 1
+                if r.client_id not in client.client_ids:
+                    client.client_ids.append(r.client_id)
+                last = client.last[(r.group, r.topic)] = LastRebalance(
+                    r.strategy, r.group, r.topic, r.client_id, r.mq_all_size, r.cid_all_size,
+                    r.result, r.stamp, quote(path, n, text))
+                kept = client.history.setdefault((r.group, r.topic), [])
+                kept.append(last)
+                if len(kept) > HISTORY:
+                    del kept[0]
+                client.seen.setdefault(r.topic, set()).update(r.result)
+                continue
+            p = clientlog.parse_producer_line(path, n, text)
+            if isinstance(p, clientlog.SendFailure):
+                client.send_failures += 1
+                is_client = True
+                continue
+            if isinstance(p, clientlog.RouteChange):
+                is_client = True
+                continue
+            e = brokerlog.parse_line(path, n, text)
+            if e is not None:
+                host = _REMOTE.search(text)
+                broker.events.append(MemberLine(e.event, e.group, e.client_id, e.channel,
+                                                host[1].rsplit(":", 1)[0] if host else "",
+                                                quote(path, n, text)))
+                continue
+        except TraceError as exc:
+            bad(exc)
+            continue
+        if "ClientID:" in text and (m := _CREATED.search(text)):
+            is_client = True
+            if m[1] not in client.client_ids:
+                client.client_ids.append(m[1][:255])
+            client.version = (m[2][:32], quote(path, n, text))
+        elif m := _CONSUMER_START.search(text):
+            is_client = True
+            client.consumer_groups.setdefault(m[1][:255], quote(path, n, text))
+        elif m := _CONSUMER_DOWN.search(text):
+            client.shut_down[m[1][:255]] = quote(path, n, text)
+        elif m := _PRODUCER_START.search(text):
+            is_client = True
+            client.producer_groups.setdefault(m[1][:255], quote(path, n, text))
+    if broker.events and not is_client:
+        return broker
+    return client if is_client else None
+
+
+def read_trace(path: Path, bad: _Bad) -> TraceFile:
+    from rocketlb_core.trace.msgtrace import read_msgtrace
+
+    t = read_msgtrace(path, skip_bad=bad.skip_bad)
+    if t.bad:
+        bad.bad.extend([t.first_bad or f"{path}: a bad record"] * t.bad)
+    return TraceFile(str(path), len(t.pubs), len(t.sub_before) + len(t.sub_after))
+
+
+def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Inputs:
+    """Every file of ``paths`` recognised and read (module docstring)."""
+    out = Inputs()
+    bad = _Bad(skip_bad, out.bad)
+    for path in files_of(paths, out.ignored):
+        try:
+            kind = sniff(path)
+        except TraceError as exc:
+            if path.name.endswith(".gz"):
+                bad(exc)
+            else:
+                out.ignored.append((str(path), f"not text the doctor reads ({exc})"))
+            continue
+        if kind is None:
+            out.ignored.append((str(path), "not an input the doctor reads"))
+            continue
+        try:
+            if kind == "consumerConnection":
+                out.connections.append(read_connection(path, bad))
+            elif kind == "consumerProgress":
+                out.progress.append(read_progress(path, bad))
+            elif kind == "topicRoute":
+                r = read_route(path, bad)
+                if r is None:
+                    continue
+                out.routes.append(r)
+            elif kind == "clusterList":
+                out.clusters.append(read_cluster(path, bad))
+            elif kind == "brokerStatus":
+                out.statuses.append(read_status(path, bad))
+            elif kind == "msgtrace":
+                out.traces.append(read_trace(path, bad))
+            else:
+                log = read_log(path, bad)
+                if log is None:
+                    out.ignored.append((str(path), "a log without records the doctor reads"))
+                    continue
+                if isinstance(log, ClientLogFile):
+                    out.client_logs.append(log)
+                    kind = "clientLog"
+                else:
+                    out.broker_logs.append(log)
+                    kind = "brokerLog"
+        except TraceError as exc:
+            bad(exc)
+            continue
+        out.read.append((str(path), kind))
+    name_routes(out)
+    return out
+
+
+def name_routes(inputs: Inputs) -> None:
+    """Give each topicRoute output its topic (module docstring); unnamed ones stay ``None``."""
+    topics: dict[str, set[tuple[str, int]]] = {}
+    for pf in inputs.progress:
+        for r in pf.rows:
+            topics.setdefault(r.topic, set()).add((r.broker, r.queue_id))
+    for cl in inputs.client_logs:
+        for (_, topic), last in cl.last.items():
+            topics.setdefault(topic, set()).update(
+                (q.broker_name, q.queue_id) for q in last.result)
+    for cf in inputs.connections:
+        for s in cf.subscriptions:
+            topics.setdefault(s.topic, set())
+    for rf in inputs.routes:
+        reads = {qd.broker_name: qd.read_queue_nums for qd in rf.route.queue_datas}
+        fits = [t for t, qs in topics.items() if not t.startswith("%")
+                and all(b in reads and q < reads[b] for b, q in qs)
+                and (not qs or {b for b, _ in qs} == {b for b, n in reads.items() if n})]
+        seen_all = [t for t in fits if len(topics[t]) == sum(reads.values())]
+        if len(seen_all) == 1:
+            rf.topic = seen_all[0]
+            continue
+        stem = Path(rf.path).name
+        named = [t for t in topics if not t.startswith("%") and t in stem]
+        named = [t for t in named if not any(t != u and t in u for u in named)]
+        if len(named) == 1:
+            rf.topic = named[0]
+        elif len(fits) == 1:
+            rf.topic = fits[0]

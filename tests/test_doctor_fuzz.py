@@ -1,0 +1,115 @@
+"""Hostile inputs for ``rocketlb doctor``, found by machine: each input kind it reads (client and
+broker logs, message-trace dumps from ``data/live``; the ``mqadmin`` outputs of
+``data/live/doctor``), mutated at the level of bytes, gzip, lines and single fields (the
+mutations of ``tests/test_fuzz_importers.py``), then diagnosed, with and without
+``--skip-bad``.
+
+The oracle: exit 0 (nothing found) or 3 (findings) with a report, or exit 2 with one line that
+starts ``error:`` and names the file; never a traceback (exit 1) and never a hang (each case
+runs under ``test_fuzz``'s alarm). More cases: ``ROCKETLB_FUZZ_EXAMPLES=5000``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rocketlb_core import data_path
+from tests.test_fuzz import (  # noqa: F401  (the module's memory bound is a fixture)
+    EXAMPLES,
+    TRIED,
+    _memory_stays_bounded,
+    run_command,
+)
+from tests.test_fuzz_importers import KINDS, _mutate_file, _mutate_text
+
+FUZZ = settings(max_examples=max(20, EXAMPLES // 10), derandomize=True, deadline=None,
+                database=None, suppress_health_check=list(HealthCheck))
+LOGS = ("membership-day-4/logs/broker-a/broker.log.gz",
+        "membership-day-5/logs/broker-b/broker.log.gz",
+        "membership-day-4/logs/dup-1/rocketmq_client.log.gz",
+        "membership-day-5/logs/other/rocketmq_client.log.gz",
+        "producer-outage-4/logs/p-on/rocketmq_client.log.gz",
+        "producer-outage-5/msgtrace.jsonl.gz")
+TEXT_KINDS = ["field", "field", "field", "bytes", "truncate", "duplicate", "reorder", "empty",
+              "delete", "fifo", "link", "binary"]
+
+
+def _mqadmin_files() -> list[Path]:
+    root = data_path("live") / "doctor"
+    return sorted(root.glob("capture-*/*.txt")) if root.is_dir() else []
+
+
+def check(family: str, status: int, stdout: str, stderr: str, folder: Path) -> None:
+    TRIED[family] += 1
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert status in (0, 2, 3), f"status {status}: {stderr[-3000:]}"
+    assert "\x1b" not in stdout + stderr
+    if status == 2:
+        TRIED[f"{family}: refused"] += 1
+        assert stderr.startswith("error: "), stderr[:500]
+        assert len(stderr.strip().splitlines()) == 1, stderr[:2000]
+        assert str(folder) in stderr, stderr[:500]
+        assert stdout == ""
+    else:
+        assert stdout.startswith("rocketlb doctor: read")
+
+
+def _diagnose(folder: Path, skip_bad: bool, family: str) -> None:
+    argv = ["doctor", str(folder)] + (["--skip-bad"] if skip_bad else [])
+    status, stdout, stderr = run_command(argv)
+    check(family, status, stdout, stderr, folder)
+
+
+@FUZZ
+@given(which=st.sampled_from(LOGS), rng=st.randoms(use_true_random=False),
+       kind=st.sampled_from(KINDS), skip_bad=st.booleans())
+def test_mutated_logs_and_dumps(which: str, rng: Any, kind: str, skip_bad: bool) -> None:
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-doctor-") as tmp:
+        folder = Path(tmp) / "in"
+        folder.mkdir()
+        target = folder / Path(which).name
+        shutil.copyfile(data_path("live", which), target)
+        _mutate_file(rng, target, kind)
+        _diagnose(folder, skip_bad, "doctor: logs and dumps")
+
+
+def _mutate_plain(rng: Any, path: Path, kind: str) -> None:
+    import os
+
+    if kind == "binary":
+        path.write_bytes(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 4096))))
+    elif kind in ("empty", "delete", "fifo", "link"):
+        path.unlink()
+        if kind == "empty":
+            path.write_bytes(b"")
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "link":
+            path.symlink_to(rng.choice(["/dev/zero", "/dev/urandom", str(path)]))
+    else:
+        text = path.read_text("utf-8", "surrogateescape")
+        path.write_text(_mutate_text(rng, text, kind), "utf-8", "surrogateescape")
+
+
+@FUZZ
+@given(rng=st.randoms(use_true_random=False), which=st.integers(0, 1000),
+       kind=st.sampled_from(TEXT_KINDS), skip_bad=st.booleans(), alone=st.booleans())
+def test_mutated_mqadmin_outputs(rng: Any, which: int, kind: str, skip_bad: bool,
+                                 alone: bool) -> None:
+    files = _mqadmin_files()
+    if not files:
+        return
+    src = files[which % len(files)]
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-doctor-") as tmp:
+        folder = Path(tmp) / "in"
+        folder.mkdir()
+        for f in [src] if alone else [g for g in files if g.parent == src.parent]:
+            shutil.copyfile(f, folder / f.name)
+        _mutate_plain(rng, folder / src.name, kind)
+        _diagnose(folder, skip_bad, "doctor: mqadmin outputs")
