@@ -2,8 +2,9 @@
 
 Spec sections 2.4, 2.4a and 11. Each line is one frozen ``LineRules`` row in ``RULES``; code
 asks the row a named question (``line.rules.counter_clamps``), never "is this 5.x?". Adding a
-line is one row here plus its conformance vectors. Four lines are modelled, each checked
-against vectors produced by running that tag's Java classes:
+line is one row here plus its conformance vectors. Six lines are modelled, each checked
+against vectors produced by running that tag's Java classes (the two newest made here from
+Maven Central's jars, ``rocketlb_core.vectorgen.remoting``):
 
 * ``4.7.1``: the code the classic articles read (every tag up to 4.7.1): clamping counter,
   ``lastBrokerName`` consulted (the wrong way round) in the fault scan, shuffle in
@@ -11,10 +12,23 @@ against vectors produced by running that tag's Java classes:
 * ``4.9.7``: the 4.9 line before the fix of upstream issue 7779 (cached queue rewritten; read-only
   brokers counted by ``getQueueIdByBroker``);
 * ``4.9.8``: the last 4.x release, the 4.x reference;
-* ``5.3.3``: today's line: available/reachable filters, 10 s isolation, optional detector.
+* ``5.3.3``: the 5.x reference: available/reachable filters, 10 s isolation, optional detector;
+* ``5.4.0`` and ``5.5.0``: the newest releases (issue 34). Their producer selection is 5.3.3's:
+  ``MQFaultStrategy``'s selection, ``TopicPublishInfo``, ``LatencyFaultToleranceImpl`` and
+  ``ThreadLocalIndex`` are unchanged, and every 5.3.3 scenario replayed on their jars gives the
+  same answers (``tests/vectors/rocketmq/``). What changed around them: 5.4.0 folds the report
+  after a ``RemotingException`` into one call, ``updateFaultItem(broker, elapsed, true,
+  !isStartDetectorEnable())``, the same values as 5.3.3's two branches; ``DefaultMQProducer``'s
+  ``backPressureForAsyncSendNum`` drops from 10000 to 1024 (async sends in flight); 5.5.0 makes
+  ``MQFaultStrategy`` a ``StartAndShutdown`` (``start()`` starts the detector), and changes
+  ``RebalanceImpl.rebalanceByTopic``: an empty queue set or consumer id list no longer reaches
+  the strategy (``rebalance_skips_empty``), and ``buildProcessQueueTableByBrokerName`` files a
+  queue under its real broker name (``getBrokerNameFromMessageQueue``) when locking.
 
 >>> ProducerLine.V4_7_1.rules.counter_clamps, ProducerLine.V5_3_3.rules.selection
 (True, '5.x')
+>>> ProducerLine.V5_5_0.rules.rebalance_skips_empty, ProducerLine.V5_4_0.rules.rebalance_skips_empty
+(True, False)
 """
 
 from __future__ import annotations
@@ -67,7 +81,12 @@ class LineRules:
         the default instance name is ``<pid>#<nanotime>`` (``<pid>`` before 4.9.0);
         ``rebalance_min_interval_ms``: ``rebalanceImmediately`` waits this long after the last
         rebalance (5.x: 1 s); ``offset_lookup_raises``: a failed offset lookup raises
-        (``computePullFromWhereWithException``) instead of returning -1.
+        (``computePullFromWhereWithException``) instead of returning -1;
+        ``rebalance_skips_empty``: a clustering rebalance of a topic with an empty queue set or
+        an empty consumer id list stops there and counts as balanced (5.5.0: the next run in
+        20 s); before, the empty list reached the strategy, whose argument check threw, and the
+        rebalance counted as unbalanced (``RebalanceService`` runs again after its 1 s
+        ``minInterval``); a missing (``null``) one was skipped as balanced on every 5.x.
     """
 
     counter_clamps: bool
@@ -92,6 +111,7 @@ class LineRules:
     client_id_nanotime: bool
     rebalance_min_interval_ms: int
     offset_lookup_raises: bool
+    rebalance_skips_empty: bool = False
 
 
 _4_9_8 = LineRules(
@@ -116,6 +136,8 @@ _5_3_3 = LineRules(
     client_error_isolates=False, broker_error_reachable=False, retryable_codes=RETRYABLE_CODES_5,
     caps_request_timeout=True, async_retry_checks_budget=True, broker_scan_ms=5_000,
     client_id_nanotime=True, rebalance_min_interval_ms=1_000, offset_lookup_raises=True)
+_5_4_0 = replace(_5_3_3)
+_5_5_0 = replace(_5_3_3, rebalance_skips_empty=True)
 
 
 class ProducerLine(StrEnum):
@@ -125,6 +147,8 @@ class ProducerLine(StrEnum):
     V4_9_7 = "4.9.7"
     V4_9_8 = "4.9.8"
     V5_3_3 = "5.3.3"
+    V5_4_0 = "5.4.0"
+    V5_5_0 = "5.5.0"
 
     @property
     def rules(self) -> LineRules:
@@ -140,7 +164,8 @@ class ProducerLine(StrEnum):
         if isinstance(value, ProducerLine):
             return value
         text = value.strip().removeprefix("rocketmq-all-").removeprefix("<=")
-        text = {"4.9.x": "4.9.8", "5.x": "5.3.3", "4.9": "4.9.8", "5": "5.3.3"}.get(text, text)
+        text = {"4.9.x": "4.9.8", "5.x": "5.3.3", "4.9": "4.9.8", "5": "5.3.3", "5.4": "5.4.0",
+                "5.5": "5.5.0"}.get(text, text)
         try:
             return cls(text)
         except ValueError:
@@ -153,5 +178,7 @@ RULES: dict[ProducerLine, LineRules] = {
     ProducerLine.V4_9_7: _4_9_7,
     ProducerLine.V4_9_8: _4_9_8,
     ProducerLine.V5_3_3: _5_3_3,
+    ProducerLine.V5_4_0: _5_4_0,
+    ProducerLine.V5_5_0: _5_5_0,
 }
 """One row per line: the only place that says how lines differ."""
