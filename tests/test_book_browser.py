@@ -1,8 +1,9 @@
 """The built web book in headless Chromium (Debian's package), served from a loopback server.
 
 Every page is opened. The test fails on any request that leaves 127.0.0.1 (such requests are also
-aborted, so nothing leaks), any HTTP error, any JavaScript error not on the allowlist below, any
-chart that did not draw, and any widget that did not render. On chapter 1 it then clicks a broker
+aborted, so nothing leaks), any HTTP error (the favicon included), any console error at all, any
+chart that did not draw, any widget that did not render, and a page with other than one search
+box. On chapter 1 it then clicks a broker
 in the route explorer and a radio button under the chart, and checks that the display changed:
 both work with no kernel at all.
 
@@ -34,6 +35,14 @@ def test_every_page_renders_offline(built_book: Path, base_url: str, browser) ->
         page = watch.page
         want_charts, want_widgets = watch.wait_drawn((built_book / rel).read_text())
         assert page.locator("div.rlb-chart canvas").count() == want_charts, rel
+        # one search box (the sidebar's), none in the article header
+        assert page.locator(".search-button-field").count() == 1, rel
+        assert page.locator(".article-header-buttons .search-button").count() == 0, rel
+        # our own icon, served from the book (a missing one would be an HTTP error above)
+        icon = page.locator("link[rel=icon]")
+        assert icon.count() == 1, rel
+        assert (icon.get_attribute("href") or "").endswith("favicon.svg"), rel
+        assert page.evaluate("document.documentElement.dataset.mode") == "auto", rel
         charts_seen += want_charts
         widgets_seen += want_widgets
         watch.check_clean()

@@ -17,7 +17,9 @@ Run ``python -m rocketlb_core.viz.assets OUTDIR`` (``scripts/book.sh`` does) to 
   same sources), fetched by ``rocketlb-live.js`` only when a live figure needs the model;
 * ``rocketlb-live.js`` (``viz/js``): the one loader of the live model (``window.rocketlbLive``),
   which also puts "run in the browser" on the chapters' core-only cells; ``rocketlb-live.css``
-  styles those controls.
+  styles those controls;
+* ``favicon.svg`` (``viz/js``, ours): the pages' icon (``html.favicon`` in ``_config.yml``), so a
+  browser asks for no ``/favicon.ico``.
 
 Nothing here is committed: the folder is rebuilt from the pinned packages on every build.
 """
@@ -96,6 +98,7 @@ def build(out_dir: Path, node_modules: Path) -> list[Path]:
         **{f"pyodide/{name}": pyodide / name for name in PYODIDE_FILES},
         "rocketlb-live.js": Path(__file__).parent / "js" / "rocketlb-live.js",
         "rocketlb-live.css": Path(__file__).parent / "js" / "rocketlb-live.css",
+        "favicon.svg": Path(__file__).parent / "js" / "favicon.svg",
         "require.js": node_modules / "requirejs" / "require.js",
         "embed-amd.js": html_manager / "embed-amd.js",
         "anywidget.js": Path(anywidget.__file__).parent / "nbextension" / "index.js",
