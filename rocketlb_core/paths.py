@@ -1,8 +1,12 @@
-"""Where the repository's data lives, wherever the code runs from (a notebook, a test, Spark)."""
+"""Where the repository's data lives, wherever the code runs from (a notebook, a test, Spark),
+and ``read_small_file``, the one bounded reader of a small file rocketlb wrote and reads back
+(a cluster's ``cluster.json``)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 ENV_DATA = "ROCKETLB_DATA"
@@ -23,3 +27,57 @@ def data_path(*parts: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"{path} not found in the data folder")
     return path
+
+
+class FileRefused(Exception):
+    """Why ``read_small_file`` refused a file. ``reason``: ``"missing"``, ``"unreadable"``
+    (``detail``: what the system said, or ``"a symbolic link"``), ``"not regular"`` (``detail``:
+    what it is: a symbolic link, a folder, a FIFO, a device or a socket), ``"swapped"`` (not a
+    regular file any more once opened) or ``"too large"``. Callers turn it into their own error."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail
+
+
+_KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def read_small_file(path: Path | str, max_bytes: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not a link, folder, FIFO or device) of at
+    most ``max_bytes``; else ``FileRefused``. Never follows a link, never blocks (a file swapped
+    for a FIFO after the check is refused too), never reads more than ``max_bytes + 1`` bytes."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError as exc:
+        raise FileRefused("missing", exc.strerror or str(exc)) from None
+    except OSError as exc:
+        raise FileRefused("unreadable", exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise FileRefused("not regular", next(
+            (kind for test, kind in _KINDS if test(st.st_mode)), "not a regular file"))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        why = "a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise FileRefused("unreadable", why) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileRefused("swapped", "not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise FileRefused("unreadable", exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    if size > max_bytes:
+        raise FileRefused("too large", f"more than {max_bytes} bytes")
+    return b"".join(chunks)

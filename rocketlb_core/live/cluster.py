@@ -23,13 +23,11 @@ and RocketMQ also opens that port - 2 (its fast channel) and + 1 (HA).
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import time
 from collections.abc import Sequence
@@ -39,6 +37,7 @@ from typing import Any
 
 from rocketlb_core.live.jars import LiveError, class_path, java, line, resolve
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+from rocketlb_core.paths import FileRefused, read_small_file
 
 STATE = "cluster.json"
 ENV_ISOLATED = "ROCKETLB_LIVE_ISOLATED"   # set by run_isolated: the cluster is in a namespace
@@ -144,36 +143,20 @@ def _home(home: Path | str) -> Path:
 
 def _read_state(path: Path) -> bytes:
     """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of at most
-    ``MAX_STATE_BYTES``; never blocks, never reads more."""
-    shown = _show(path)
+    ``MAX_STATE_BYTES``; never blocks, never reads more (``paths.read_small_file``)."""
     try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise LiveError(f"{shown}: not a regular file (a link, folder, FIFO or device), not "
-                            "the cluster record up writes")
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        why = "a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
-        raise LiveError(f"{shown}: cannot be read ({why})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise LiveError(f"{shown}: not a regular file, not the cluster record up writes")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_STATE_BYTES:
-            chunk = os.read(fd, MAX_STATE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise LiveError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-    if size > MAX_STATE_BYTES:
-        raise LiveError(f"{shown}: larger than {MAX_STATE_BYTES >> 20} MiB, not the cluster "
-                        "record up writes")
-    return b"".join(chunks)
+        return read_small_file(path, MAX_STATE_BYTES)
+    except FileRefused as exc:
+        if exc.reason == "not regular":
+            why = "not a regular file (a link, folder, FIFO or device), not the cluster record " \
+                  "up writes"
+        elif exc.reason == "swapped":
+            why = "not a regular file, not the cluster record up writes"
+        elif exc.reason == "too large":
+            why = f"larger than {MAX_STATE_BYTES >> 20} MiB, not the cluster record up writes"
+        else:
+            why = f"cannot be read ({exc.detail})"
+        raise LiveError(f"{_show(path)}: {why}") from None
 
 
 def _parse_state(home: Path, path: Path, raw: bytes) -> Cluster:

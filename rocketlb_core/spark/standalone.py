@@ -36,12 +36,10 @@ because each task writes its part file there (README, "Spark on a cluster").
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import os
 import re
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -53,6 +51,7 @@ from typing import Any
 
 from rocketlb_core.cli import run
 from rocketlb_core.errors import InputError, UsageError
+from rocketlb_core.paths import FileRefused, read_small_file
 from rocketlb_core.spark.java import ensure_java
 
 MARKER = "cluster.json"
@@ -262,45 +261,21 @@ def cluster_home(folder: Path) -> Path:
 
 def _read_state(path: Path) -> bytes:
     """The bytes of ``path`` if it is a regular file (not a link, FIFO or device) of at most
-    ``MAX_STATE_BYTES``; never blocks, never reads more."""
-    shown = _show(path)
+    ``MAX_STATE_BYTES``; never blocks, never reads more (``paths.read_small_file``)."""
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        raise StateError(f"{shown}: missing: no cluster was started in this folder") from None
-    except OSError as exc:
-        raise StateError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
-    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
-             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-             (stat.S_ISSOCK, "a socket"))
-    for test, kind in kinds:
-        if test(st.st_mode):
-            raise StateError(f"{shown}: {kind}, not the cluster record up writes (a file)")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        why = "a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
-        raise StateError(f"{shown}: cannot be read ({why})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise StateError(f"{shown}: not a regular file, not the cluster record up writes")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_STATE_BYTES:
-            chunk = os.read(fd, MAX_STATE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise StateError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-    if size > MAX_STATE_BYTES:
-        raise StateError(f"{shown}: larger than {MAX_STATE_BYTES >> 20} MiB, not the cluster "
-                         "record up writes")
-    return b"".join(chunks)
+        return read_small_file(path, MAX_STATE_BYTES)
+    except FileRefused as exc:
+        if exc.reason == "missing":
+            why = "missing: no cluster was started in this folder"
+        elif exc.reason == "not regular":
+            why = f"{exc.detail}, not the cluster record up writes (a file)"
+        elif exc.reason == "swapped":
+            why = "not a regular file, not the cluster record up writes"
+        elif exc.reason == "too large":
+            why = f"larger than {MAX_STATE_BYTES >> 20} MiB, not the cluster record up writes"
+        else:
+            why = f"cannot be read ({exc.detail})"
+        raise StateError(f"{_show(path)}: {why}") from None
 
 
 def load_state(folder: Path) -> dict[str, Any]:
