@@ -586,3 +586,47 @@ def test_members_on_different_topics_rocketmq_leaves_queues_kafka_does_not() -> 
         assert sorted(loads) == sorted(MIXED_GROUP)
         assert set(loads.values()) == {4}, (name, loads)
     assert dict(by["range", "TopicA"].loads) == {"c-1": 2, "c-2": 2, "c-3": 6, "c-4": 6}
+
+
+@pytest.mark.parametrize(("assignor", "least"), [("range", 450), ("sticky", 500),
+                                                  ("cooperative-sticky", 500)])
+def test_the_racks_vectors_fail_when_racks_are_ignored(assignor: str, least: int) -> None:
+    """The ``racks`` family (issue 33, item 4; KIP-881): consumers with a ``client.rack`` and
+    partitions whose replicas sit on some racks. Most cases use rack-aware assignment (both sticky
+    builders among them); the port passes them all (``test_every_vector_passes``) and fails most
+    of them when it is not told the replicas' racks."""
+    from rocketlb_core.kafka.assignors import _group, _partitions_per_topic, _RackInfo
+    from rocketlb_core.kafka.conformance import case_racks, expected_assignment
+    aware = unequal_aware = ignored = 0
+    for line in read_cases(VECTORS / f"kafka-{assignor}-racks-4.3.1.jsonl.gz"):
+        c = json.loads(line)
+        partitions, members = case_inputs(c)
+        group = _group(members)
+        rack = _RackInfo.of(group, dict(_partitions_per_topic(group, partitions)), case_racks(c))
+        aware += bool(rack.consumer_racks)
+        unequal_aware += bool(rack.consumer_racks) and len(
+            {frozenset(m["topics"]) for m in c["members"]}) > 1
+        if "error" in c["expected"]:
+            continue
+        try:
+            ignored += ASSIGNORS[assignor](partitions, members) != expected_assignment(c)
+        except KafkaAssignorError:
+            ignored += 1
+    assert aware >= 500, aware
+    assert unequal_aware >= 150, unequal_aware
+    assert ignored >= least, ignored
+
+
+def test_range_with_racks_by_hand() -> None:
+    """KIP-881's example shape: two members in racks a and b, a topic of four partitions whose
+    replicas alternate between the racks: each member gets the partitions of its rack (without
+    racks: the first two and the last two)."""
+    members = [Member("m1", ("t",), rack="a"), Member("m2", ("t",), rack="b")]
+    racks = {"t": [["a"], ["b"], ["a"], ["b"]]}
+    assert range_assign({"t": 4}, members, racks=racks) == {"m1": [("t", 0), ("t", 2)],
+                                                            "m2": [("t", 1), ("t", 3)]}
+    assert range_assign({"t": 4}, members) == {"m1": [("t", 0), ("t", 1)],
+                                               "m2": [("t", 2), ("t", 3)]}
+    # every partition on every rack: racks change nothing
+    assert range_assign({"t": 4}, members, racks={"t": [["a", "b"]] * 4}) == range_assign(
+        {"t": 4}, members)

@@ -10,8 +10,9 @@ member's partitions follows Java's hash order (``javamath.java_hash_order``); th
 - ``range_assign``: ``RangeAssignor`` (``partition.assignment.strategy=range``): per topic, the
   members subscribed to it sorted (static members by ``group.instance.id`` first, then by member
   id), each given a contiguous range, the first ``partitions % members`` one partition more.
-  Rack-aware assignment (KIP-881, when members and replicas declare racks) is not ported yet:
-  members here have no rack, as in the vectors.
+  With racks (KIP-881: each member's ``client.rack``, each partition's replicas' racks) and a
+  topic whose partitions are not on every rack, partitions first go to members of their racks
+  within those ranges' sizes (``range_assign``'s ``racks``).
 - ``round_robin_assign``: ``RoundRobinAssignor``: every partition of every subscribed topic,
   topics in ``String`` order, dealt to the sorted members in turn, skipping a member not
   subscribed to the partition's topic.
@@ -19,8 +20,8 @@ member's partitions follows Java's hash order (``javamath.java_hash_order``); th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cmp_to_key
 
 from rocketlb_core.javamath import (
@@ -44,11 +45,35 @@ TopicPartition = tuple[str, int]
 @dataclass(frozen=True)
 class Member:
     """A group member as the leader sees it: its member id, its ``group.instance.id`` (static
-    membership) and the topics it subscribes to, in its subscription's order."""
+    membership), the topics it subscribes to, in its subscription's order, and its
+    ``client.rack`` (``rack``, keyword only; ``None`` or ``""``: none)."""
 
     member_id: str
     topics: tuple[str, ...]
     instance_id: str | None = None
+    rack: str | None = field(default=None, kw_only=True)
+
+
+Racks = Mapping[str, Sequence[Collection[str | None]]]
+"""Each topic's partitions' replicas' racks, as the ``Cluster`` metadata gives them: topic ->
+one collection a partition (``None``: a broker without a rack). A topic missing: no racks."""
+
+
+def _partition_racks(racks: Racks | None, topic: str, count: int) -> list[frozenset[str]]:
+    """The distinct racks of each partition's replicas (``Node.rack``, nulls dropped)."""
+    given = (racks or {}).get(topic, ())
+    return [frozenset(r for r in (given[p] if p < len(given) else ()) if r is not None)
+            for p in range(count)]
+
+
+def _use_rack_aware(consumer_racks: Collection[str], partition_racks: Collection[str],
+                    per_partition: Collection[frozenset[str]]) -> bool:
+    """``AbstractPartitionAssignor.useRackAwareAssignment``: consumers and replicas share a rack,
+    and some partition is not on every rack that holds replicas."""
+    if not consumer_racks or not set(consumer_racks) & set(partition_racks):
+        return False
+    every = frozenset(partition_racks)
+    return not all(r == every for r in per_partition)
 
 
 def _member_order(a: Member, b: Member) -> int:
@@ -83,15 +108,21 @@ def _partitions_per_topic(group: Mapping[str, Member], partitions: Mapping[str, 
 
 
 def range_assign(partitions: Mapping[str, int], members: Sequence[Member], *,
-                 before_kip881: bool = False) -> dict[str, list[TopicPartition]]:
+                 before_kip881: bool = False, racks: Racks | None = None
+                 ) -> dict[str, list[TopicPartition]]:
     """``RangeAssignor.assign``: each member id's partitions, in Kafka's order.
 
     ``before_kip881``: as released up to 3.4, which walked the topics in the order of its map
     of topic to members, filled by ``computeIfAbsent`` (a new key first in its bin), rather than
     of topic to partitions, filled by ``put``. The shares are the same; the order of a member's
     partitions differs when two topics share a bin (329 of the 3,500 vectors).
+
+    ``racks``: the partitions' replicas' racks (``Racks``); with members' racks it may make the
+    assignment rack-aware (KIP-881, ``_range_with_racks``).
     """
     group = _group(members)
+    if racks is not None and not before_kip881:
+        return _range_with_racks(partitions, group, racks)
     per_topic: dict[str, list[Member]] = {}
     for m in group.values():
         for t in m.topics:
@@ -123,6 +154,107 @@ def range_assign(partitions: Mapping[str, int], members: Sequence[Member], *,
             if len(mine) > per:
                 extra -= 1
     return assignment
+
+
+class _TopicState:
+    """``RangeAssignor.TopicAssignmentState``: one topic's members (sorted), its partitions not
+    yet assigned, and the ranges' sizes as they are used up."""
+
+    def __init__(self, topic: str, count: int, members: list[Member],
+                 consumer_racks: Mapping[str, str], racks: Racks) -> None:
+        self.topic = topic
+        self.consumers = {m.member_id: consumer_racks.get(m.member_id)
+                          for m in sorted_members(members)}
+        self.unassigned = list(range(count))
+        self.assigned = dict.fromkeys(self.consumers, 0)
+        n = len(self.consumers)
+        self.per, self.extra = divmod(count, n) if n else (0, 0)
+        mine = {consumer_racks[c] for c in self.consumers if c in consumer_racks}
+        self.partition_racks = _partition_racks(racks, topic, count) if mine else []
+        every = frozenset().union(*self.partition_racks)
+        self.needs_racks = _use_rack_aware(mine, every, self.partition_racks)
+
+    def racks_match(self, consumer: str, p: int) -> bool:
+        rack = self.consumers[consumer]
+        return rack is None or (p < len(self.partition_racks) and rack in self.partition_racks[p])
+
+    def max_assignable(self, consumer: str) -> int:
+        return max(0, self.per + (1 if self.extra > 0 else 0) - self.assigned[consumer])
+
+    def assign(self, consumer: str, ps: list[int], out: dict[str, list[TopicPartition]]) -> None:
+        out[consumer].extend((self.topic, p) for p in ps)
+        self.assigned[consumer] += len(ps)
+        if self.assigned[consumer] > self.per:
+            self.extra -= 1
+        taken = set(ps)
+        self.unassigned = [p for p in self.unassigned if p not in taken]
+
+    def assign_ranges(self, out: dict[str, list[TopicPartition]], by_rack: bool) -> None:
+        for c in self.consumers:
+            if not self.unassigned:
+                break
+            ps = [p for p in self.unassigned if not by_rack or self.racks_match(c, p)]
+            ps = ps[:self.max_assignable(c)]
+            if ps:
+                self.assign(c, ps, out)
+
+
+def _range_with_racks(partitions: Mapping[str, int], group: Mapping[str, Member], racks: Racks
+                      ) -> dict[str, list[TopicPartition]]:
+    """``RangeAssignor.assignPartitions`` (KIP-881). When some topic needs it (its members and
+    replicas share racks, and not every partition is on every rack), partitions go first to
+    members of their racks: per group of topics with the same members and partition count
+    (co-partitioned), partition ``p`` of all of them to the first member that matches on every
+    one and has room in each; a lone topic by ranges over its rack-matching partitions. Then
+    the ordinary ranges place the rest, and every member's list is sorted by topic and
+    partition. Without such a topic the result is the plain one."""
+    consumer_racks = {mid: m.rack for mid, m in group.items() if m.rack}
+    per_topic: dict[str, list[Member]] = {}
+    for m in group.values():
+        for t in m.topics:
+            if m not in per_topic.setdefault(t, []):
+                per_topic[t].append(m)
+    states = [_TopicState(t, n, per_topic.get(t, []), consumer_racks, racks)
+              for t, n in _partitions_per_topic(group, partitions)]
+    out: dict[str, list[TopicPartition]] = {mid: [] for mid in group}
+    use = any(s.needs_racks for s in states)
+    if use:
+        # groupingBy(consumers), then groupingBy(partition count): each topic's shares are its
+        # own and the lists are sorted at the end, so the groups' order plays no part
+        groups: dict[tuple[frozenset[tuple[str, str | None]], int], list[_TopicState]] = {}
+        for s in states:
+            key = (frozenset(s.consumers.items()), len(s.partition_racks))
+            groups.setdefault(key, []).append(s)
+        for (_, count), same in groups.items():
+            if len(same) > 1:
+                _co_partitioned(list(same[0].consumers), count, same, out)
+            elif same[0].needs_racks:
+                same[0].assign_ranges(out, by_rack=True)
+    for s in states:
+        s.assign_ranges(out, by_rack=False)
+    if use:
+        keys = {t: java_string_key(t) for t in partitions}
+        for mine in out.values():
+            mine.sort(key=lambda tp: (keys[tp[0]], tp[1]))
+    return out
+
+
+def _co_partitioned(consumers: list[str], count: int, states: list[_TopicState],
+                    out: dict[str, list[TopicPartition]]) -> None:
+    """``RangeAssignor.assignCoPartitionedWithRackMatching``."""
+    remaining = list(consumers)
+    for p in range(count):
+        match = next((c for c in remaining
+                      if all(s.racks_match(c, p) and s.max_assignable(c) > 0 for s in states)),
+                     None)
+        if match is None:
+            continue
+        for s in states:
+            s.assign(match, [p], out)
+        if not any(s.max_assignable(match) > 0 for s in states):
+            remaining.remove(match)
+            if not remaining:
+                break
 
 
 def round_robin_assign(partitions: Mapping[str, int], members: Sequence[Member]
@@ -197,6 +329,61 @@ class StickyMember(Member):
 
 
 DEFAULT_GENERATION = -1
+
+
+@dataclass(frozen=True)
+class _RackInfo:
+    """``AbstractStickyAssignor.RackInfo``: each member's rack and each partition's replicas'
+    racks when the assignment is rack-aware (both empty otherwise), and for every partition
+    the number of members in its replicas' racks whenever some member has a rack (Kafka counts
+    these even when it does not use racks)."""
+
+    consumer_racks: Mapping[str, str]
+    partition_racks: Mapping[TopicPartition, frozenset[str]]
+    consumers_near: Mapping[TopicPartition, int]
+
+    @classmethod
+    def of(cls, group: Mapping[str, Member], have: Mapping[str, int], racks: Racks | None
+           ) -> _RackInfo:
+        by_rack: dict[str, int] = {}
+        member_rack: dict[str, str] = {}
+        for mid, m in group.items():
+            if m.rack:
+                by_rack[m.rack] = by_rack.get(m.rack, 0) + 1
+                member_rack[mid] = m.rack
+        if not by_rack:
+            return cls({}, {}, {})
+        per: dict[TopicPartition, frozenset[str]] = {}
+        for t, n in have.items():
+            for p, r in enumerate(_partition_racks(racks, t, n)):
+                per[(t, p)] = r
+        every = frozenset().union(*per.values())
+        near = {tp: sum(by_rack.get(r, 0) for r in rs) for tp, rs in per.items()}
+        if _use_rack_aware(list(by_rack), every, list(per.values())):
+            return cls(member_rack, per, near)
+        return cls({}, {}, near)
+
+    def mismatch(self, consumer: str, tp: TopicPartition) -> bool:
+        """``racksMismatch``."""
+        mine = self.consumer_racks.get(consumer)
+        if mine is None:
+            return False
+        theirs = self.partition_racks.get(tp)
+        return theirs is None or mine not in theirs
+
+    def next_consumer(self, tp: TopicPartition, consumers: list[str], first: int) -> int:
+        """``nextRackConsumer``: the index of the first member from ``first`` on (round the
+        list) in one of the partition's racks, or -1."""
+        racks = self.partition_racks.get(tp)
+        if not racks:
+            return -1
+        n = len(consumers)
+        for i in range(n):
+            index = (first + i) % n
+            r = self.consumer_racks.get(consumers[index])
+            if r is not None and r in racks:
+                return index
+        return -1
 
 
 def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], eager: bool,
@@ -274,12 +461,16 @@ def _remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
 
 
 def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPartition]],
-                 multiple: set[TopicPartition]
+                 multiple: set[TopicPartition], rack: _RackInfo | None = None
                  ) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str]]:
-    """``ConstrainedAssignmentBuilder.build`` (every member subscribes to the same topics; no
-    racks): each member keeps what it owned up to its quota, the rest is dealt round robin to
-    the members below quota in member-id order. Also returns the partitions that change owner
-    (``partitionsTransferringOwnership``)."""
+    """``ConstrainedAssignmentBuilder.build`` (every member subscribes to the same topics): each
+    member keeps what it owned up to its quota, the rest is dealt round robin to the members
+    below quota in member-id order. Also returns the partitions that change owner
+    (``partitionsTransferringOwnership``). With racks (``rack``), a member keeps only owned
+    partitions of its rack, and the free partitions, those with the fewest members in their
+    replicas' racks first, go first round robin to members of their racks
+    (``assignRackAwareRoundRobin``)."""
+    rack = rack or _RackInfo({}, {}, {})
     total = sum(partitions.values())
     n = len(owned_by)
     min_quota, max_quota = total // n, -(-total // n)
@@ -297,7 +488,13 @@ def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPa
             if tp[0] not in topic_key:
                 topic_key[tp[0]] = java_string_key(tp[0])
     for consumer, raw in owned_by.items():
-        owned = sorted(raw, key=lambda tp: (tp[1], topic_key[tp[0]]))
+        matching = []
+        for tp in raw:
+            if rack.mismatch(consumer, tp):
+                maybe_revoked[tp] = consumer
+            else:
+                matching.append(tp)
+        owned = sorted(matching, key=lambda tp: (tp[1], topic_key[tp[0]]))
         for tp in multiple:
             _remove_first(owned, tp)
         if len(owned) < min_quota:
@@ -329,6 +526,39 @@ def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPa
         if (tp in maybe_revoked and maybe_revoked[tp] != consumer) or tp in multiple:
             transferring[tp] = consumer
         return len(mine)
+
+    if rack.consumers_near:                             # sortPartitionsByRackConsumers
+        unassigned = sorted(unassigned, key=lambda tp: rack.consumers_near.get(tp, 0))
+    if rack.consumer_racks:                             # assignRackAwareRoundRobin
+        left: list[TopicPartition] = []
+        at = 0
+        for tp in unassigned:
+            chosen: str | None = None
+            i = rack.next_consumer(tp, under, at)
+            if i >= 0:
+                chosen = under[i]
+                count = len(assignment[chosen]) + 1
+                if count >= min_quota:
+                    under.remove(chosen)
+                    if count < max_quota and current_over < expected_over:
+                        exact.append(chosen)
+                else:
+                    i += 1
+                at = i % len(under) if under else 0
+            elif exact:
+                j = rack.next_consumer(tp, exact, 0)
+                if j >= 0:
+                    chosen = exact[j]
+                    if len(assignment[chosen]) + 1 == max_quota:
+                        del exact[j]
+                        current_over += 1
+                        if current_over == expected_over:
+                            exact.clear()
+            if chosen is None:
+                left.append(tp)
+            else:
+                give(tp, chosen)
+        unassigned = left
 
     # assignRoundRobin, with java.util.LinkedList's iterator over ``under``
     pos, last = 0, -1
@@ -389,28 +619,33 @@ def _unassigned(partitions: Mapping[str, int], assigned: list[TopicPartition]
 
 
 def sticky_assign(partitions: Mapping[str, int], members: Sequence[StickyMember], *,
-                  cooperative: bool = False) -> dict[str, list[TopicPartition]]:
+                  cooperative: bool = False, racks: Racks | None = None
+                  ) -> dict[str, list[TopicPartition]]:
     """``StickyAssignor`` (eager) or ``CooperativeStickyAssignor``: each member id's
     partitions, in Kafka's order. The cooperative one leaves out the partitions that change
     owner: their old owner gives them up, and a second rebalance assigns them. When members
     subscribe to the same topics, Kafka's constrained builder runs (``_constrained``);
-    otherwise its general one (``sticky_general.general_assign``)."""
+    otherwise its general one (``sticky_general.general_assign``). ``racks``: the partitions'
+    replicas' racks (``Racks``), which with the members' racks may make either builder
+    rack-aware (KIP-881, ``_RackInfo``)."""
     group = _group(members)
     have = {t: n for t, n in _partitions_per_topic(group, partitions)}
+    rack = _RackInfo.of(group, have, racks)
     sticky_group = {mid: m if isinstance(m, StickyMember) else StickyMember(
-        m.member_id, m.topics, m.instance_id) for mid, m in group.items()}
+        m.member_id, m.topics, m.instance_id, rack=m.rack) for mid, m in group.items()}
     claimed = {mid: _claimed(m, not cooperative) for mid, m in sticky_group.items()}
     equal, owned_by, multiple = _owned_by_member(sticky_group, set(have), not cooperative,
                                                  claimed)
     if equal:
-        assignment, transferring = _constrained(have, owned_by, multiple)
+        assignment, transferring = _constrained(have, owned_by, multiple, rack)
     else:
         claims = {mid: (claimed[mid], m.generation) for mid, m in sticky_group.items()}
         top = max((DEFAULT_GENERATION if g is None else g for _, g in claims.values()),
                   default=DEFAULT_GENERATION)
         try:
             assignment = general_assign(have, {mid: m.topics for mid, m in sticky_group.items()},
-                                        owned_by, claims, top)
+                                        owned_by, claims, top, rack.consumer_racks,
+                                        rack.partition_racks)
         except GeneralAssignorError as exc:
             raise KafkaAssignorError(exc.kind, str(exc)) from exc
         transferring = _transferring(sticky_group, assignment) if cooperative else {}
@@ -437,18 +672,19 @@ def _transferring(group: Mapping[str, StickyMember], assignment: Mapping[str, li
     return {tp: c for tp, c in added.items() if tp in revoked}
 
 
-def cooperative_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member]
-                              ) -> dict[str, list[TopicPartition]]:
+def cooperative_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member], *,
+                              racks: Racks | None = None) -> dict[str, list[TopicPartition]]:
     """``CooperativeStickyAssignor``: the first of the cooperative protocol's two rebalances."""
     return sticky_assign(partitions, [m if isinstance(m, StickyMember) else StickyMember(
-        m.member_id, m.topics, m.instance_id) for m in members], cooperative=True)
+        m.member_id, m.topics, m.instance_id, rack=m.rack) for m in members], cooperative=True,
+        racks=racks)
 
 
-def eager_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member]
-                        ) -> dict[str, list[TopicPartition]]:
+def eager_sticky_assign(partitions: Mapping[str, int], members: Sequence[Member], *,
+                        racks: Racks | None = None) -> dict[str, list[TopicPartition]]:
     """``StickyAssignor``."""
     return sticky_assign(partitions, [m if isinstance(m, StickyMember) else StickyMember(
-        m.member_id, m.topics, m.instance_id) for m in members])
+        m.member_id, m.topics, m.instance_id, rack=m.rack) for m in members], racks=racks)
 
 
 ASSIGNORS["sticky"] = eager_sticky_assign

@@ -39,10 +39,20 @@ def case_inputs(obj: dict[str, Any]) -> tuple[dict[str, int], list[Member]]:
         if "owned" in m:
             owned = tuple((str(t), int(p)) for t, ps in m["owned"] for p in ps)
             members.append(StickyMember(str(m["id"]), topics, m["instance"], owned,
-                                        m["generation"], in_subscription))
+                                        m["generation"], in_subscription, rack=m.get("rack")))
         else:
-            members.append(Member(str(m["id"]), topics, m["instance"]))
+            members.append(Member(str(m["id"]), topics, m["instance"], rack=m.get("rack")))
     return partitions, members
+
+
+def case_racks(obj: dict[str, Any]) -> dict[str, list[list[str | None]]] | None:
+    """The case's partitions' replicas' racks (``racks``: topic -> one list a partition), or
+    ``None`` when the case has none (then no assignor may use racks)."""
+    racks = obj.get("racks")
+    if racks is None:
+        return None
+    return {str(t): [[None if r is None else str(r) for r in rs] for rs in parts]
+            for t, parts in racks.items()}
 
 
 def run_assignor_case(obj: dict[str, Any], report: Report, assignor: str | None = None) -> None:
@@ -56,16 +66,19 @@ def run_assignor_case(obj: dict[str, Any], report: Report, assignor: str | None 
     partitions, members = case_inputs(obj)
     if name not in ASSIGNORS:
         raise ValueError(f"unknown Kafka assignor {name!r}")
+    racks = case_racks(obj)
+    kwargs: dict[str, Any] = {} if racks is None or name == "roundrobin" else {"racks": racks}
     if "error" in obj["expected"]:
         want = obj["expected"]["error"]["type"]
         try:
-            ASSIGNORS[name](partitions, members)
+            ASSIGNORS[name](partitions, members, **kwargs)
         except KafkaAssignorError as exc:
             report.check(str(obj["id"]), exc.kind, want)
             return
         report.add(str(obj["id"]), False, f"expected {want}, got an assignment")
         return
-    report.check(str(obj["id"]), ASSIGNORS[name](partitions, members), expected_assignment(obj))
+    report.check(str(obj["id"]), ASSIGNORS[name](partitions, members, **kwargs),
+                 expected_assignment(obj))
 
 
 def run_partitioner_case(obj: dict[str, Any], report: Report) -> None:

@@ -30,7 +30,9 @@ confluentinc/librdkafka#4783). The vectors record such a case as ``NoTermination
 classes had not returned after 20 s, where a case takes milliseconds. The port detects it
 exactly: the passes are deterministic, so a pass that starts from a state an earlier pass
 started from repeats forever, and it raises ``KafkaAssignorError("NoTermination")``.
-Rack-aware assignment is not ported: members here have no rack, as in the vectors.
+With racks (KIP-881, ``general_assign``'s ``consumer_racks``), step 1 also revokes what a
+member owns off its rack, step 2 first gives partitions to members of their racks, and step 3
+prefers a partition whose member is in its rack when another member of that rack has two fewer.
 """
 
 from __future__ import annotations
@@ -188,14 +190,30 @@ class _SortedMembers:
 def general_assign(partitions: Mapping[str, int], subscriptions: Mapping[str, Sequence[str]],
                    owned_by: dict[str, list[TopicPartition]],
                    claims: Mapping[str, tuple[Sequence[TopicPartition], int | None]],
-                   max_generation: int) -> dict[str, list[TopicPartition]]:
+                   max_generation: int, consumer_racks: Mapping[str, str] | None = None,
+                   partition_racks: Mapping[TopicPartition, frozenset[str]] | None = None
+                   ) -> dict[str, list[TopicPartition]]:
     """``GeneralAssignmentBuilder.build``.
 
     ``partitions``: the subscribed topics with metadata and their partition counts;
     ``subscriptions``: each member's topics, in the group's (``HashMap``) order; ``owned_by``:
     what each member validly owned (``allSubscriptionsEqual``'s output, modified in place as
     Kafka does); ``claims``: each member's claimed partitions and generation as its member data
-    gives them (``None``: no generation); ``max_generation``: the highest claimed."""
+    gives them (``None``: no generation); ``max_generation``: the highest claimed;
+    ``consumer_racks`` and ``partition_racks``: ``RackInfo``'s, when the assignment is
+    rack-aware (KIP-881): an owned partition off its member's rack is revoked, free partitions
+    go first to members of their racks, and a move prefers a partition on a member of its rack
+    that has two fewer."""
+    racks_of = consumer_racks or {}
+    replicas_of = partition_racks or {}
+
+    def mismatch(member: str, tp: TopicPartition) -> bool:
+        mine = racks_of.get(member)
+        if mine is None:
+            return False
+        theirs = replicas_of.get(tp)
+        return theirs is None or mine not in theirs
+
     topic_members: dict[str, list[str]] = {t: [] for t in partitions}
     member_topics: dict[str, list[str]] = {}
     for member, topics in subscriptions.items():
@@ -241,7 +259,7 @@ def general_assign(partitions: Mapping[str, int], subscriptions: Mapping[str, Se
         for tp in tps:
             if tp[0] not in topic_members:
                 owner.pop(tp, None)
-            elif tp[0] not in subscribed_sets[member]:
+            elif tp[0] not in subscribed_sets[member] or mismatch(member, tp):
                 revocation_required = True
             else:
                 kept.append(tp)
@@ -342,26 +360,50 @@ def general_assign(partitions: Mapping[str, int], subscriptions: Mapping[str, Se
                     performed = modified = True
                     continue
                 mine = size(member)
-                for other in topic_members[tp[0]]:
-                    if mine > size(other) + 1:
-                        reassign(tp)
-                        performed = modified = True
-                        break
+                found = False
+                near = racks_of.get(member) if member is not None else None
+                if near is not None and near in replicas_of.get(tp, frozenset()):
+                    for other in topic_members[tp[0]]:     # a member of its rack first
+                        theirs = racks_of.get(other)
+                        if theirs is None or theirs not in replicas_of[tp]:
+                            continue
+                        if mine > size(other) + 1:
+                            reassign(tp)
+                            performed = modified = found = True
+                            break
+                if not found:
+                    for other in topic_members[tp[0]]:
+                        if mine > size(other) + 1:
+                            reassign(tp)
+                            performed = modified = True
+                            break
             if not modified:
                 return performed
 
     # balance
     initializing = size(members.last()) == 0
-    for tp in unassigned:                                  # maybeAssign, no racks
-        if not topic_members[tp[0]]:
-            continue
-        for member in members:
-            if tp[0] in topic_sets[member]:
-                members.remove(member)
-                current[member].append(tp)
-                owner[tp] = member
-                members.add(member)
-                break
+
+    def maybe_assign(tps: list[TopicPartition], by_rack: bool) -> list[TopicPartition]:
+        """``maybeAssign``: each partition to the emptiest member that can take it (of its
+        rack, ``by_rack``); returns the partitions left."""
+        left = []
+        for tp in tps:
+            if not topic_members[tp[0]]:
+                left.append(tp)
+                continue
+            for member in members:
+                if tp[0] in topic_sets[member] and not (by_rack and mismatch(member, tp)):
+                    members.remove(member)
+                    current[member].append(tp)
+                    owner[tp] = member
+                    members.add(member)
+                    break
+            else:
+                left.append(tp)
+        return left
+
+    # first with rack matching, then the rest without
+    maybe_assign(maybe_assign(unassigned, True) if racks_of else unassigned, False)
     fixed_topics = {t for t, ms in topic_members.items() if len(ms) < 2}
     if fixed_topics:
         all_partitions[:] = [tp for tp in all_partitions if tp[0] not in fixed_topics]

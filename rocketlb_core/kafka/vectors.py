@@ -72,6 +72,16 @@ generations 1 to 3 and a stale claim wherever one can be made: where two members
 partition, the higher generation keeps it, the other claimant's generation read from its
 subscription.
 
+``*-racks``: the client's range and sticky assignors with racks (KIP-881, issue 33): brokers
+in racks ``r0`` ... (some without one), each partition's replicas on 1 to 3 of them (in one case
+in six on all of them, where Kafka does not use racks), members with a ``client.rack`` in their
+subscription (``"rack"``: mostly a broker's rack, sometimes ``null``, ``""`` or one no broker is
+in); the case's ``"racks"`` gives each topic's partitions' replicas' racks (``null``: a broker
+without a rack). The sticky cases mix equal and different subscriptions (both builders). No 3.4
+file (racks came in 3.5); the server-side assignors of kafka-group-coordinator 4.3.1 read no
+racks (``UniformAssignor`` and ``RangeAssignor`` never call ``rackId`` or
+``racksForPartition``), so there is no server-side family.
+
 ``server-range-static``: the server's range assignor with static members (issue 33): three in
 four members of the second rebalance carry a ``group.instance.id`` (each member's ``instance``,
 ``null`` for a dynamic one), which the assignor orders first, by instance id
@@ -156,6 +166,9 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("uniform", "4.0.0", (), 200, "jvm", jvm=25),
          VectorFile("sticky", "4.3.1", ("3.9.1",), 1000, "generations"),
          VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 1000, "generations"),
+         VectorFile("range", "4.3.1", ("3.9.1",), 1000, "racks"),
+         VectorFile("sticky", "4.3.1", ("3.9.1",), 1000, "racks"),
+         VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 1000, "racks"),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static"),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static", jvm=25),
          VectorFile("range", "4.3.1", ("3.9.1",), 300, "collide"),

@@ -38,7 +38,16 @@ public final class KafkaVectors {
         boolean unequal = args.length > 4 && args[4].equals("unequal");
         boolean collide = args.length > 4 && args[4].equals("collide");
         GEN_SUB = args.length > 4 && args[4].equals("generations");
+        RACKS = args.length > 4 && args[4].equals("racks");
         for (int c = 0; c < cases; c++) {
+            if (RACKS) {
+                String id = String.format("%s-racks-%06d", assignorName, c);
+                newRackCase(rnd);
+                out.println(!assignorName.endsWith("sticky") ? rangeRackCase(assignorName, version, id, rnd)
+                            : rnd.nextBoolean() ? stickyCase(assignorName, version, id, rnd)
+                            : stickyUnequalCase(assignorName, version, id, rnd));
+                continue;
+            }
             if (collide) {
                 String id = String.format("%s-collide-%06d", assignorName, c);
                 out.println(collideCase(assignorName, version, id, rnd, c));
@@ -204,7 +213,8 @@ public final class KafkaVectors {
         return "{\"id\":" + str(id) + ",\"assignor\":" + str(assignorName)
             + (GEN_SUB ? ",\"generation_in_subscription\":true" : "")
             + ",\"source\":{\"artifact\":\"org.apache.kafka:kafka-clients\",\"version\":" + str(version) + "}"
-            + ",\"topics\":" + topicsJson + ",\"members\":" + membersJson
+            + ",\"topics\":" + topicsJson + (RACKS ? ",\"racks\":" + racksJson(topics) : "")
+            + ",\"members\":" + membersJson
             + ",\"expected\":" + expected + "}";
     }
 
@@ -236,7 +246,7 @@ public final class KafkaVectors {
         List<String> members = new ArrayList<>(first);
         if (history) {
             Map<String, Subscription> g1 = new HashMap<>();
-            for (String m : first) g1.put(m, subscription(assignorName, shared, null, -1, instances.get(m)));
+            for (String m : first) g1.put(m, subscription(assignorName, m, shared, null, -1, instances.get(m)));
             Map<String, ConsumerPartitionAssignor.Assignment> a1 =
                 assignor(assignorName).assign(cluster(topics), new GroupSubscription(g1)).groupAssignment();
             for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
@@ -292,10 +302,11 @@ public final class KafkaVectors {
             List<String> subs = topicsOf.apply(m);
             List<TopicPartition> owned = before.getOrDefault(m, Collections.emptyList());
             Integer gen = generation.get(m);
-            group.put(m, subscription(assignorName, subs, owned, gen == null ? -1 : gen, instances.get(m)));
+            group.put(m, subscription(assignorName, m, subs, owned, gen == null ? -1 : gen, instances.get(m)));
             if (i > 0) membersJson.append(',');
             membersJson.append("{\"id\":").append(str(m))
                 .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
+                .append(rackJson(m))
                 .append(",\"topics\":").append(strs(subs))
                 .append(",\"owned\":").append(runs(owned))
                 .append(",\"generation\":").append(gen == null ? "null" : gen.toString()).append('}');
@@ -333,7 +344,7 @@ public final class KafkaVectors {
         List<String> members = new ArrayList<>(first);
         if (history) {
             Map<String, Subscription> g1 = new HashMap<>();
-            for (String m : first) g1.put(m, subscription(assignorName, subs.get(m), null, -1, instances.get(m)));
+            for (String m : first) g1.put(m, subscription(assignorName, m, subs.get(m), null, -1, instances.get(m)));
             Map<String, ConsumerPartitionAssignor.Assignment> a1 = assign(assignorName, topics, g1);
             if (a1 == null) throw new IllegalStateException(id + ": the first rebalance did not return");
             for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
@@ -486,12 +497,13 @@ public final class KafkaVectors {
         for (int i = 0; i < members.size(); i++) {
             String m = members.get(i);
             List<String> subs = topicsOf.apply(m);
-            Subscription s = new Subscription(subs, null, Collections.emptyList());
+            Subscription s = new Subscription(subs, null, Collections.emptyList(), -1, rack(m));
             if (instances.containsKey(m)) s.setGroupInstanceId(Optional.of(instances.get(m)));
             group.put(m, s);
             if (i > 0) membersJson.append(',');
             membersJson.append("{\"id\":").append(str(m))
                 .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
+                .append(rackJson(m))
                 .append(",\"topics\":").append(strs(subs)).append('}');
         }
         membersJson.append(']');
@@ -554,7 +566,7 @@ public final class KafkaVectors {
         List<String> members = new ArrayList<>(first);
         if (history) {
             Map<String, Subscription> g1 = new HashMap<>();
-            for (String m : first) g1.put(m, subscription(assignorName, subs.get(m), null, -1, instances.get(m)));
+            for (String m : first) g1.put(m, subscription(assignorName, m, subs.get(m), null, -1, instances.get(m)));
             Map<String, ConsumerPartitionAssignor.Assignment> a1 = assign(assignorName, topics, g1);
             if (a1 == null) history = false;
             else {
@@ -577,8 +589,8 @@ public final class KafkaVectors {
                            instances);
     }
 
-    static Subscription subscription(String assignorName, List<String> topics, List<TopicPartition> owned,
-                                     int generation, String instance) {
+    static Subscription subscription(String assignorName, String member, List<String> topics,
+                                     List<TopicPartition> owned, int generation, String instance) {
         Subscription s;
         List<TopicPartition> mine = owned == null ? Collections.emptyList() : owned;
         if (assignorName.equals("sticky")) {
@@ -589,16 +601,16 @@ public final class KafkaVectors {
                                  new ConsumerGroupMetadata("g", generation, "m", Optional.empty()));
                 userData = own.subscriptionUserData(new HashSet<>(topics));
             }
-            s = GEN_SUB ? new Subscription(topics, userData, Collections.emptyList(), generation, Optional.empty())
-                        : new Subscription(topics, userData, Collections.emptyList());
+            s = new Subscription(topics, userData, Collections.emptyList(), GEN_SUB ? generation : -1, rack(member));
         } else {
-            s = new Subscription(topics, null, mine, generation, Optional.empty());
+            s = new Subscription(topics, null, mine, generation, rack(member));
         }
         if (instance != null) s.setGroupInstanceId(Optional.of(instance));
         return s;
     }
 
     static Cluster cluster(Map<String, Integer> topics) {
+        if (RACKS) return rackCluster(topics);
         Node node = new Node(0, "127.0.0.1", 9092);
         List<PartitionInfo> parts = new ArrayList<>();
         for (Map.Entry<String, Integer> e : topics.entrySet())
@@ -606,6 +618,118 @@ public final class KafkaVectors {
                 parts.add(new PartitionInfo(e.getKey(), p, node, new Node[]{node}, new Node[]{node}));
         return new Cluster("rocketlb", Collections.singletonList(node), parts,
                            Collections.emptySet(), Collections.emptySet());
+    }
+
+    // ---------------------------------------------------------------- the racks family (KIP-881)
+    // Brokers in racks r0 .. r<n-1> (some without a rack), each partition's replicas on 1 to 3 of
+    // them (in one case in six every partition on every broker: racks present, rack-aware
+    // assignment not used), consumers with a client.rack in the subscription (mostly one of the
+    // brokers' racks; sometimes none, "", or a rack no broker is in). Each case records its
+    // partitions' replica racks ("racks": {topic: [[rack or null, ...] per partition]}) and each
+    // member's "rack". Replicas are drawn when a partition first appears, from a Random of the case.
+    static boolean RACKS = false;
+    static Random RR;
+    static List<Node> NODES;
+    static boolean EVERYWHERE;
+    static int N_RACKS;
+    static final Map<String, List<Node[]>> REPLICAS = new HashMap<>();
+    static final Map<String, String> MEMBER_RACKS = new HashMap<>();
+
+    static void newRackCase(Random rnd) {
+        RR = new Random(rnd.nextLong());
+        REPLICAS.clear();
+        MEMBER_RACKS.clear();
+        N_RACKS = 1 + RR.nextInt(4);
+        int nNodes = N_RACKS + RR.nextInt(4);
+        NODES = new ArrayList<>();
+        for (int i = 0; i < nNodes; i++)
+            NODES.add(new Node(i, "b" + i, 9092, RR.nextInt(12) == 0 ? null : "r" + (i % N_RACKS)));
+        EVERYWHERE = RR.nextInt(6) == 0;
+    }
+
+    static Optional<String> rack(String member) {
+        if (!RACKS) return Optional.empty();
+        if (!MEMBER_RACKS.containsKey(member)) {
+            int k = RR.nextInt(40);
+            MEMBER_RACKS.put(member, k < 3 ? null : k < 5 ? "" : k < 7 ? "rx" : "r" + RR.nextInt(N_RACKS));
+        }
+        return Optional.ofNullable(MEMBER_RACKS.get(member));
+    }
+
+    static String rackJson(String member) {
+        if (!RACKS) return "";
+        String r = rack(member).orElse(null);
+        return ",\"rack\":" + (r == null ? "null" : str(r));
+    }
+
+    static Node[] replicas(String topic, int p) {
+        List<Node[]> list = REPLICAS.computeIfAbsent(topic, k -> new ArrayList<>());
+        while (list.size() <= p) {
+            List<Node> shuffled = new ArrayList<>(NODES);
+            Collections.shuffle(shuffled, RR);
+            int n = EVERYWHERE ? shuffled.size() : 1 + RR.nextInt(Math.min(3, shuffled.size()));
+            list.add(shuffled.subList(0, n).toArray(new Node[0]));
+        }
+        return list.get(p);
+    }
+
+    static Cluster rackCluster(Map<String, Integer> topics) {
+        List<PartitionInfo> parts = new ArrayList<>();
+        for (Map.Entry<String, Integer> e : topics.entrySet())
+            for (int p = 0; p < e.getValue(); p++) {
+                Node[] r = replicas(e.getKey(), p);
+                parts.add(new PartitionInfo(e.getKey(), p, r[0], r, r));
+            }
+        return new Cluster("rocketlb", NODES, parts, Collections.emptySet(), Collections.emptySet());
+    }
+
+    static String racksJson(Map<String, Integer> topics) {
+        StringBuilder sb = new StringBuilder("{");
+        boolean first = true;
+        for (Map.Entry<String, Integer> e : topics.entrySet()) {
+            if (!first) sb.append(',');
+            first = false;
+            sb.append(str(e.getKey())).append(":[");
+            for (int p = 0; p < e.getValue(); p++) {
+                if (p > 0) sb.append(',');
+                sb.append('[');
+                Node[] r = replicas(e.getKey(), p);
+                for (int i = 0; i < r.length; i++) {
+                    if (i > 0) sb.append(',');
+                    sb.append(r[i].rack() == null ? "null" : str(r[i].rack()));
+                }
+                sb.append(']');
+            }
+            sb.append(']');
+        }
+        return sb.append('}').toString();
+    }
+
+    // The range assignor with racks: topics of few partition counts (so that some are
+    // co-partitioned: the same consumers and partition count), equal or different subscriptions.
+    static String rangeRackCase(String assignorName, String version, String id, Random rnd) {
+        int nTopics = 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 6 : 3);
+        int[] counts = {1 + rnd.nextInt(8), 1 + rnd.nextInt(24)};
+        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+        while (topics.size() < nTopics) {
+            String t = name(rnd, rnd.nextBoolean() ? "topic-" : "");
+            topics.put(t, rnd.nextInt(15) == 0 ? 0 : rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(40) : counts[rnd.nextInt(2)]);
+        }
+        List<String> names = new ArrayList<>(topics.keySet());
+        int nMembers = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 20 : 8);
+        boolean equal = rnd.nextBoolean();
+        List<String> members = new ArrayList<>();
+        Map<String, List<String>> subs = new HashMap<>();
+        Map<String, String> instances = new HashMap<>();
+        while (members.size() < nMembers) {
+            String m = rnd.nextInt(3) == 0 ? name(rnd, "")
+                : name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+            if (subs.containsKey(m)) continue;
+            members.add(m);
+            subs.put(m, equal ? names : subset(rnd, names));
+            if (rnd.nextInt(6) == 0) instances.put(m, name(rnd, "instance-"));
+        }
+        return plainGroup(assignorName, version, id, topics, members, subs::get, instances);
     }
 
     static String runs(List<TopicPartition> tps) {
