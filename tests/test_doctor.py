@@ -183,3 +183,24 @@ def test_captures_clean_group_gives_nothing(name: str) -> None:
     assert not [f for f in _findings(cap) if f["group"] == "GID_clean"]
     clean = [p for p in _mqadmin_only(cap) if "GID_clean" in p.name or "GID" not in p.name]
     assert _findings(*clean) == []
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_cluster_agrees_with_the_queues_the_doctor_computes(name: str) -> None:
+    """What the doctor computes as unconsumed (from the member list and the route, through the
+    core's AVG) is what the real broker showed: the rows of ``consumerProgress -s true``
+    without a client."""
+    cap = _capture(name)
+    checked = 0
+    for f in _findings(cap):
+        progress = cap / f"consumerProgress-s-{f['group']}.txt"
+        if not f["queues"] or not progress.is_file():
+            continue
+        rows = [r.split() for r in progress.read_text().splitlines()]
+        rows = [cells for cells in rows if len(cells) > 5 and cells[0] == f["topic"]]
+        if not rows:        # the broker's subscription table held the other topic then
+            continue
+        ownerless = {f"{c[1]}/{c[2]}" for c in rows if c[5] == "N/A"}
+        assert set(f["queues"]) == ownerless, f             # type: ignore[arg-type]
+        checked += 1
+    assert checked >= 2

@@ -468,7 +468,7 @@ def _observed(inputs: Inputs, grp: Group, topic: str, queues: list[MessageQueue]
     spans = []
     for cl in grp.logs:
         last = cl.last.get((g, topic))
-        span = _span(cl, g, topic)
+        span = _span(cl, g, topic) if last is not None else None
         if last is not None and span is not None:
             spans.append((cl, last, span))
     twice: dict[MessageQueue, list[Evidence]] = {}

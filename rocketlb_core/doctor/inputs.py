@@ -3,9 +3,10 @@
 Kinds (``KINDS``):
 
 * ``consumerConnection``: ``mqadmin consumerConnection -g GROUP``: one row per connection
-  (``NNN  CLIENT_ID  ADDR  LANGUAGE  VERSION``), then ``Below is subscription:`` and the group's
-  subscription table (``NNN  Topic: T  SubExpression: E``). The group is not printed: it is
-  read from the ``%RETRY%GROUP`` subscription every push consumer has;
+  (``#ClientId #ClientAddr #Language #Version``; older tools number the rows ``NNN``), then
+  ``Below is subscription:`` and the group's subscription table (``#Topic #SubExpression``, or
+  ``NNN  Topic: T  SubExpression: E``). The group is not printed: it is read from the
+  ``%RETRY%GROUP`` subscription every push consumer has;
 * ``consumerProgress``: ``mqadmin consumerProgress -g GROUP [-s true]``: ``#Topic #Broker Name
   #QID #Broker Offset #Consumer Offset [#Client IP] #Diff [#Inflight] #LastTime`` rows (5.x adds
   ``#Inflight``; ``-s true`` adds ``#Client IP``, the owner of each queue). The group is read
@@ -289,8 +290,9 @@ def files_of(paths: Sequence[Path | str], ignored: list[tuple[str, str]]) -> lis
 # ------------------------------------------------------------------ recognising a file
 
 _LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
-_CONN_ROW = re.compile(r"^(\d{3,})\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
-_SUB_ROW = re.compile(r"^(\d{3,})\s+Topic:\s+(\S+)\s+SubExpression:\s*(.*?)\s*$")
+_CONN_ROW = re.compile(r"^(\d{3,}\s+)?(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+_SUB_ROW = re.compile(r"^(?:(\d{3,})\s+Topic:\s+(\S+)\s+SubExpression:\s*(.*?)"
+                      r"|()(\S+)\s+(.*?))\s*$")
 _STATUS = re.compile(r"^([A-Za-z][A-Za-z0-9_.]*)\s*:\s?(.*?)\s*$")
 _STATUS_KEYS = {"brokerVersionDesc", "brokerVersion", "msgPutTotalTodayNow", "bootTimestamp",
                 "putTps", "getTransferredTps", "runtime", "commitLogDirCapacity"}
@@ -332,7 +334,7 @@ def sniff(path: Path) -> str | None:
         return "clusterList"
     if "Below is subscription" in body or any(
             h.startswith("#ClientId") for h in stripped) or (sum(
-            1 for h in stripped if _CONN_ROW.match(h) and "@" in h.split()[1]) >= 1 and any(
+            1 for h in stripped if _CONN_ROW.match(h) and "@" in h) >= 1 and any(
             h.startswith(("ConsumeType:", "MessageModel:")) for h in stripped)):
         return "consumerConnection"
     if sum(1 for h in stripped if (m := _STATUS.match(h)) and m[1] in _STATUS_KEYS) >= 2:
@@ -399,13 +401,14 @@ def read_connection(path: Path, bad: _Bad) -> ConnectionFile:
                 if m is None:
                     raise TraceError(path, n, "Topic", "a subscription row without 'NNN  Topic: "
                                      "T  SubExpression: E'")
-                out.subscriptions.append(Subscription(_name(path, n, "Topic", m[2]), m[3],
-                                                      quote(path, n, raw)))
+                topic, expression = (m[2], m[3]) if m[2] is not None else (m[5], m[6])
+                out.subscriptions.append(Subscription(_name(path, n, "Topic", topic),
+                                                      expression[:4096], quote(path, n, raw)))
                 continue
             m = _CONN_ROW.match(text)
             if m is None or "@" not in m[2]:
-                raise TraceError(path, n, "ClientId", "a connection row without 'NNN  CLIENT_ID "
-                                 "ADDR LANGUAGE VERSION' (a client id has an '@')")
+                raise TraceError(path, n, "ClientId", "a connection row without 'CLIENT_ID ADDR "
+                                 "LANGUAGE VERSION' (a client id has an '@')")
             out.connections.append(Connection(_name(path, n, "ClientId", m[2]),
                                               _name(path, n, "ClientAddr", m[3]), m[4], m[5],
                                               quote(path, n, raw)))

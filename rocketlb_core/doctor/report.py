@@ -38,10 +38,10 @@ def render(inputs: Inputs, findings: list[Finding], notes: list[str], *,
     kinds: dict[str, int] = {}
     for _, kind in inputs.read:
         kinds[kind] = kinds.get(kind, 0) + 1
-    lines.append(_clip("rocketlb doctor: read " + (", ".join(
+    lines += _wrap("rocketlb doctor: read " + (", ".join(
         f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing")
         + (f"; {len(inputs.ignored)} file(s) ignored" if inputs.ignored else "")
-        + (f"; {len(inputs.bad)} bad line(s) skipped" if inputs.bad else "")))
+        + (f"; {len(inputs.bad)} bad line(s) skipped" if inputs.bad else ""), "")
     for path, why in inputs.ignored[:20]:
         lines.append(_clip(f"  ignored {path}: {why}"))
     if len(inputs.ignored) > 20:
@@ -71,7 +71,7 @@ def render(inputs: Inputs, findings: list[Finding], notes: list[str], *,
             lines.append("   evidence:")
             for e in f.evidence[:8]:
                 lines.append(_clip(f"     {e.path}:{e.line}:"))
-                lines += _wrap(e.text, "       ")[:4]
+                lines += _wrap(" ".join(e.text.split()), "       ")[:4]
             if len(f.evidence) > 8:
                 lines.append(f"     ... and {len(f.evidence) - 8} more lines")
         lines += _wrap(f.explanation, "   ")

@@ -20,7 +20,8 @@ Once the group has settled (a rebalance every 20 s), it runs ``clusterList``, ``
 for each topic, ``brokerStatus -b`` for each broker, and per group ``consumerConnection -g``,
 ``consumerProgress -g`` and ``consumerProgress -g ... -s true`` (the client per queue), and
 writes each output untouched to ``<out>/<name>.txt``, every consumer's ``rocketmq_client.log``
-(gzip) to ``<out>/logs/<name>/``, and ``provenance.json``: the line, RocketMQ's versions, the
+(gzip; it runs on past the outputs, to the consumers' clean shutdown one after the other, so
+its last assignments are those of the shutdown) to ``<out>/logs/<name>/``, and ``provenance.json``: the line, RocketMQ's versions, the
 exact command of every file, the date, what was injected. The folder is written whole or not at
 all (``rocketlb_core.atomic``). Every process it starts is stopped, by pid, before it returns.
 
