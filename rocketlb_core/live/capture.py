@@ -21,8 +21,9 @@ for each topic, ``brokerStatus -b`` for each broker, and per group ``consumerCon
 ``consumerProgress -g`` and ``consumerProgress -g ... -s true`` (the client per queue), and
 writes each output untouched to ``<out>/<name>.txt``, every consumer's ``rocketmq_client.log``
 (gzip; it runs on past the outputs, to the consumers' clean shutdown one after the other, so
-its last assignments are those of the shutdown) to ``<out>/logs/<name>/``, and ``provenance.json``: the line, RocketMQ's versions, the
-exact command of every file, the date, what was injected. The folder is written whole or not at
+its last assignments are those of the shutdown) to ``<out>/logs/<name>/``, and
+``provenance.json``: the line, RocketMQ's versions, the exact command of every file, the date,
+what was injected. The folder is written whole or not at
 all (``rocketlb_core.atomic``). Every process it starts is stopped, by pid, before it returns.
 
 Mixed allocation strategies are not captured: ``Consume.java`` always uses AVG.
