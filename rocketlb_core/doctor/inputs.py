@@ -186,7 +186,7 @@ class MemberLine:
     group: str
     client_id: str
     channel: str
-    host: str
+    host: str                        # the client's address (IP:port) as the broker saw it
     ev: Evidence
 
 
@@ -399,8 +399,8 @@ def read_connection(path: Path, bad: _Bad) -> ConnectionFile:
             if below:
                 m = _SUB_ROW.match(text)
                 if m is None:
-                    raise TraceError(path, n, "Topic", "a subscription row without 'NNN  Topic: "
-                                     "T  SubExpression: E'")
+                    raise TraceError(path, n, "Topic", "a subscription row without 'TOPIC "
+                                     "EXPRESSION' or 'NNN  Topic: T  SubExpression: E'")
                 topic, expression = (m[2], m[3]) if m[2] is not None else (m[5], m[6])
                 out.subscriptions.append(Subscription(_name(path, n, "Topic", topic),
                                                       expression[:4096], quote(path, n, raw)))
@@ -621,7 +621,7 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
             if e is not None:
                 host = _REMOTE.search(text)
                 broker.events.append(MemberLine(e.event, e.group, e.client_id, e.channel,
-                                                host[1].rsplit(":", 1)[0] if host else "",
+                                                host[1][:255] if host else "",
                                                 quote(path, n, text)))
                 continue
         except TraceError as exc:
