@@ -358,8 +358,8 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
     if others and subscribers:
         f = Finding(
             "different-subscriptions", "critical",
-            f"members of {g} subscribe different topics: {len(others)} do not subscribe "
-            f"{topic}", g, topic,
+            f"members of {g} subscribe different topics: {len(others)} member(s) do not "
+            f"subscribe {topic}", g, topic,
             "The members of a group must subscribe the same topics with the same expressions. "
             "Each member divides a topic's queues over every member of the group the broker "
             "lists, subscribers or not, so the share of a member that does not subscribe the "
@@ -370,10 +370,10 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             "topics and tags in every member).",
             BOOK.format("04-consumers-and-heartbeats", "inside-a-heartbeat-registerconsumer"),
             members=others,
-            evidence=[cl.last[(g, topic)].ev for cl in grp.logs if (g, topic) in cl.last])
-        for cl in grp.logs:
-            if any(k[0] == g for k in cl.last) and (g, topic) not in cl.last:
-                f.evidence.append(next(x.ev for k, x in cl.last.items() if k[0] == g))
+            evidence=_logged(grp, topic, sorted(subscribers), len(cids)))
+        for other_topic in sorted({t for cl in grp.logs for (gg, t) in cl.last
+                                   if gg == g and t != topic and _user_topic(t)}):
+            f.evidence += _logged(grp, other_topic, others, len(cids))
         shares = allocate(strategy, g, queues, cids) if len(named) <= 1 else None
         if shares is not None:
             subs = [c for c in cids if c in subscribers]
