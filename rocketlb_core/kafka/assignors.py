@@ -738,7 +738,8 @@ def uniform_assign(topics: Sequence[Topic],
                    members: Sequence[tuple[str, Mapping[str, Sequence[int]]]], *,
                    extra_to_first: bool = False,
                    subscriptions: Mapping[str, Sequence[str]] | None = None,
-                   jvm: int = KAFKA_JVM) -> dict[str, dict[str, list[int]]]:
+                   jvm: int = KAFKA_JVM, vanished: Sequence[Topic] = ()
+                   ) -> dict[str, dict[str, list[int]]]:
     """KIP-848's ``UniformAssignor`` on the broker (kafka-group-coordinator). For a group whose
     members all subscribe to the same topics (``UniformHomogeneousAssignmentBuilder``): ``members``
     are (member id, its current target assignment: topic name -> partitions), in the order the
@@ -756,6 +757,11 @@ def uniform_assign(topics: Sequence[Topic],
     ``subscriptions``: each member's topics, when they may differ; a group whose members
     subscribe to different topics goes to the coordinator's heterogeneous builder
     (``uniform_heterogeneous``), the same from 4.0 to 4.3.
+
+    ``vanished``: topics gone from the metadata that members' current assignments may still
+    hold (their ids place them in those maps, whose order decides which partitions a member
+    keeps; partition counts unused). The coordinator drops them from every subscription, and so
+    from the new assignment; a member still subscribed to one fails as Kafka does.
 
     ``jvm``: the Java the coordinator runs on (``KAFKA_JVM`` by default). The builder iterates
     ``new HashSet<>(subscription)`` of topic ids and each member's partitions, copies whose
@@ -782,7 +788,7 @@ def uniform_assign(topics: Sequence[Topic],
     topics = chosen
     ids = java_hash_order([m for m, _ in members])
     current = {m: owned for m, owned in members}
-    by_name = {t.name: t for t in every}
+    by_name = {t.name: t for t in (*vanished, *every)}
     subscribed_names = {t.name for t in topics}
     if not ids or not topics:
         return {}

@@ -82,6 +82,13 @@ file (racks came in 3.5); the server-side assignors of kafka-group-coordinator 4
 racks (``UniformAssignor`` and ``RangeAssignor`` never call ``rackId`` or
 ``racksForPartition``), so there is no server-side family.
 
+``*-vanish``: the server-side assignors after topics left the metadata (issue 33): the case's
+``topics`` are those the metadata still has, ``vanished`` the others by name and id
+(``[[name, [msb, lsb]], ...]``), which members' ``owned`` may still name (the coordinator keeps
+them in the target assignment, keyed by id; ``uniform_assign(vanished=...)``); the coordinator
+resolves subscriptions through the metadata, so they leave every subscription, except in one case
+in ten where a member still subscribes to one (Kafka throws ``PartitionAssignorException``).
+
 ``server-range-static``: the server's range assignor with static members (issue 33): three in
 four members of the second rebalance carry a ``group.instance.id`` (each member's ``instance``,
 ``null`` for a dynamic one), which the assignor orders first, by instance id
@@ -169,6 +176,10 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("range", "4.3.1", ("3.9.1",), 1000, "racks"),
          VectorFile("sticky", "4.3.1", ("3.9.1",), 1000, "racks"),
          VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 1000, "racks"),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 1000, "vanish"),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 1000, "vanish", jvm=25),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "vanish"),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "vanish", jvm=25),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static"),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static", jvm=25),
          VectorFile("range", "4.3.1", ("3.9.1",), 300, "collide"),

@@ -56,13 +56,18 @@ public final class UniformVectors {
         String assignor = args.length > 3 ? args[3] : "uniform";
         boolean unequal = args.length > 4 && args[4].equals("unequal");
         boolean jvm = args.length > 4 && args[4].equals("jvm");
+        boolean vanish = args.length > 4 && args[4].equals("vanish");
         STATIC = args.length > 4 && args[4].equals("static");
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
         for (int c = 0; c < cases; c++) {
             String id = String.format(unequal ? "%s-unequal-%06d" : jvm ? "%s-jvm-%06d"
-                                      : STATIC ? "%s-static-%06d" : "%s-%06d",
+                                      : STATIC ? "%s-static-%06d" : vanish ? "%s-vanish-%06d" : "%s-%06d",
                 assignor.equals("range") ? "server-range" : assignor, c);
+            if (vanish) {
+                out.println(vanishCase(assignor, id, version, rnd));
+                continue;
+            }
             out.println(unequal || (STATIC && rnd.nextBoolean()) ? unequalCase(assignor, id, version, rnd)
                         : jvm ? jvmCase(assignor, id, version, rnd, c) : oneCase(assignor, id, version, rnd));
         }
@@ -360,5 +365,99 @@ public final class UniformVectors {
         String expected = expected(assignorName, g2, describer, members, names, ids);
         return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
             + version + "\"},\"topics\":" + topicsJson(names, ids, counts) + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+    }
+
+    // "vanish" (issue 33): topics that leave the metadata between the two rebalances while members
+    // still hold their partitions in their target assignment. The coordinator resolves the
+    // subscribed topic names through the metadata, so a vanished topic leaves every member's
+    // subscribed topic ids (a fresh HashSet, filled in the topics' order) and the describer
+    // (numPartitions -1), but stays, by its id, in the assignments; in one case in ten a member
+    // still subscribes to one (a metadata image that lags). Half the groups have one subscription,
+    // half several; half the topic ids have small hashes (crowded buckets), so the vanished ids
+    // change the order of the members' assignment maps. Recorded as "vanished": [[name, [msb, lsb]]].
+    static String vanishCase(String assignorName, String id, String version, Random rnd) {
+        boolean homogeneous = rnd.nextBoolean();
+        boolean small = rnd.nextBoolean();
+        int nTopics = 2 + rnd.nextInt(rnd.nextInt(3) == 0 ? 24 : 6);
+        List<String> names = new ArrayList<>();
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<Uuid, Integer> counts = new HashMap<>();
+        while (names.size() < nTopics) {
+            Uuid u = small ? new Uuid(0L, rnd.nextInt(64)) : new Uuid(rnd.nextLong(), rnd.nextLong());
+            if (counts.containsKey(u)) continue;
+            String t = "topic-" + names.size();
+            names.add(t);
+            ids.put(t, u);
+            counts.put(u, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 16 : 3));
+        }
+        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
+            public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
+            public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
+        };
+        Set<Uuid> all = new HashSet<>();
+        for (String t : names) all.add(ids.get(t));
+        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 20 : 8);
+        List<String> first = new ArrayList<>();
+        Map<String, Set<Uuid>> subs = new HashMap<>();
+        while (first.size() < n1) {
+            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
+            if (first.contains(m)) continue;
+            first.add(m);
+            subs.put(m, homogeneous || rnd.nextInt(6) == 0 ? all : subset(rnd, names, ids));
+        }
+        Spec g1 = new Spec();
+        for (String m : first) g1.subs.put(m, subs.get(m));
+        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        // the topics that vanish: at least one, never all
+        List<String> gone = new ArrayList<>();
+        int nGone = 1 + rnd.nextInt(Math.min(nTopics - 1, rnd.nextInt(3) == 0 ? 8 : 2));
+        while (gone.size() < nGone) {
+            String t = names.get(rnd.nextInt(names.size()));
+            if (!gone.contains(t)) gone.add(t);
+        }
+        for (String t : gone) counts.remove(ids.get(t));
+        String lagging = rnd.nextInt(10) == 0 ? gone.get(0) : null;
+        List<String> members = new ArrayList<>();
+        for (String m : first) if (rnd.nextInt(10) < 8) members.add(m);
+        int joining = rnd.nextInt(3);
+        for (int j = 0; j < joining; j++) {
+            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
+            members.add(m);
+            subs.put(m, homogeneous ? all : subset(rnd, names, ids));
+        }
+        if (members.isEmpty()) members.add(first.get(0));
+        String stale = lagging == null ? null : members.get(rnd.nextInt(members.size()));
+        Spec g2 = new Spec();
+        StringBuilder membersJson = new StringBuilder("[");
+        for (int i = 0; i < members.size(); i++) {
+            String m = members.get(i);
+            Set<Uuid> now = new HashSet<>();
+            for (String t : names)
+                if (subs.get(m).contains(ids.get(t))
+                        && (!gone.contains(t) || (t.equals(lagging) && (homogeneous || m.equals(stale)))))
+                    now.add(ids.get(t));
+            g2.subs.put(m, now);
+            String owned = a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
+            if (i > 0) membersJson.append(',');
+            membersJson.append("{\"id\":\"").append(m).append('"');
+            if (!homogeneous || lagging != null) membersJson.append(",\"topics\":").append(namesOf(now, names, ids));
+            membersJson.append(",\"owned\":").append(owned).append('}');
+        }
+        membersJson.append(']');
+        String expected = expected(assignorName, g2, describer, members, names, ids);
+        List<String> live = new ArrayList<>(names);
+        live.removeAll(gone);
+        StringBuilder vanished = new StringBuilder("[");
+        for (String t : names) {
+            if (!gone.contains(t)) continue;
+            Uuid u = ids.get(t);
+            if (vanished.length() > 1) vanished.append(',');
+            vanished.append("[\"").append(t).append("\",[").append(u.getMostSignificantBits()).append(',')
+                .append(u.getLeastSignificantBits()).append("]]");
+        }
+        vanished.append(']');
+        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
+            + version + "\"},\"topics\":" + topicsJson(live, ids, counts) + ",\"vanished\":" + vanished
+            + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
     }
 }
