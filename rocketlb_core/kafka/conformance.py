@@ -95,7 +95,9 @@ def run_partitioner_case(obj: dict[str, Any], report: Report) -> None:
     for k, step in enumerate(obj["steps"]):
         case = f"{obj['id']} step {k}"
         op = step["op"]
-        if op == "stats":
+        if op == "metadata":                # a new Cluster: leaders and partition count
+            available = [bool(a) for a in step["available"]]
+        elif op == "stats":
             bp.update_load_stats(step["queue_sizes"], step["partition_ids"], int(step["length"]))
         elif op == "key":
             got = partition_for_key(bytes.fromhex(step["key"]), int(step["partitions"]))

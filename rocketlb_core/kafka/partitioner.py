@@ -78,7 +78,10 @@ class StickyPartition:
 
 class BuiltInPartitioner:
     """One topic's sticky, adaptive partitioner. ``available[p]``: partition ``p`` has a
-    leader (``Cluster.availablePartitionsForTopic``)."""
+    leader (``Cluster.availablePartitionsForTopic``); its length is the partition count. Each
+    call reads the metadata it is given, so leaders and the partition count may change between
+    calls (the ``partitioner-metadata`` vectors): the sticky partition stays until the next
+    switch, which draws among the partitions of the metadata at hand."""
 
     def __init__(self, sticky_batch_size: int, random_partition: Callable[[], int]) -> None:
         if sticky_batch_size < 1:

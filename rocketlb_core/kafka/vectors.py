@@ -89,6 +89,11 @@ them in the target assignment, keyed by id; ``uniform_assign(vanished=...)``); t
 resolves subscriptions through the metadata, so they leave every subscription, except in one case
 in ten where a member still subscribes to one (Kafka throws ``PartitionAssignorException``).
 
+``partitioner-metadata``: the partitioner's scenarios with metadata that changes (issue 33):
+``{"op": "metadata", "available": [...]}`` steps hand it a new ``Cluster``, whose length is the
+topic's new partition count (it grows) and whose entries say which partitions have a leader;
+later steps use it.
+
 ``server-range-static``: the server's range assignor with static members (issue 33): three in
 four members of the second rebalance carry a ``group.instance.id`` (each member's ``instance``,
 ``null`` for a dynamic one), which the assignor orders first, by instance id
@@ -157,6 +162,7 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("sticky", "4.3.1", ("3.9.1",), 2000, "unequal", (7440,)),
          VectorFile("cooperative-sticky", "4.3.1", ("3.9.1",), 2000, "unequal", (7440,)),
          VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 450),
+         VectorFile("partitioner", "4.3.1", ("3.9.1", "3.4.0"), 600, "metadata"),
          VectorFile("uniform", "4.3.1", ("4.1.0",), 2000),
          VectorFile("uniform", "4.0.0", (), 2000),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 1500),

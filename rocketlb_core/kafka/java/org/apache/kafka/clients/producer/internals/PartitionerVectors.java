@@ -49,27 +49,42 @@ public final class PartitionerVectors {
         String version = args[2];
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
+        META = args.length > 3 && args[3].equals("metadata");
         for (int s = 0; s < scenarios; s++)
-            out.println(scenario(String.format("partitioner-%05d", s), version, rnd));
+            out.println(scenario(String.format(META ? "partitioner-metadata-%05d" : "partitioner-%05d", s),
+                                 version, rnd));
         out.flush();
+    }
+
+    // "metadata" (issue 33): scenarios whose metadata changes between steps: before one step in
+    // six, a {"op": "metadata", "available": [...]} step hands the partitioner a new Cluster, where
+    // partitions lose or regain their leader (one in four flips; one change in twelve leaves none
+    // with a leader) and, one change in three, the topic grows by 1 to 8 partitions (new ones led
+    // but for one in four). Keyed records and the accumulator's stats then use the new count.
+    static boolean META = false;
+
+    static Cluster cluster(String topic, Node node, List<Boolean> up) {
+        List<PartitionInfo> parts = new ArrayList<>();
+        for (int p = 0; p < up.size(); p++)
+            parts.add(new PartitionInfo(topic, p, up.get(p) ? node : null, new Node[]{node}, new Node[]{node}));
+        return new Cluster("c", Collections.singletonList(node), parts, Collections.emptySet(), Collections.emptySet());
+    }
+
+    static String bools(List<Boolean> xs) {
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < xs.size(); i++) { if (i > 0) sb.append(','); sb.append(xs.get(i)); }
+        return sb.append(']').toString();
     }
 
     static String scenario(String id, String version, Random rnd) {
         String topic = "T";
         int n = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 64 : 12);
         Node node = new Node(0, "127.0.0.1", 9092);
-        List<PartitionInfo> parts = new ArrayList<>();
-        StringBuilder partsJson = new StringBuilder("[");
+        List<Boolean> up = new ArrayList<>();
         boolean someDown = rnd.nextInt(3) == 0;
-        for (int p = 0; p < n; p++) {
-            boolean up = !someDown || rnd.nextInt(3) != 0;
-            parts.add(new PartitionInfo(topic, p, up ? node : null, new Node[]{node}, new Node[]{node}));
-            if (p > 0) partsJson.append(',');
-            partsJson.append(up ? "true" : "false");
-        }
-        partsJson.append(']');
-        Cluster cluster = new Cluster("c", Collections.singletonList(node), parts,
-                                      Collections.emptySet(), Collections.emptySet());
+        for (int p = 0; p < n; p++) up.add(!someDown || rnd.nextInt(3) != 0);
+        String partsJson = bools(up);
+        Cluster cluster = cluster(topic, node, up);
         int batch = rnd.nextBoolean() ? 16384 : 1 + rnd.nextInt(4096);
         Seeded bp = new Seeded(topic, batch, new Random(rnd.nextLong()));
         StringBuilder steps = new StringBuilder("[");
@@ -77,6 +92,16 @@ public final class PartitionerVectors {
         for (int k = 0; k < nSteps; k++) {
             if (k > 0) steps.append(',');
             bp.draws.clear();
+            if (META && rnd.nextInt(6) == 0) {
+                boolean none = rnd.nextInt(12) == 0;
+                for (int p = 0; p < n; p++) up.set(p, !none && (rnd.nextInt(4) == 0 ? !up.get(p) : up.get(p)));
+                int grow = rnd.nextInt(3) == 0 ? 1 + rnd.nextInt(8) : 0;
+                for (int g = 0; g < grow; g++) up.add(!none && rnd.nextInt(4) != 0);
+                n += grow;
+                cluster = cluster(topic, node, up);
+                steps.append("{\"op\":\"metadata\",\"available\":").append(bools(up)).append('}');
+                continue;
+            }
             int op = rnd.nextInt(10);
             if (op < 2) {
                 // the accumulator's load stats: queue sizes of the partitions with a leader
