@@ -25,14 +25,11 @@ test). The number of cases tried is printed at the end of the run (``conftest.py
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import os
 import resource
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -49,6 +46,8 @@ from hypothesis import strategies as st
 
 from rocketlb_core import data_path
 from rocketlb_core.atomic import MARKER
+from tests import helpers
+from tests.helpers import alarm
 
 EXAMPLES = int(os.environ.get("ROCKETLB_FUZZ_EXAMPLES", "500"))
 CASE_SECONDS = 60                        # a case taking longer is a hang
@@ -64,31 +63,9 @@ HOSTILE_TEXT = ["", " ", "\ufeffbroker-a", "broker-a\n", "x" * 300, "x" * 100_00
                 "broker-a\x00", "../../etc/passwd", "broker-a", "producer-0", "TopicTest"]
 
 
-@contextlib.contextmanager
-def _alarm(seconds: int) -> Iterator[None]:
-    def hang(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"a case ran longer than {seconds} s: a hang")
-
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def run_command(argv: list[str]) -> tuple[int, str, str]:
-    """``rocketlb ARGV`` in this process: (status, stdout, stderr)."""
-    from rocketlb_core.commands import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _alarm(CASE_SECONDS):
-        try:
-            status = main(argv)
-        except SystemExit as exc:
-            status = int(exc.code or 0)
-    return status, out.getvalue(), err.getvalue()
+    """``rocketlb ARGV`` in this process under the case alarm: (status, stdout, stderr)."""
+    return helpers.run_command(argv, CASE_SECONDS)
 
 
 def run_side(side: str, folder: Path, out: Path) -> tuple[int, str, str]:
@@ -352,7 +329,7 @@ def test_mutated_scenarios(name: str, rng: Any, how: str) -> None:
         path = Path(tmp) / name
         path.write_text(text)
         TRIED["scenario"] += 1
-        with _alarm(CASE_SECONDS):
+        with alarm(CASE_SECONDS):
             try:
                 sc = load(path)
             except ScenarioError as exc:

@@ -13,7 +13,6 @@ cases tried are counted in the run's summary. More cases on demand:
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import re
@@ -26,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rocketlb_core import data_path
+from tests.helpers import digest
 from tests.test_fuzz import (  # noqa: F401  (the module's memory bound is a fixture)
     EXAMPLES,
     HOSTILE_INTS,
@@ -41,15 +41,6 @@ RECORDINGS = ("producer-outage-4", "producer-outage-5", "membership-day-4", "mem
 HOSTILE_FIELD_TEXT = [*HOSTILE_TEXT, "\x1b[2J\x07", "-1", "1e30", "1" + "0" * 25, "2026-13-45",
                       "1970-01-01 00:00:00,000", "null", "true", "0", "\u202eevil", "a\x01b\x02c"]
 _TOKEN = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}|-?\d+|[A-Za-z_][\w.@:-]*")
-
-
-def _digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        h.update(str(p.relative_to(folder)).encode())
-        if p.is_file() and not p.is_symlink():
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def _hostile(rng: Any) -> Any:
@@ -188,12 +179,12 @@ def test_mutated_recordings(name: str, rng: Any, kind: str, which: int,
         shutil.copytree(data_path("live", name), rec)
         files = _files(rec)
         _mutate_file(rng, files[which % len(files)], kind)
-        before = _digest(rec)
+        before = digest(rec)
         out = Path(tmp) / "out"
         argv = ["trace", "import", "--recording", str(rec), "--out", str(out)]
         status, stdout, stderr = run_command(argv + (["--skip-bad"] if skip_bad else []))
         check_import("importer: recording", status, stdout, stderr, rec, out)
-        assert _digest(rec) == before, "the import changed its input"
+        assert digest(rec) == before, "the import changed its input"
 
 
 @FUZZ
@@ -225,8 +216,8 @@ def test_many_hostile_fields_in_the_msgtrace_form(name: str, rng: Any, kinds: li
             flag = "--broker-log" if log.parent.name.startswith("broker-") else "--client-log"
             if flag == "--client-log" or log.name == "broker.log.gz":
                 argv += [flag, str(log)]
-        before = _digest(rec)
+        before = digest(rec)
         out = Path(tmp) / "out"
         status, stdout, stderr = run_command([*argv, "--out", str(out)])
         check_import("importer: msgtrace and logs", status, stdout, stderr, rec, out)
-        assert _digest(rec) == before, "the import changed its input"
+        assert digest(rec) == before, "the import changed its input"

@@ -9,10 +9,7 @@ where a real signal must reach a real process.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import hashlib
-import io
 import json
 import os
 import shutil
@@ -20,27 +17,19 @@ import signal
 import subprocess
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rocketlb_core import data_path
 from rocketlb_core.atomic import LOCK_SUFFIX, atomic_folder
+from tests.helpers import alarm, digest
+from tests.helpers import run_command as run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTAGE = "producer-outage-4"
 MEMBERS = "membership-day-4"
-
-
-def run(argv: list[str]) -> tuple[int, str, str]:
-    """``rocketlb ARGV`` in this process: (status, stdout, stderr)."""
-    from rocketlb_core.commands import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main([str(a) for a in argv])
-    return status, out.getvalue(), err.getvalue()
 
 
 def refused(status: int, stderr: str, *names: str) -> str:
@@ -54,15 +43,6 @@ def refused(status: int, stderr: str, *names: str) -> str:
     for name in names:
         assert name in lines[0], (name, lines[0])
     return lines[0]
-
-
-def digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        h.update(str(p.relative_to(folder)).encode())
-        if p.is_file() and not p.is_symlink():
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def copy_recording(tmp: Path, name: str = OUTAGE) -> Path:
@@ -370,20 +350,6 @@ def test_9_a_line_without_end_is_bounded(tmp_path: Path) -> None:
     refused(status, err, "msgtrace.jsonl.gz", "a line longer than")
 
 
-@contextlib.contextmanager
-def _alarm(seconds: int) -> Iterator[None]:
-    def hang(signum: int, frame: object) -> None:
-        raise TimeoutError("a hang")
-
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "folder", "loop"])
 def test_10_13_logs_and_dumps_must_be_regular_files(tmp_path: Path, kind: str) -> None:
     rec = copy_recording(tmp_path)
@@ -400,7 +366,7 @@ def test_10_13_logs_and_dumps_must_be_regular_files(tmp_path: Path, kind: str) -
         bad = Path("/dev/zero")
     base = ["trace", "import", "--topic", "TopicLive", "--line", "4.9.8", "--layout", layout,
             "--out", tmp_path / "t"]
-    with _alarm(60):
+    with alarm(60):
         for argv in ([*base, "--msgtrace", rec / "msgtrace.jsonl.gz", "--client-log", bad],
                      [*base, "--msgtrace", rec / "msgtrace.jsonl.gz", "--broker-log", bad],
                      [*base, "--msgtrace", bad]):

@@ -10,17 +10,13 @@ values), so every offset in the footer is right and only its statistics disagree
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import os
 import resource
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +26,7 @@ import pytest
 
 from rocketlb_core import data_path
 from rocketlb_core.trace.schema import TraceError
+from tests.helpers import run_command
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = "seed002-outage"               # one file, one row group, producer-1, TopicTest
@@ -37,31 +34,9 @@ TRACE = "seed002-outage"               # one file, one row group, producer-1, To
 
 # ---------------------------------------------------------------- helpers
 
-@contextlib.contextmanager
-def _alarm(seconds: int) -> Iterator[None]:
-    def hang(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"ran longer than {seconds} s: a hang")
-
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def rocketlb(*argv: str) -> tuple[int, str, str]:
     """``rocketlb ARGV`` in this process, under an alarm: (status, stdout, stderr)."""
-    from rocketlb_core.commands import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _alarm(120):
-        try:
-            status = main(list(argv))
-        except SystemExit as exc:
-            status = int(exc.code or 0)
-    return status, out.getvalue(), err.getvalue()
+    return run_command(argv, 120)
 
 
 def capped(argv: list[str], memory: int = 3 << 30, seconds: int = 120
