@@ -176,12 +176,6 @@ def run(body: Callable[[], int]) -> int:
             return _internal(exc)
         _stderr(f"error: {text}; nothing was written")
         return EXIT_INPUT
-    except RuntimeError as exc:
-        if "Symlink loop" in str(exc):            # pathlib's resolve() on a link loop
-            _stderr(f"error: {exc} (a symbolic link that points back at itself); nothing was "
-                    "written")
-            return EXIT_INPUT
-        return _internal(exc)
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
         if top not in EXTRA_OF:

@@ -150,6 +150,44 @@ def test_bad_input_is_2_and_a_bug_would_be_1(tmp_path: Path) -> None:
     assert run(lambda: 1 // 0) == 1
 
 
+LOOP_CASES = {              # a link loop (LOOP) wherever a command takes a path
+    "replay --trace": ["replay", "producer", "--trace", "LOOP", "--out", "OUT"],
+    "replay --out": ["replay", "consumer", "--trace", MEMBERS, "--out", "LOOP/out"],
+    "trace validate": ["trace", "validate", "--rows", "LOOP/trace"],
+    "trace layout": ["trace", "layout", "LOOP", "--out", "OUT"],
+    "trace layout --out": ["trace", "layout", OUTAGE, "--out", "LOOP/out"],
+    "trace generate --out": ["trace", "generate", "--sends", "10", "--out", "LOOP/out"],
+    "trace import --recording": ["trace", "import", "--recording", "LOOP", "--out", "OUT"],
+    "trace import --msgtrace": ["trace", "import", "--msgtrace", "LOOP/x.gz", "--layout", OUTAGE,
+                                "--topic", "TopicTest", "--line", "4.9.8", "--out", "OUT"],
+    "trace import --out": ["trace", "import", "--recording",
+                           str(data_path("live", "producer-outage-4")), "--out", "LOOP/out"],
+    "simulate": ["simulate", "LOOP", "--out", "OUT"],
+    "simulate --out": ["simulate", SCENARIO, "--out", "LOOP/out"],
+    "simulate --record": ["simulate", SCENARIO, "--out", "OUT", "--record", "LOOP/out"],
+    "conformance": ["conformance", "LOOP"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOP_CASES))
+def test_a_link_loop_is_bad_input_naming_it(tmp_path: Path, case: str) -> None:
+    """Each place a path is resolved or opened turns a link loop into its own clear error
+    (exit 2, one line naming the path); ``cli.run`` has no fallback for pathlib's "Symlink
+    loop", so a site that missed one would be an internal error (exit 1) here."""
+    from tests.helpers import run_command
+
+    loop, out = tmp_path / "loop", tmp_path / "out"
+    loop.symlink_to(loop)
+    argv = [a.replace("LOOP", str(loop)).replace("OUT", str(out)) for a in LOOP_CASES[case]]
+    status, _, stderr = run_command(argv, 120)
+    assert status == 2, stderr
+    assert stderr.startswith("error: "), stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    assert str(loop) in stderr
+    assert "internal error" not in stderr
+    assert not out.exists()
+
+
 def _trees(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes()
             for p in sorted(folder.rglob("*")) if p.is_file()}
