@@ -63,9 +63,11 @@ def test_down_never_signals_a_process_it_did_not_start(tmp_path: Path) -> None:
 
 
 
-def _live_jvms() -> list[int]:
-    """Pids of this user's JVMs started by a live recording (their marker names a scratch
-    cluster ``rocketlb-live-*``)."""
+def _live_jvms(scratch: Path) -> list[int]:
+    """Pids of this user's JVMs started by a live recording whose scratch folder lies under
+    ``scratch`` (the recorder makes it with ``tempfile``: the tests point ``TMPDIR`` there), so
+    a recording someone else runs on this machine is never counted, nor killed."""
+    prefix = f"-D{live.MARKER_PROP}={scratch.resolve()}/".encode()
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -74,10 +76,20 @@ def _live_jvms() -> list[int]:
             cmdline = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(a.startswith(f"-D{live.MARKER_PROP}=".encode()) and b"/rocketlb-live-" in a
-               for a in cmdline):
+        if any(a.startswith(prefix) and b"/rocketlb-live-" in a for a in cmdline):
             pids.append(int(proc.name))
     return pids
+
+
+def _record(scenario: Path, line_name: str, out: Path, scratch: Path,
+            *extra: str) -> subprocess.CompletedProcess[str]:
+    """``python -m rocketlb_core.live record ... --isolated``, its scratch under ``scratch``."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "rocketlb_core.live", "record", str(scenario), "--line", line_name,
+         "--out", str(out), "--isolated", *extra],
+        capture_output=True, text=True, timeout=900, check=False,
+        env=dict(os.environ, TMPDIR=str(scratch)))
 
 
 @pytest.mark.parametrize("line_name", ["4", "5"])
@@ -97,17 +109,14 @@ def test_live_scenarios_recorded_imported_and_checked_against_the_model(
 
     resolve(line_name, "server")
     resolve(line_name, "client")
-    assert _live_jvms() == []
+    scratch = tmp_path / "scratch"
     try:
         for scenario in ("producer-outage", "membership-day"):
             out = tmp_path / f"{scenario}-{line_name}"
-            run = subprocess.run(
-                [sys.executable, "-m", "rocketlb_core.live", "record",
-                 str(data_path("scenarios") / "live" / f"{scenario}.toml"), "--line", line_name,
-                 "--out", str(out), "--isolated"],
-                capture_output=True, text=True, timeout=900, check=False)
+            run = _record(data_path("scenarios") / "live" / f"{scenario}.toml", line_name, out,
+                          scratch)
             assert run.returncode == 0, run.stderr[-4000:]
-            assert _live_jvms() == []                   # down stopped all it started
+            assert _live_jvms(scratch) == []            # down stopped all it started
             meta = json.loads((out / "recording.json").read_text())
             assert meta["isolated"] is True
             import_recording(out, tmp_path / f"trace-{scenario}")
@@ -124,5 +133,66 @@ def test_live_scenarios_recorded_imported_and_checked_against_the_model(
                     "sends", "agree", "inferred", "reset", "logged", "exact", "near_change")}
                     for n, x in result[k].items()} for k in ("producers", "consumers")}))
     finally:
-        for pid in _live_jvms():
+        for pid in _live_jvms(scratch):
             os.kill(pid, signal.SIGKILL)
+
+
+class AgreementGap(AssertionError):
+    """Sends or assignments of a live recording the agreement check does not explain."""
+
+
+@pytest.mark.xfail(
+    raises=AgreementGap, strict=False,
+    reason="issue 32: trace/agreement.py does not yet follow route changes (a killed broker's "
+           "queues leave the route) nor each broker's own membership; remove this mark when it "
+           "does. Only AgreementGap is expected: a failed recording or a late event still fails")
+@pytest.mark.parametrize("line_name", ["4", "5"])
+def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: Path) -> None:
+    """One random scenario (``rocketlb_core.live.generate``) per line, a fresh seed each run
+    (``ROCKETLB_LIVE_SOAK_SEED`` fixes it): recorded, imported and checked; no send and no
+    logged assignment unexplained, and every event started within ``MAX_LATE_MS`` of its planned
+    time or the recording says why (it waited for an earlier event of its target). The seed is
+    printed and in every assertion's message: ``bench/live_soak.py --seed S --scenarios 1``
+    replays it."""
+    from rocketlb_core.live.generate import generate_scenario, scenario_seed
+    from rocketlb_core.live.record import MAX_LATE_MS, lateness
+    from rocketlb_core.trace.agreement import check_recording
+    from rocketlb_core.trace.importer import import_recording
+
+    soak_seed = int(os.environ.get("ROCKETLB_LIVE_SOAK_SEED")
+                    or int.from_bytes(os.urandom(4), "big"))
+    seed = scenario_seed(soak_seed, 0)
+    replay = (f"soak seed {soak_seed} (scenario seed {seed}); replay: .venv/bin/python "
+              f"bench/live_soak.py --scenarios 1 --seed {soak_seed} --line {line_name}")
+    print(f"\nrandom live scenario, line {line_name}: {replay}")
+    resolve(line_name, "server")
+    resolve(line_name, "client")
+    toml = tmp_path / "scenario.toml"
+    toml.write_text(generate_scenario(seed, line_name), encoding="utf-8")
+    out, trace, scratch = tmp_path / "recording", tmp_path / "trace", tmp_path / "scratch"
+    try:
+        run = _record(toml, line_name, out, scratch)
+        assert run.returncode == 0, f"{replay}\n{run.stderr[-4000:]}"
+        assert _live_jvms(scratch) == [], replay
+    finally:
+        for pid in _live_jvms(scratch):
+            os.kill(pid, signal.SIGKILL)
+    meta = json.loads((out / "recording.json").read_text())
+    clock = lateness(meta)
+    print(f"events started at most {clock['max_late_ms']} ms late; late: {clock['late']}")
+    unexplained_late = [x for x in clock["late"] if "waited_for" not in x]
+    assert unexplained_late == [], \
+        f"{replay}: events over MAX_LATE_MS = {MAX_LATE_MS} ms late: {unexplained_late}"
+    import_recording(out, trace)
+    result = check_recording(out, trace)
+    sends = {n: {k: v for k, v in p.items() if k != "others"}
+             for n, p in result["producers"].items()}
+    assigned = {n: {k: v for k, v in c.items() if k not in ("unexplained_lines", "held_at_end")}
+                for n, c in result["consumers"].items()}
+    print(f"sends: {json.dumps(sends)}\nassignments: {json.dumps(assigned)}")
+    bad_sends = {n: p["unexplained"] for n, p in sends.items() if p["unexplained"]}
+    bad = {n: c["unexplained_lines"][:5] for n, c in result["consumers"].items()
+           if c["unexplained"]}
+    if bad_sends or bad:
+        raise AgreementGap(f"{replay}: unexplained sends {bad_sends}; unexplained assignments "
+                           f"(first lines) {bad}")
