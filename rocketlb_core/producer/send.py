@@ -65,11 +65,14 @@ _STATUSES = frozenset({Outcome.SEND_OK, Outcome.FLUSH_DISK_TIMEOUT, Outcome.FLUS
 @dataclass(frozen=True, slots=True)
 class AttemptResult:
     """A broker model's answer: the outcome, how long the attempt took, and the response code
-    of a ``BROKER_ERROR``. A latency beyond the attempt's budget becomes a timeout."""
+    of a ``BROKER_ERROR``. A latency at or beyond the attempt's budget becomes a timeout that
+    returns ``TIMER_OVERSHOOT_MS`` after the deadline, or ``overshoot_ms`` after it when the
+    model knows (a recording's logged ``RT``: 0 to 4 ms late live)."""
 
     outcome: Outcome
     latency_ms: int
     response_code: int | None = None
+    overshoot_ms: int | None = None
 
 
 BrokerModel = Callable[[MessageQueue, int, int], AttemptResult]
@@ -142,15 +145,22 @@ def _sync_flags(strategy: MQFaultStrategy, outcome: Outcome) -> tuple[bool, bool
 
 
 TIMER_OVERSHOOT_MS = 1
-"""A timed-out call returns after its deadline, never exactly at it: the elapsed time is then
-above the budget and the loop's ``timeout < elapsed`` check stops the send ("call timeout")
-instead of making a 0 ms attempt that would time out at once and isolate a healthy broker."""
+"""A timed-out call returns after its deadline, as a rule a millisecond or more: the elapsed
+time is then above the budget and the loop's ``timeout < elapsed`` check stops the send ("call
+timeout"). Live, a timeout now and then returns in the deadline's very millisecond (``RT:
+3000ms`` of a 3,000 ms budget, issue 32): the check ``3000 < 3000`` fails, and the loop makes
+one more attempt with 0 ms left, which times out at once (4.9.8 ``invokeSync``: ``0ms``, and it
+closes that broker's channel; 5.3.3: ``left <= 0``), isolates that healthy broker when the fault
+strategy is on, and moves the round-robin counter one step further. A broker model that knows
+the timeout's overshoot (``AttemptResult.overshoot_ms``, 0 included) makes the loop do the same;
+the simulator keeps this default."""
 
 
 def _attempt(broker: BrokerModel, mq: MessageQueue, begin: int, budget: int) -> AttemptResult:
     res = broker(mq, begin, budget)
     if res.latency_ms >= budget:                   # no answer within the budget: a timeout
-        return AttemptResult(Outcome.REMOTING_ERROR, budget + TIMER_OVERSHOOT_MS)
+        late = TIMER_OVERSHOOT_MS if res.overshoot_ms is None else max(0, res.overshoot_ms)
+        return AttemptResult(Outcome.REMOTING_ERROR, budget + late)
     return res
 
 

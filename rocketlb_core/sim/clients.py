@@ -251,6 +251,9 @@ class Consumer:
             for broker in self.known_brokers():
                 if self.world.network.reachable(self.name, broker):
                     self.world.broker_entity(broker).channel_closed(env, self.g.name, self.name)
+                elif self.world.network.waits(self.name, broker):
+                    self.world.network.pending.setdefault(broker, []).append(
+                        ("channel_closed", (self.g.name, self.name)))
         else:
             env.log("consumer_crash", self.name)
         self.world.ownership_changed(env)
@@ -261,6 +264,9 @@ class Consumer:
         for broker in self.known_brokers():
             if self.world.network.reachable(self.name, broker):
                 self.world.broker_entity(broker).unregister(env, self.g.name, self.name)
+            elif self.world.network.waits(self.name, broker):     # read at the resume
+                self.world.network.pending.setdefault(broker, []).append(
+                    ("unregister", (self.g.name, self.name)))
         env.log("consumer_shutdown", self.name)
         self.world.ownership_changed(env)
 
@@ -307,6 +313,9 @@ class Consumer:
             if self.world.network.reachable(self.name, broker):
                 self.world.broker_entity(broker).heartbeat(env, self.g.name, self.name,
                                                              self.client_id)
+            elif self.world.network.waits(self.name, broker):     # read at the resume
+                self.world.network.pending.setdefault(broker, []).append(
+                    ("heartbeat", (self.g.name, self.name, self.client_id)))
 
     def wakeup(self, env: Environment) -> None:
         """``rebalanceImmediately``: run now (5.x: no sooner than 1 s after the last run)."""

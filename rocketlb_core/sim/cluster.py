@@ -35,9 +35,17 @@ class Network:
         self.down: dict[str, str] = {}                     # broker -> "clean" | "silent" | "paused"
         self.partitions: set[tuple[str, str]] = set()      # (client, broker)
         self.paused_until: dict[str, int] = {}             # a paused broker answers then
+        # what clients sent a paused broker: it reads them at the resume, in order (heartbeats,
+        # unregisters, closed connections); meanwhile it holds its old view of every group
+        self.pending: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
 
     def reachable(self, client: str, broker: str) -> bool:
         return broker not in self.down and (client, broker) not in self.partitions
+
+    def waits(self, client: str, broker: str) -> bool:
+        """The broker is paused (SIGSTOP) and the client reaches it: what it sends waits in
+        the broker's socket (``pending``) and is read at the resume."""
+        return broker in self.paused_until and (client, broker) not in self.partitions
 
     def failure_is_fast(self, client: str, broker: str) -> bool:
         """A reset connection fails at once; a vanished host or a partition times out."""
@@ -100,9 +108,10 @@ class BrokerEntity:
         self.b = broker
         self.world = world
 
-    def start(self, env: Environment) -> None:
+    def start(self, env: Environment, keep_consumers: bool = False) -> None:
         self.b.alive = True
-        self.b.consumers.clear()                 # the consumer table lives in memory
+        if not keep_consumers:
+            self.b.consumers.clear()             # the consumer table lives in memory
         self.world.register_broker(env, self.b)
         env.schedule(REGISTER_PERIOD_MS, BrokerRegister(self.b.name))
         env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
@@ -120,6 +129,22 @@ class BrokerEntity:
                     del channels[ch_name]
                     env.log("channel_expired", self.b.name, group=group, channel=ch_name)
             env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
+
+    def resume(self, env: Environment) -> None:
+        """SIGCONT after a pause: the process kept its memory, so its consumer table is the
+        view it held when paused (issue 32: a consumer that left meanwhile is still in it);
+        it then reads what the clients sent meanwhile, in order (here in one step; live in a
+        burst of a few milliseconds whose intermediate lists a consumer may be answered, see
+        ``trace.agreement.BrokerViews``). Consumers ask one broker of the route at random
+        (``findConsumerIdList``), this one included."""
+        self.start(env, keep_consumers=True)
+        for kind, args in self.world.network.pending.pop(self.b.name, []):
+            if kind == "heartbeat":
+                self.heartbeat(env, *args)
+            elif kind == "unregister":
+                self.unregister(env, *args)
+            else:
+                self.channel_closed(env, *args)
 
     def heartbeat(self, env: Environment, group: str, channel: str, client_id: str) -> None:
         channels = self.b.consumers.setdefault(group, {})

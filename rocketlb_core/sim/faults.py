@@ -37,6 +37,8 @@ class Fault:
 def _broker_crash(w: World, env: Environment, a: Args) -> None:
     b = w.brokers[a["broker"]]
     b.alive = False
+    w.network.pending.pop(b.name, None)            # a dead process never reads them
+    w.network.paused_until.pop(b.name, None)       # killed while paused: nothing waits now
     w.network.down[b.name] = a.get("mode", "clean")
     if a.get("mode", "clean") == "clean":          # connections reset: known at once
         for ns in w.name_servers:
@@ -54,9 +56,14 @@ def _broker_pause(w: World, env: Environment, a: Args) -> None:
 
 
 def _broker_restart(w: World, env: Environment, a: Args) -> None:
+    paused = w.network.down.get(a["broker"]) == "paused"
     w.network.paused_until.pop(a["broker"], None)
     w.network.down.pop(a["broker"], None)
-    w.broker_entities[a["broker"]].start(env)
+    if paused:                  # the pause's end: the same process, its memory kept
+        w.broker_entities[a["broker"]].resume(env)
+    else:
+        w.network.pending.pop(a["broker"], None)
+        w.broker_entities[a["broker"]].start(env)
     w.ownership_changed(env)
 
 

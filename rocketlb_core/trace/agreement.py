@@ -16,8 +16,12 @@ random value upstream; that value is **inferred** from the first send after the 
 (the counter start that makes the package choose the queue the client chose), and that send
 is counted as inferred, not as agreement. 5.x with fault tolerance on also resets the counter to
 a random value when it retries (``resetIndex``); such a send is inferred the same way
-(``reset``). Every other send either agrees (same final queue, or both failed) or is explained by
-a cause:
+(``reset``). An attempt the client logged as failed (``sendKernelImpl exception``) ends in the
+package's loop when it ended live (``FAILURE_MATCH_MS``): a timeout that returned in its
+deadline's very millisecond leaves the loop a 0 ms attempt, one more step of the counter (issue
+32). A send made before the client had any route fails without an attempt (``NO_ROUTE``,
+counted as ``no_route``). Every other send either agrees (same final queue, or both failed) or
+is explained by a cause:
 
 * ``in flight at a change``: the send was under way when a broker's observed condition changed
   (its attempt interval holds a ``down``/``up`` time of the trace): what it met depends on
@@ -26,14 +30,22 @@ a cause:
 or else it is ``unexplained``, and the tests fail on it.
 
 **Allocation** (``allocation_agreement``). Every ``rebalanced result changed`` line a real
-consumer logged for the topic is compared with the group's strategy run on the member list a
-broker held at that moment (from the recording's snapshots, or the imported membership).
+consumer logged for the topic is compared with the group's strategy run on a member list and
+the queues the consumer had then: the route its own log last stated (``route info changed``:
+the readable queues; after a broker's kill the clients logged ``mqAllSize=6`` of 9), and the
+logged ``mqAllSize`` and ``cidAllSize`` must match. The lists, in order: the imported
+membership at the logged time (``exact``), either side of a change within the logs' precision
+(``near_change``), then each list one broker of the consumer's route held then
+(``BrokerViews``, from each broker's own log, connection by connection): ``STALE_VIEW``
+(``stale_view``), since ``findConsumerIdList`` asks one broker and the brokers' views differ
+while one is paused. ``check_recording`` also reports how often and how long the brokers
+disagreed (``brokers_disagree``).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +60,7 @@ from rocketlb_core.producer import (
     send,
 )
 from rocketlb_core.replay.timeline import Conditions
+from rocketlb_core.trace.clientlog import stamp_ms
 
 ATTEMPT_SLACK_MS = 5
 """The trace's conditions change at an attempt's start as the client logged it, a few ms after
@@ -58,11 +71,25 @@ LOG_BEFORE_INSTALL_MS = 20
 addresses, then ``topicRouteData2TopicPublishInfo`` and each producer's update), so a send that
 began up to this long after the line may still pick from the old list (seen live: a send in
 the line's very millisecond that continued the old counter)."""
+FAILURE_MATCH_MS = 10
+"""An attempt of the package's loop is the failed attempt the client logged
+(``sendKernelImpl exception``: its end and ``RT``) when they start this close at one broker;
+it then ends when the logged one ended (the client's own clock: its attempt may begin a
+millisecond after ``send`` was called), a timeout's overshoot included
+(``AttemptResult.overshoot_ms``): a timeout in the deadline's very millisecond leaves the loop
+a 0 ms attempt (issue 32)."""
+PERM_READ = 4
+"""``PermName.PERM_READ``: a broker's queues of a topic are in a consumer's subscription when
+its permission has this bit."""
 AGREE = "agrees"
 INFERRED = "counter inferred after a route change"
 IN_FLIGHT = "in flight at a change"
 RESET = "counter reset at random by a retry (5.x, fault tolerance on)"
 UNEXPLAINED = "unexplained"
+NO_ROUTE = "FAILED (no route yet)"
+"""What the model predicts for a send made before its client had the topic's route: it fails
+before any attempt (``send``: "No route info of this topic"); live, the name-server lookup
+timed out (issue 32's 5.x recording on a loaded host). It agrees when the real send failed."""
 
 
 @dataclass
@@ -73,8 +100,25 @@ class ObservedBrokers:
     costs: dict[str, int]                       # msgId -> costTime of the stored attempt
     msg_id: str | None = None                   # the message being sent
     broker: str | None = None                   # where the real client stored it
+    failed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """Per broker, the producer's logged failed attempts: (start, ``RT``), trace time."""
+
+    def logged_failure(self, broker: str, start_ms: int) -> int | None:
+        """When the failed attempt the client logged at ``broker`` starting within
+        ``FAILURE_MATCH_MS`` of ``start_ms`` (the closest) ended, if there is one."""
+        best: tuple[int, int] | None = None
+        for t, rt in self.failed.get(broker, ()):
+            if abs(t - start_ms) <= FAILURE_MATCH_MS and (
+                    best is None or abs(t - start_ms) < abs(best[0] - start_ms)):
+                best = (t, rt)
+        return None if best is None else best[0] + best[1]
 
     def __call__(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
+        end = self.logged_failure(mq.broker_name, start_ms)
+        if end is not None:           # this very attempt failed: it ended when logged
+            took = max(0, end - start_ms)
+            return AttemptResult(Outcome.REMOTING_ERROR, took,
+                                 overshoot_ms=took - budget_ms if took >= budget_ms else None)
         mode = self.conditions.down_at(mq.broker_name, start_ms + ATTEMPT_SLACK_MS)
         if mode == "clean":
             return AttemptResult(Outcome.REMOTING_ERROR, 1)
@@ -109,14 +153,20 @@ class Agreement:
         """Sends whose inputs the recording determines: all but the inferred and in-flight."""
         return len(self.checks) - self.count(INFERRED) - self.count(IN_FLIGHT) - self.count(RESET)
 
+    @property
+    def no_route(self) -> int:
+        """Sends that failed, as the model's did, before the client had the topic's route."""
+        return sum(c.verdict == AGREE and c.predicted == NO_ROUTE for c in self.checks)
+
     def summary(self) -> dict[str, Any]:
         return {"sends": len(self.checks), "agree": self.count(AGREE),
+                "no_route": self.no_route,
                 "determined": self.determined, "inferred": self.count(INFERRED),
                 "reset": self.count(RESET), "in_flight": self.count(IN_FLIGHT),
                 "unexplained": self.count(UNEXPLAINED)}
 
     def others(self) -> list[SendCheck]:
-        return [c for c in self.checks if c.verdict != AGREE]
+        return [c for c in self.checks if c.verdict != AGREE or c.predicted == NO_ROUTE]
 
 
 def _label(queue: MessageQueue | None) -> str:
@@ -148,20 +198,31 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                        topic: str, route: TopicRoute, conditions: Conditions, origin_ms: int,
                        costs: dict[str, int],
                        route_changes: Sequence[tuple[int, Sequence[QueueData]]] = (),
+                       failures: Sequence[tuple[int, str, int]] = (),
                        ) -> Agreement:
     """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
     times) against the package (see the module docstring). ``route_changes`` are the client's
     logged route changes: (trace time, new queue datas); the first is the route its first send
-    fetched (logged just after that send began)."""
+    fetched (logged just after that send began). ``failures`` are its logged failed attempts:
+    (start, broker, ``RT``), trace time; an attempt of the loop that meets one takes its
+    ``RT`` (``ObservedBrokers``)."""
     strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
     resets = strategy.line.rules.counter_resets_on_retry and fault_tolerance
-    model = ObservedBrokers(conditions, costs)
+    failed: dict[str, list[tuple[int, int]]] = {}
+    for t, b, rt in sorted(failures):
+        failed.setdefault(b, []).append((t, rt))
+    model = ObservedBrokers(conditions, costs, failed=failed)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
     if not changes:
         changes = [(first, tuple(route.queue_datas))]
     elif changes[0][0] > first:
-        changes[0] = (first, changes[0][1])
+        # the first route is logged just after the send whose lookup fetched it began: in
+        # force from that send on; a send before it found no route (issue 32: the name server
+        # did not answer on a loaded host) and failed without an attempt, as the loop does
+        # without a route
+        began = [int(r["sent_ms"]) - origin_ms for r in truth]
+        changes[0] = (max(t for t in began if t <= changes[0][0]), changes[0][1])
     flips = sorted({t for rows in conditions.down.values() for s, u, _ in rows for t in (s, u)})
     out = Agreement()
     tp: TopicPublishInfo | None = None
@@ -179,7 +240,10 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             tp = TopicPublishInfo(publish_queues(topic, new_route),
                                   new_route.sorted_queue_datas(), ThreadLocalIndex(line, stored=0))
             pending, pending_verdict = True, INFERRED
-        assert tp is not None
+        if tp is None:                   # no route yet: the send fails before any attempt
+            out.checks.append(SendCheck(row["seq"], now, observed, NO_ROUTE,
+                                        AGREE if observed == "FAILED" else UNEXPLAINED))
+            continue
         n = len(tp.queues)
         starts: list[int | None] = list(range(n)) if pending else [None]
         verdict, chosen, undetermined = UNEXPLAINED, None, False
@@ -246,39 +310,153 @@ class Membership:
         return out
 
 
+class BrokerViews:
+    """Each broker's own view of each group over time (``brokerlog.broker_view``, trace time):
+    the client ids of the connections it held, one per connection (a client that reconnected
+    while its old connection's close was not yet processed counts twice, as
+    ``getConsumerIdListByGroup`` answers)."""
+
+    def __init__(self, views: dict[str, Sequence[Any]], origin_ms: int = 0) -> None:
+        self.changes = {b: sorted(((v.time_ms - origin_ms, i, v) for i, v in enumerate(rows)),
+                                  key=lambda x: (x[0], x[1]))
+                        for b, rows in views.items()}
+
+    @property
+    def brokers(self) -> list[str]:
+        return sorted(self.changes)
+
+    def _walk(self, broker: str, group: str) -> list[tuple[int, list[str]]]:
+        """(time, the list from then on) after each change of ``group`` at ``broker``; changes
+        in one millisecond (or one log second, for removals) each leave a state of their own:
+        the broker answered from one of them, in the log's order."""
+        held: dict[str, str] = {}
+        out: list[tuple[int, list[str]]] = []
+        for t, _, v in self.changes.get(broker, ()):
+            if v.group != group:
+                continue
+            if v.event == "join":
+                held[v.channel] = v.client_id
+            else:
+                held.pop(v.channel, None)
+            out.append((t, sorted(held.values())))   # each state, even in one millisecond
+        return out
+
+    def at(self, broker: str, group: str, t: int) -> list[str]:
+        """The sorted client ids ``broker`` held for ``group`` at ``t`` (inclusive)."""
+        cur: list[str] = []
+        for tm, lst in self._walk(broker, group):
+            if tm > t:
+                break
+            cur = lst
+        return cur
+
+    def near(self, broker: str, group: str, t: int, slack_ms: int) -> list[list[str]]:
+        """Every list ``broker`` held for ``group`` within ``slack_ms`` of ``t`` (the list just
+        before ``t - slack_ms``, then after each change up to ``t + slack_ms``): what it could have
+        answered a client whose rebalance was logged at ``t``; each state of a millisecond
+        counts."""
+        out = [self.at(broker, group, t - slack_ms - 1)]
+        for tm, lst in self._walk(broker, group):
+            if t - slack_ms <= tm <= t + slack_ms and lst not in out:
+                out.append(lst)
+        return out
+
+    def disagreement(self, group: str, start: int, end: int,
+                     down: Mapping[str, Sequence[tuple[int, int]]] | None = None
+                     ) -> dict[str, Any]:
+        """How often and how long the brokers held different lists of ``group`` between
+        ``start`` and ``end`` (trace ms), leaving out a broker while it was down (``down``:
+        per broker, [from, to) stretches: killed, not yet restarted): the stretches, their
+        count, total and longest (seconds) and share of the span."""
+        down = down or {}
+
+        def up(b: str, t: int) -> bool:
+            return not any(f <= t < u for f, u in down.get(b, ()))
+
+        edges = {t for rows in down.values() for f, u in rows for t in (f, u)}
+        times = sorted({tm for b in self.brokers for tm, _ in self._walk(b, group)}
+                       | edges | {start, end})
+        stretches: list[dict[str, Any]] = []
+        open_: dict[str, Any] | None = None
+        for t in (x for x in times if start <= x <= end):
+            views = {b: self.at(b, group, t) for b in self.brokers if up(b, t)}
+            differ = t < end and len({tuple(v) for v in views.values()}) > 1
+            if differ:
+                if open_ is None:
+                    open_ = {"from_s": t / 1000, "most": {}}
+                for b, v in views.items():
+                    open_["most"][b] = max(open_["most"].get(b, 0), len(v))
+            elif open_ is not None:
+                open_["to_s"] = t / 1000
+                open_["seconds"] = round(open_["to_s"] - open_["from_s"], 3)
+                stretches.append(open_)
+                open_ = None
+        total = sum(x["seconds"] for x in stretches)
+        return {"group": group, "stretches": len(stretches), "seconds": round(total, 3),
+                "longest_s": max((x["seconds"] for x in stretches), default=0.0),
+                "share": round(total / max(1e-9, (end - start) / 1000), 4),
+                "detail": stretches}
+
+
 @dataclass
 class AllocationAgreement:
     exact: int = 0                    # the strategy on the list at the logged time
     near_change: int = 0              # on the list just before or after a change close to it
+    stale_view: int = 0               # on a list one broker held then (``STALE_VIEW``)
     bad: list[tuple[Any, list[list[str]]]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        return {"logged": self.exact + self.near_change + len(self.bad), "exact": self.exact,
-                "near_change": self.near_change, "unexplained": len(self.bad)}
+        return {"logged": self.exact + self.near_change + self.stale_view + len(self.bad),
+                "exact": self.exact, "near_change": self.near_change,
+                "stale_view": self.stale_view, "unexplained": len(self.bad)}
 
 
-def allocation_agreement(rebalances: Sequence[Any], lists: Any, queues: Sequence[MessageQueue],
+STALE_VIEW = "a broker's own view"
+"""A logged assignment is the strategy's split of a list that one broker held at that moment
+(``BrokerViews.near``) but the group's imported membership never had then: the consumer asked
+that broker (``findConsumerIdList`` asks one broker of the topic's route, at random) while the
+brokers disagreed, e.g. a paused broker that still holds a consumer which left, or holds a
+reconnected consumer twice (issue 32: ``cidAllSize=6`` and ``7`` for a group of five)."""
+
+
+def allocation_agreement(rebalances: Sequence[Any], lists: Any, queues: Any,
                          strategy: str) -> AllocationAgreement:
     """Check logged rebalances (``clientlog.Rebalance``) against ``strategy``: ``lists(r)`` gives
     the candidate member lists for ``r`` (the first: a broker's list at the logged time; then
-    the lists either side of a membership change within the logs' precision)."""
+    the lists either side of a membership change within the logs' precision; a candidate given
+    as ``(STALE_VIEW, members)`` is one broker's own view). ``queues`` is the topic's queues, or
+    ``queues(r)`` the queue sets the consumer could have had then (its route as it logged it);
+    the logged ``mqAllSize`` and ``cidAllSize`` must match too."""
     from rocketlb_core.consumer.registry import make
 
     alloc = make(strategy)
     out = AllocationAgreement()
     for r in rebalances:
         candidates = lists(r)
-        for i, members in enumerate(candidates):
-            want = alloc.allocate(r.group, r.client_id, list(queues), members) \
-                if r.client_id in members else []
-            if sorted(want or ()) == sorted(r.result) and len(members) == r.cid_all_size:
-                if i == 0:
-                    out.exact += 1
-                else:
-                    out.near_change += 1
+        queue_sets = queues(r) if callable(queues) else [queues]
+        found = None
+        for i, cand in enumerate(candidates):
+            kind, members = cand if isinstance(cand, tuple) else \
+                ("exact" if i == 0 else "near_change", cand)
+            for qs in queue_sets:
+                if len(members) != r.cid_all_size or (callable(queues)
+                                                      and len(qs) != r.mq_all_size):
+                    continue
+                want = alloc.allocate(r.group, r.client_id, sorted(qs), members) \
+                    if r.client_id in members else []
+                if sorted(want or ()) == sorted(r.result):
+                    found = kind
+                    break
+            if found:
                 break
+        if found == "exact":
+            out.exact += 1
+        elif found == "near_change":
+            out.near_change += 1
+        elif found == STALE_VIEW:
+            out.stale_view += 1
         else:
-            out.bad.append((r, candidates))
+            out.bad.append((r, [c[1] if isinstance(c, tuple) else c for c in candidates]))
     return out
 
 
@@ -313,7 +491,6 @@ def check_recording(recording: Path | str, trace: Path | str,
     import pyarrow.parquet as pq
 
     from rocketlb_core.model import BrokerData
-    from rocketlb_core.trace.clientlog import stamp_ms
     from rocketlb_core.trace.importer import log_offset, origin_ms
     from rocketlb_core.trace.msgtrace import read_msgtrace
 
@@ -338,35 +515,118 @@ def check_recording(recording: Path | str, trace: Path | str,
         log = _client_log(recording, p["name"])
         changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
                    for r in log.route_changes if r.topic == topic]
+        failures = [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name, f.rt_ms)
+                    for f in log.send_failures if f.queue.topic == topic]
         a = producer_agreement(truth, line=line, fault_tolerance=p["fault_tolerance"],
                                topic=topic, route=route, conditions=conditions,
-                               origin_ms=origin, costs=costs, route_changes=changes)
+                               origin_ms=origin, costs=costs, route_changes=changes,
+                               failures=failures)
         out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
                                        "fault_tolerance": p["fault_tolerance"],
                                        "others": [vars(c) for c in a.others()]}
     if meta["consumers"]:
         members = Membership(pq.read_table(trace / "membership.parquet").to_pydict())
-        queues = sorted(MessageQueue(topic, q.broker_name, i) for q in route.queue_datas
-                        for i in range(q.read_queue_nums))
         gone = {"leave": "left", "crash": "killed"}          # the scenario's actions
         ends = [x["wall_ms"] for x in meta.get("snapshots", []) if x["before"] == "end"]
         end_ms = ends[-1] if ends else 2**62          # before the clean shutdown began
+        views = _broker_views(recording, origin)
+        down = _down_stretches(meta, origin)
+        groups = sorted({k["group"] for k in meta["consumers"]})
         for k in meta["consumers"]:
             log = _client_log(recording, k["name"])
             logged = [r for r in log.rebalances if r.topic == topic]
             strategy = logged[0].strategy if logged else "AVG"
+            routes = [(c.line, stamp_ms(c.stamp, offset) - origin, c.queue_datas)
+                      for c in log.route_changes if c.topic == topic]
             a2 = allocation_agreement(
-                logged, lambda r: members.near(r.group, stamp_ms(r.stamp, offset) - origin,
-                                               slack_ms), queues, strategy)
+                logged, _candidates(members, views, down, routes, route, offset, origin,
+                                    slack_ms),
+                _queue_sets(routes, route, topic, offset, origin, slack_ms), strategy)
             held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
             state = next((gone[e["action"]] for e in reversed(meta["events"])
                           if e["target"] == k["name"] and e["action"] in gone), "running")
             out["consumers"][k["name"]] = {
                 **a2.summary(), "group": k["group"], "at_end": state,
+                "route_changes": len(routes),
                 "held_at_end": sorted(q.short() for q in held[-1].result or ())
                 if held and state == "running" else [],
                 "unexplained_lines": [r.line for r, _ in a2.bad]}
+        stop = min(end_ms, 2**62) - origin
+        out["brokers_disagree"] = {}
+        for g in groups:
+            joined = [t for b in views.brokers for t, lst in views._walk(b, g) if lst]
+            if joined and views.brokers:
+                out["brokers_disagree"][g] = views.disagreement(g, min(joined),
+                                                                max(stop, min(joined)), down)
     return out
+
+
+def _broker_views(recording: Path, origin: int) -> BrokerViews:
+    """Each broker's own view of the groups, from its log in the recording."""
+    from rocketlb_core.trace.brokerlog import broker_view, read_broker_log
+
+    logs = sorted((recording / "logs").glob("broker-*/broker.log.gz"))
+    return BrokerViews({p.parent.name: broker_view(read_broker_log(p)) for p in logs}, origin)
+
+
+def _down_stretches(meta: dict[str, Any], origin: int) -> dict[str, list[tuple[int, int]]]:
+    """Per broker, when the scenario had it killed (trace ms): from the kill to its restart's
+    end (or for good)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for e in meta["events"]:
+        if e["action"] == "kill" and str(e["target"]).startswith("broker"):
+            back = next((x["done_ms"] for x in meta["events"] if x["action"] == "restart"
+                         and x["target"] == e["target"] and x["wall_ms"] > e["wall_ms"]),
+                        2**62 + origin)
+            out.setdefault(e["target"], []).append((e["wall_ms"] - origin, back - origin))
+    return out
+
+
+def _route_at(routes: Sequence[tuple[int, int, Sequence[QueueData]]], r: Any, offset: int,
+              origin: int, slack_ms: int) -> list[Sequence[QueueData]]:
+    """The routes a consumer could have rebalanced ``r`` on: the last one its log states
+    before ``r``'s line, and the one before it when that change was logged within
+    ``slack_ms`` of ``r`` (the rebalance read its queues, then asked a broker for the ids)."""
+    before = [x for x in routes if x[0] < r.line]
+    if not before:
+        return []
+    t = stamp_ms(r.stamp, offset) - origin
+    out = [before[-1][2]]
+    if len(before) > 1 and t - before[-1][1] <= slack_ms:
+        out.append(before[-2][2])
+    return out
+
+
+def _queue_sets(routes: Sequence[tuple[int, int, Sequence[QueueData]]], route: TopicRoute,
+                topic: str, offset: int, origin: int, slack_ms: int) -> Any:
+    """``queues(r)`` for ``allocation_agreement``: the readable queues of each route the
+    consumer could have had (``topicRouteData2TopicSubscribeInfo``), the recording's route
+    when its log states none."""
+    def sets(r: Any) -> list[list[MessageQueue]]:
+        datas = _route_at(routes, r, offset, origin, slack_ms) or [route.queue_datas]
+        return [sorted(MessageQueue(topic, q.broker_name, i) for q in qd
+                       if q.perm & PERM_READ for i in range(q.read_queue_nums)) for qd in datas]
+    return sets
+
+
+def _candidates(members: Membership, views: BrokerViews,
+                down: dict[str, list[tuple[int, int]]],
+                routes: Sequence[tuple[int, int, Sequence[QueueData]]], route: TopicRoute,
+                offset: int, origin: int, slack_ms: int) -> Any:
+    """``lists(r)`` for ``allocation_agreement``: the imported membership's lists (at the
+    logged time, then either side of a change within ``slack_ms``), then each list a broker of
+    the consumer's route that was not down held within ``slack_ms`` (``STALE_VIEW``)."""
+    def lists(r: Any) -> list[Any]:
+        t = stamp_ms(r.stamp, offset) - origin
+        out: list[Any] = list(members.near(r.group, t, slack_ms))
+        asked = {q.broker_name for qd in (_route_at(routes, r, offset, origin, slack_ms)
+                                          or [route.queue_datas]) for q in qd}
+        for b in views.brokers:
+            if b in asked and not any(f <= t < u for f, u in down.get(b, ())):
+                out += [(STALE_VIEW, lst) for lst in views.near(b, r.group, t, slack_ms)
+                        if lst not in out]
+        return out
+    return lists
 
 
 def kill_handover(recording: Path | str, trace: Path | str) -> list[dict[str, Any]]:
@@ -378,7 +638,6 @@ def kill_handover(recording: Path | str, trace: Path | str) -> list[dict[str, An
 
     import pyarrow.parquet as pq
 
-    from rocketlb_core.trace.clientlog import stamp_ms
     from rocketlb_core.trace.importer import log_offset, origin_ms
 
     recording, trace = Path(recording), Path(trace)
@@ -446,9 +705,13 @@ def simulator_scenario(recording: Path | str, producer: str) -> str:
         lines += ["[[events]]", f"at_ms = {at}", f'kind = "{kind}"',
                   f'broker = "{e["target"]}"'] + ([f'mode = "{mode}"'] if mode else [])
         if e["action"] == "pause":
-            resume = next(x["wall_ms"] for x in meta["events"] if x["action"] == "resume"
-                          and x["target"] == e["target"] and x["wall_ms"] > e["wall_ms"])
-            lines.append(f"duration_ms = {resume - e['wall_ms']}")
+            # until the resume, or just before the broker's next event (issue 32: paused,
+            # then killed: the pause's end must not restart it after the kill)
+            nxt = next((x for x in meta["events"]
+                        if x["target"] == e["target"] and x["wall_ms"] > e["wall_ms"]), None)
+            resume = t0 + run_ms if nxt is None else \
+                nxt["wall_ms"] - (nxt["action"] != "resume")
+            lines.append(f"duration_ms = {max(1, resume - e['wall_ms'])}")
     return "\n".join(lines) + "\n"
 
 

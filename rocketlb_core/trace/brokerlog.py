@@ -8,10 +8,12 @@ real-data.md`` section 2; ``ConsumerManager``, ``ConsumerGroupInfo``,
 * ``NETTY EVENT: remove not active channel[ClientChannelInfo [...]] from ConsumerGroupInfo
   groupChannelTable, consumer group: G``: its connection closed without unregistering (the
   process died on a live host): a ``kill``, dropped and notified at once;
-* ``SCAN: remove expired channel from ConsumerManager consumerTable. channel=..., consumerGroup=G``:
-  no heartbeat for 120 s (a silent host): a ``crash``, which the trace records 120 s before
-  this line (``CHANNEL_EXPIRY_MS``), since a trace's crash is the death and the replay adds the
-  expiry.
+* ``SCAN: remove expired channel from ConsumerManager consumerTable. channel=IP:PORT,
+  consumerGroup=G``: no heartbeat for 120 s (a silent host): a ``crash``, which the trace
+  records 120 s before this line (``CHANNEL_EXPIRY_MS``), since a trace's crash is the death
+  and the replay adds the expiry. The line names the connection by its client address only
+  (4.9.7 and 5.3.3 alike): it is the connection whose join line had that address
+  (``R:/IP:PORT``); an expiry of a connection that joined before the log began is skipped.
 
 A *member* is one connection: two processes with one client id (the duplicate client id trap)
 are two members with the same ``client_id``, told apart by their channel ids. Timestamps of the
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rocketlb_core.limits import MAX_EPOCH_MS
@@ -34,13 +36,14 @@ from rocketlb_core.trace.clientlog import GMT8_MINUTES, check_stamp, parsed_line
 from rocketlb_core.trace.schema import TraceError, check_name
 
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,](\d{3}))?\s")
-_CHANNEL = re.compile(r"ClientChannelInfo \[channel=\[id: (?P<channel>0x[0-9a-f]+)[^\]]*\], "
+_CHANNEL = re.compile(r"ClientChannelInfo \[channel=\[id: (?P<channel>0x[0-9a-f]+)"
+                      r"(?:, L:\S* [-!] R:/?(?P<remote>[^\]\s]+))?[^\]]*\], "
                       r"clientId=(?P<client_id>[^,]+), .*?lastUpdateTimestamp=(?P<t>\d+)\]")
 _JOIN = re.compile(r"new consumer connected, group: (?P<group>\S+) ")
 _LEAVE = re.compile(r"unregister a consumer\[(?P<group>[^\]]*)\] from consumerGroupInfo ")
 _CLOSED = re.compile(r"NETTY EVENT: remove not active channel\[.*consumer group: (?P<group>\S+)")
 _EXPIRED = re.compile(r"SCAN: remove expired channel from ConsumerManager consumerTable\. "
-                      r"channel=(?P<rest>.*)consumerGroup=(?P<group>\S+)")
+                      r"channel=(?P<remote>[^,]*), consumerGroup=(?P<group>\S+)")
 PHRASES = ("new consumer connected", "unregister a consumer[", "remove not active channel",
            "remove expired channel from ConsumerManager")
 
@@ -54,6 +57,7 @@ class MemberEvent:
     client_id: str
     event: str                 # join | leave | kill | crash
     time_ms: int | None        # a join's lastUpdateTimestamp
+    remote: str | None = None  # the connection's client address (ip:port), where logged
 
 
 @dataclass
@@ -77,6 +81,12 @@ def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
         m = rx.search(text)
         if m is None:
             continue
+        if ch is None and kind == "crash":
+            # upstream (4.9.7, 5.3.3) names an expired channel by its client address only:
+            # read_broker_log finds the connection by its join's address
+            return MemberEvent(n, stamp.group(0).strip(),
+                               check_name(path, n, "group", m["group"]), "", "", kind, None,
+                               check_name(path, n, "channel", m["remote"]))
         if ch is None:
             raise TraceError(path, n, "channel", "a membership line without 'ClientChannelInfo "
                              "[channel=[id: 0x...], clientId=..., lastUpdateTimestamp=...]'")
@@ -88,7 +98,7 @@ def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
                                  "time from 1970 to 2100 in epoch ms")
         return MemberEvent(n, stamp.group(0).strip(), check_name(path, n, "group", m["group"]),
                            ch["channel"], check_name(path, n, "clientId", ch["client_id"]),
-                           kind, t)
+                           kind, t, ch["remote"])
     return None
 
 
@@ -96,7 +106,16 @@ def read_broker_log(path: Path | str, *, skip_bad: bool = False) -> BrokerLog:
     """Every consumer membership event of one broker log, in file order."""
     path = Path(path)
     out = BrokerLog(str(path))
-    out.events = list(parsed_lines(path, parse_line, skip_bad, out.bad))
+    by_address: dict[tuple[str, str], MemberEvent] = {}
+    for e in parsed_lines(path, parse_line, skip_bad, out.bad):
+        if e.channel == "":               # an expiry by address: the connection joined there
+            joined = by_address.get((e.group, e.remote or ""))
+            if joined is None:            # joined before the log began: nothing to remove
+                continue
+            e = replace(e, channel=joined.channel, client_id=joined.client_id)
+        elif e.event == "join" and e.remote:
+            by_address[(e.group, e.remote)] = e
+        out.events.append(e)
     return out
 
 
@@ -142,3 +161,56 @@ def membership_of(logs: Sequence[BrokerLog], line: str = "", utc_offset_minutes:
             rows.append((_ms(e, utc_offset_minutes), group, member, e.event))
     rows.sort()
     return rows, [r[0] for r in rows]
+
+
+REORDER_LINES = 50
+"""How far down the log ``broker_view`` looks for the join of a connection whose removal was
+written first."""
+
+
+@dataclass(frozen=True)
+class ViewChange:
+    """One change of one broker's own view of a group: a connection (``channel``) of
+    ``client_id`` added (``join``) or removed (``leave``, ``kill``, ``crash``) at ``time_ms``."""
+
+    time_ms: int               # epoch ms
+    group: str
+    channel: str
+    client_id: str
+    event: str
+
+
+def broker_view(log: BrokerLog, utc_offset_minutes: int = GMT8_MINUTES) -> list[ViewChange]:
+    """What one broker held of each group over time, connection by connection and in the log's
+    order (issue 32: the brokers' views differ while one is paused, and a client that reconnects
+    is held twice until its old connection's close is processed; ``getConsumerIdListByGroup``
+    answers with every connection's client id, so both count). A join is dated by its
+    ``lastUpdateTimestamp``; a removal by its line's second (an expiry when the line was written,
+    not 120 s before as in the trace), and never before the line above it. A removal logged
+    before its connection's join (two threads writing in the same millisecond: the close was
+    processed after the heartbeat had added the connection, seen live) is moved to just after
+    that join."""
+    events = list(log.events)
+    i = 0
+    while i < len(events):
+        e = events[i]
+        if e.event != "join" and not any(x.channel == e.channel and x.event == "join"
+                                         for x in events[:i]):
+            j = next((k for k in range(i + 1, min(len(events), i + 1 + REORDER_LINES))
+                      if events[k].channel == e.channel and events[k].event == "join"), None)
+            if j is not None:
+                events.insert(j, events.pop(i))
+                continue                     # the line now at i is the next one
+        i += 1
+    out: list[ViewChange] = []
+    last = 0
+    for e in events:
+        if e.time_ms is not None:
+            t = e.time_ms
+        else:
+            stamp = e.stamp if len(e.stamp) > 19 else e.stamp + ".000"
+            t = stamp_ms(stamp.replace(",", "."), utc_offset_minutes)
+        t = max(t, last)
+        last = t
+        out.append(ViewChange(t, e.group, e.channel, e.client_id, e.event))
+    return out
