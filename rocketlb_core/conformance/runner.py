@@ -179,6 +179,8 @@ def _kind_of(obj: dict[str, Any]) -> str | None:
         return "kafka-assignor"
     if "partitioner" in obj and "steps" in obj:
         return "kafka-partitioner"
+    if "grpc" in obj and "source" in obj:
+        return "grpc"
     return None
 
 
@@ -247,6 +249,10 @@ def _dispatch(kind: str, obj: dict[str, Any], report: Report) -> None:
         from rocketlb_core.kafka.conformance import run_partitioner_case
 
         run_partitioner_case(obj, report)
+    elif kind == "grpc":
+        from rocketlb_core.grpc.conformance import run_grpc_case
+
+        run_grpc_case(obj, report)
     else:
         from rocketlb_core.conformance.allocation_vectors import run_group
 
