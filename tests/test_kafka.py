@@ -692,3 +692,14 @@ def test_the_partitioner_vectors_change_their_metadata() -> None:
         failing += report.failed > before
     assert grown >= 400, grown
     assert failing >= 300, failing
+
+
+def test_every_vector_file_records_its_jvm() -> None:
+    """Issue 33: every case of every file says which Java made it (``source.jvm``), the client's
+    files too, and that is the Java its ``VectorFile`` names."""
+    for spec in FILES:
+        lines = read_cases(VECTORS / spec.name)
+        assert json.loads(lines[0])["source"]["jvm"] == spec.jvm, spec.name
+        # each line's source ends with it (its last key, as vectors.file_text writes it)
+        mark = f',"jvm":{spec.jvm}}},'
+        assert all(mark in line and line.count('"jvm":') == 1 for line in lines), spec.name

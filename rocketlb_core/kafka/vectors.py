@@ -58,9 +58,9 @@ The JVM (issue 33): from Java 19 on, ``new HashSet<>(collection)``, ``new HashMa
 ``putAll`` size their table by ``HashMap.calculateHashMapCapacity``, so the coordinator's
 ``UniformAssignor`` iterates its copied sets of topic ids (and of a member's partitions) in
 another order on Java 17 than on Java 21 or 25 for some groups. Each ``VectorFile`` names the
-major Java release it is made on (``jvm``; files on another than 17 are named ``-java<N>``); the
-group coordinator's files record it in every case's ``source.jvm``, which the conformance check
-hands to the port. ``--java PATH`` (repeatable) gives the ``java`` executables to use; each file
+major Java release it is made on (``jvm``; files on another than 17 are named ``-java<N>``); every
+file records it in every case's ``source.jvm`` (the client's files too, made on Java 17), which
+the conformance check hands to the server-side ports. ``--java PATH`` (repeatable) gives the ``java`` executables to use; each file
 runs on the one of its release, else one under ``$JAVA_HOME``, ``PATH`` or ``/usr/lib/jvm``;
 ``--jvm N`` keeps only the files made on Java N. The ``uniform-jvm`` family holds groups built to
 meet the sizes where the two differ (12, 24 or 48 topic ids; case 0 issue 33's minimal case).
@@ -296,8 +296,7 @@ def file_text(spec: VectorFile, cases: int, work: Path, java_exe: str | None = N
     for line in printed[:cases] + [printed[i] for i in extra]:
         obj = json.loads(line)
         obj["source"]["identical_on"] = list(spec.also)
-        if spec.artifact == "kafka-group-coordinator":
-            obj["source"]["jvm"] = spec.jvm
+        obj["source"]["jvm"] = spec.jvm
         lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
     return "\n".join(lines) + "\n"
 
