@@ -314,3 +314,31 @@ def test_a_paused_broker_keeps_its_view_and_reads_what_waited_at_the_resume() ->
              for b, br in run.world.brokers.items()}
     assert views["broker-a"] == views["broker-b"]
     assert len(views["broker-a"]) == 2
+
+
+@pytest.mark.parametrize("recording", CHURN, ids=lambda p: p.name)
+def test_the_name_server_dropped_broker_b_before_the_clients_did(recording: Path) -> None:
+    """The route's changes as the name server logged them (``nameserver_route``: 4.9.7
+    ``remove brokerAddr[...]``, 5.3.3 ``unregisterBroker, remove addr``): broker-b's kill
+    removed it at once, and a consumer's route lost it within a route poll (30 s) after (or
+    not before the recording ended)."""
+    from rocketlb_core.trace.agreement import nameserver_route
+    from rocketlb_core.trace.clientlog import stamp_ms
+    from rocketlb_core.trace.importer import log_offset
+
+    meta = json.loads((recording / "recording.json").read_text())
+    offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+    gone = min(x["t_s"] for x in nameserver_route(recording)
+               if x["broker"] == "broker-b" and x["event"] == "unregister")
+    kill = next(e["wall_ms"] for e in meta["events"] if e["action"] == "kill") / 1000
+    assert -1 <= gone - kill <= 2
+    followed = 0
+    for k in meta["consumers"]:
+        log = _client_log(recording / "logs" / k["name"] / "rocketmq_client.log.gz")
+        dropped = [stamp_ms(r.stamp, offset) / 1000 for r in log.route_changes
+                   if r.topic == meta["topic"]
+                   and "broker-b" not in {q.broker_name for q in r.queue_datas}]
+        if dropped:
+            followed += 1
+            assert -1 <= dropped[0] - gone <= 31, (k["name"], dropped[0] - gone)
+    assert followed >= 2

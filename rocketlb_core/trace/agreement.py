@@ -45,6 +45,7 @@ disagreed (``brokers_disagree``).
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -482,9 +483,12 @@ def check_recording(recording: Path | str, trace: Path | str,
     imported from it (``importer.import_recording``): per producer, ``producer_agreement``
     (its route changes from its client log); per consumer, ``allocation_agreement`` of every
     assignment it logged for the topic, on the imported membership (lists within
-    ``slack_ms`` of a change: the brokers log leaves and crashes to the second). Returns the
-    summaries, every send and assignment that did not agree, and what each consumer held when
-    the scenario ended (before the recorder shut the consumers down)."""
+    ``slack_ms`` of a change: the brokers log leaves and crashes to the second), on the
+    queues of the consumer's own logged route, then on each broker's own view. Returns the
+    summaries, every send and assignment that did not agree, what each consumer held when
+    the scenario ended (before the recorder shut the consumers down), how often and how long
+    the brokers' views of each group disagreed (``brokers_disagree``) and the route's changes
+    as the name server logged them (``nameserver_route``)."""
     import gzip
     import json
 
@@ -504,7 +508,8 @@ def check_recording(recording: Path | str, trace: Path | str,
                         q["perm"]) for q in meta["route"]),
         tuple(BrokerData(b["name"], {0: b["address"]}, meta.get("cluster", "rocketlb"))
               for b in meta["brokers"]))
-    out: dict[str, Any] = {"line": line, "producers": {}, "consumers": {}}
+    out: dict[str, Any] = {"line": line, "producers": {}, "consumers": {},
+                           "nameserver_route": nameserver_route(recording, origin)}
     if meta["producers"]:
         conditions = Conditions.from_columns(
             pq.read_table(trace / "conditions.parquet").to_pydict())
@@ -559,6 +564,44 @@ def check_recording(recording: Path | str, trace: Path | str,
                 out["brokers_disagree"][g] = views.disagreement(g, min(joined),
                                                                 max(stop, min(joined)), down)
     return out
+
+
+_NS_EVENTS = (
+    ("register", re.compile(r"new broker registered, (?:BrokerIdentityInfo \[clusterName=[^,]*, "
+                            r"brokerAddr=)?(?P<addr>[^\s\]]+)")),
+    ("unregister", re.compile(r"remove brokerAddr\[\d+, (?P<addr>[^\]]+)\] "
+                              r"from brokerAddrTable")),
+    ("unregister", re.compile(r"unregisterBroker, remove addr from brokerAddrTable OK, "
+                              r"BrokerIdentityInfo \[clusterName=[^,]*, "
+                              r"brokerAddr=(?P<addr>[^\]]+)")),
+    ("expired", re.compile(r"The broker channel expired, (?P<addr>\S+)")),
+)
+
+
+def nameserver_route(recording: Path | str, origin: int = 0) -> list[dict[str, Any]]:
+    """The route's changes as the name server logged them (any ``logs/namesrv/*.log.gz``):
+    a broker's first registration (``new broker registered``), its removal when its channel
+    closed (4.9.7 ``remove brokerAddr[...]``, 5.3.3 ``unregisterBroker, remove addr``) or
+    expired (``The broker channel expired``); broker names from the recording's layout, times
+    in trace seconds (the lines are stamped to the second, GMT+8)."""
+    import gzip
+    import json
+
+    from rocketlb_core.trace.clientlog import GMT8_MINUTES
+
+    recording = Path(recording)
+    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    names = {b["address"]: b["name"] for b in meta["brokers"]}
+    out: list[tuple[int, str, str]] = []
+    for gz in sorted((recording / "logs" / "namesrv").glob("*.log.gz")):
+        for text in gzip.decompress(gz.read_bytes()).decode("utf-8", "replace").splitlines():
+            for event, rx in _NS_EVENTS:
+                m = rx.search(text)
+                if m is not None and m["addr"] in names and text[:19].count(":") == 2:
+                    t = stamp_ms(text[:19] + ".000", GMT8_MINUTES)
+                    out.append((t - origin, names[m["addr"]], event))
+                    break
+    return [{"t_s": t / 1000, "broker": b, "event": e} for t, b, e in sorted(set(out))]
 
 
 def _broker_views(recording: Path, origin: int) -> BrokerViews:
