@@ -39,6 +39,15 @@ class FileRefused(Exception):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason, self.detail = reason, detail
 
+    def says(self, what: str) -> str:
+        """The usual words for it, of a file that should be ``what``: ``cannot be read (...)``,
+        ``not a regular file, not <what>`` or ``larger than ..., not <what>``."""
+        if self.reason in ("missing", "unreadable"):
+            return f"cannot be read ({self.detail})"
+        if self.reason in ("not regular", "swapped"):
+            return f"not a regular file, not {what}"
+        return f"larger than {self.detail}, not {what}"
+
 
 _KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"),
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
@@ -79,5 +88,6 @@ def read_small_file(path: Path | str, max_bytes: int) -> bytes:
     finally:
         os.close(fd)
     if size > max_bytes:
-        raise FileRefused("too large", f"more than {max_bytes} bytes")
+        raise FileRefused("too large", f"{max_bytes >> 20} MiB" if max_bytes >= 1 << 20 and
+                          not max_bytes % (1 << 20) else f"{max_bytes} bytes")
     return b"".join(chunks)

@@ -147,15 +147,10 @@ def _read_state(path: Path) -> bytes:
     try:
         return read_small_file(path, MAX_STATE_BYTES)
     except FileRefused as exc:
+        why = exc.says("the cluster record up writes")
         if exc.reason == "not regular":
             why = "not a regular file (a link, folder, FIFO or device), not the cluster record " \
                   "up writes"
-        elif exc.reason == "swapped":
-            why = "not a regular file, not the cluster record up writes"
-        elif exc.reason == "too large":
-            why = f"larger than {MAX_STATE_BYTES >> 20} MiB, not the cluster record up writes"
-        else:
-            why = f"cannot be read ({exc.detail})"
         raise LiveError(f"{_show(path)}: {why}") from None
 
 
