@@ -107,7 +107,7 @@ def generate_scenario(seed: int, line: str | None = None) -> str:
     span = rng.randint(*DURATION_S) * 10                       # tenths of a second
     events: list[_Event] = []
 
-    producers = []
+    producers: list[tuple[str, int, bool, int]] = []
     for j in range(rng.randint(1, 2)):
         interval = rng.choice((40, 50, 80, 100))
         ft = rng.random() < 0.5
