@@ -22,6 +22,7 @@ from rocketlb_core.grpc import (
     ProducerSendLoop,
     PublishingLoadBalancer,
     SubscriptionLoadBalancer,
+    broker_query_assignment,
     message_group_index,
     proxy_query_assignment,
     sip_hash24,
@@ -158,3 +159,28 @@ def test_proxy_query_assignment_5_3_3_and_5_5_0() -> None:
     assert proxy_query_assignment("T", [("broker-d", 4, 2)], brokers) is None   # FORBIDDEN
     with pytest.raises(ValueError, match="no master"):
         proxy_query_assignment("T", [("broker-z", 1, 6)], {"broker-z": {1: "z:1"}})
+
+
+def test_broker_query_assignment_follows_the_message_request_mode() -> None:
+    from rocketlb_core.model import MessageQueue
+    mqs = [MessageQueue("T", b, i) for b in ("a", "b") for i in range(2)]
+    pull, mode = broker_query_assignment("T", "g", "c1", "AVG", mqs, ["c2", "c1"])
+    assert mode == "PULL"
+    assert pull == {MessageQueue("T", "a", 0), MessageQueue("T", "a", 1)}
+    everything, mode = broker_query_assignment("T", "g", "c1", "AVG", mqs, ["c1", "c2"],
+                                               default_mode="POP")
+    assert mode == "POP"
+    assert everything == {MessageQueue("T", "a", -1), MessageQueue("T", "b", -1)}
+    shared, _ = broker_query_assignment("T", "g", "c1", "AVG", mqs, ["c1", "c2", "c3"],
+                                        mode="POP", pop_share_queue_num=1)
+    assert shared == {MessageQueue("T", "a", 0), MessageQueue("T", "a", 1),   # c1's share
+                      MessageQueue("T", "b", 0)}                                # and c2's
+    retry, mode = broker_query_assignment("%RETRY%g", "g", "c1", "AVG", mqs, ["c1"],
+                                          default_mode="POP")
+    assert mode == "PULL"
+    assert retry == set(mqs)
+    assert broker_query_assignment("T", "g", "c1", "CONSISTENT_HASH", mqs, ["c1"])[0] is None
+    assert broker_query_assignment("T", "g", "c1", "AVG", mqs, None)[0] is None
+    assert broker_query_assignment("T", "g", "c1", "AVG", mqs, ["c1", "c2"],
+                                   server_load_balancer_enable=False)[0] == set(mqs)
+    assert broker_query_assignment("T", "g", "c1", "AVG", [], ["c1"])[0] is None  # threw
