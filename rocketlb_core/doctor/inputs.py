@@ -290,6 +290,10 @@ def files_of(paths: Sequence[Path | str], ignored: list[tuple[str, str]]) -> lis
 # ------------------------------------------------------------------ recognising a file
 
 _LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+_LOGBACK = re.compile(r"^\d\d:\d\d:\d\d,\d{3} \|-")
+"""logback's status lines, which 5.x's mqadmin prints on stdout before its output when its
+configuration has warnings (a real 5.3.3 output starts with about 225 of them)."""
+SNIFF_MAX_LINES = 4096             # lines looked at, logback's status lines included
 _CONN_ROW = re.compile(r"^(\d{3,}\s+)?(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
 _SUB_ROW = re.compile(r"^(?:(\d{3,})\s+Topic:\s+(\S+)\s+SubExpression:\s*(.*?)"
                       r"|()(\S+)\s+(.*?))\s*$")
@@ -309,9 +313,10 @@ def sniff(path: Path) -> str | None:
     head: list[str] = []
     lines = _lines(path)
     try:
-        for _, text in lines:
-            head.append(text.rstrip("\r\n"))
-            if len(head) >= SNIFF_LINES:
+        for n, text in lines:
+            if not _LOGBACK.match(text):
+                head.append(text.rstrip("\r\n"))
+            if len(head) >= SNIFF_LINES or n >= SNIFF_MAX_LINES:
                 break
     finally:
         lines.close()                                   # type: ignore[attr-defined]
@@ -385,7 +390,7 @@ def read_connection(path: Path, bad: _Bad) -> ConnectionFile:
     below = False
     for n, raw in _lines(path):
         text = raw.rstrip("\r\n").strip()
-        if not text or text.startswith("#"):
+        if not text or text.startswith("#") or _LOGBACK.match(text):
             continue
         try:
             if "Below is subscription" in text:
@@ -450,7 +455,7 @@ def read_progress(path: Path, bad: _Bad) -> ProgressFile:
             out.with_clients = "client" in cols
             continue
         if cols is None or text.startswith(("Consume TPS", "Consume Diff", "Diff Total",
-                                            "Inflight")):
+                                            "Consume Inflight", "Inflight")):
             continue
         try:
             cells = text.split()
