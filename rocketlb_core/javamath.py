@@ -183,46 +183,39 @@ class _TreeNode:
         self.red = False
 
 
-def _rotate_left(root: _TreeNode, p: _TreeNode) -> _TreeNode:
-    r = p.right
+_OTHER = {"left": "right", "right": "left"}
+
+
+def _rotate(root: _TreeNode, p: _TreeNode, side: str) -> _TreeNode:
+    """``TreeNode.rotateLeft`` (``side`` "left") or ``rotateRight`` ("right"): ``p``'s child on
+    the other side takes its place, ``p`` becoming that child's child on ``side``."""
+    other = _OTHER[side]
+    r: _TreeNode | None = getattr(p, other)
     if r is not None:
-        rl = p.right = r.left
+        rl = getattr(r, side)
+        setattr(p, other, rl)
         if rl is not None:
             rl.parent = p
         pp = r.parent = p.parent
         if pp is None:
             root = r
             r.red = False
-        elif pp.left is p:
-            pp.left = r
+        elif getattr(pp, side) is p:
+            setattr(pp, side, r)
         else:
-            pp.right = r
-        r.left = p
+            setattr(pp, other, r)
+        setattr(r, side, p)
         p.parent = r
     return root
 
 
-def _rotate_right(root: _TreeNode, p: _TreeNode) -> _TreeNode:
-    ln = p.left
-    if ln is not None:
-        lr = p.left = ln.right
-        if lr is not None:
-            lr.parent = p
-        pp = ln.parent = p.parent
-        if pp is None:
-            root = ln
-            ln.red = False
-        elif pp.right is p:
-            pp.right = ln
-        else:
-            pp.left = ln
-        ln.right = p
-        p.parent = ln
-    return root
+def _is_black(n: _TreeNode | None) -> bool:
+    return n is None or not n.red
 
 
 def _balance_insertion(root: _TreeNode, x: _TreeNode) -> _TreeNode:
-    """``TreeNode.balanceInsertion`` (CLR's red-black insertion, as OpenJDK writes it)."""
+    """``TreeNode.balanceInsertion`` (CLR's red-black insertion, as OpenJDK writes it; its two
+    mirror-image branches as one, ``side``: the side of its grandparent ``x``'s parent is on)."""
     x.red = True
     while True:
         xp = x.parent
@@ -232,46 +225,30 @@ def _balance_insertion(root: _TreeNode, x: _TreeNode) -> _TreeNode:
         xpp = xp.parent
         if not xp.red or xpp is None:
             return root
-        xppl = xpp.left
-        if xp is xppl:
-            xppr = xpp.right
-            if xppr is not None and xppr.red:
-                xppr.red = False
-                xp.red = False
+        side = "left" if xp is xpp.left else "right"
+        other = _OTHER[side]
+        uncle: _TreeNode | None = getattr(xpp, other)
+        if uncle is not None and uncle.red:
+            uncle.red = False
+            xp.red = False
+            xpp.red = True
+            x = xpp
+            continue
+        if x is getattr(xp, other):
+            x = xp
+            root = _rotate(root, x, side)
+            xp = x.parent
+            xpp = None if xp is None else xp.parent
+        if xp is not None:
+            xp.red = False
+            if xpp is not None:
                 xpp.red = True
-                x = xpp
-            else:
-                if x is xp.right:
-                    x = xp
-                    root = _rotate_left(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_right(root, xpp)
-        else:
-            if xppl is not None and xppl.red:
-                xppl.red = False
-                xp.red = False
-                xpp.red = True
-                x = xpp
-            else:
-                if x is xp.left:
-                    x = xp
-                    root = _rotate_right(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_left(root, xpp)
+                root = _rotate(root, xpp, other)
 
 
 def _balance_deletion(root: _TreeNode, x: _TreeNode | None) -> _TreeNode:
-    """``TreeNode.balanceDeletion`` (CLR's red-black deletion, as OpenJDK writes it)."""
+    """``TreeNode.balanceDeletion`` (CLR's red-black deletion, as OpenJDK writes it; its two
+    mirror-image branches as one, ``side``: the side of its parent ``x`` is on)."""
     while True:
         if x is None or x is root:
             return root
@@ -282,70 +259,39 @@ def _balance_deletion(root: _TreeNode, x: _TreeNode | None) -> _TreeNode:
         if x.red:
             x.red = False
             return root
-        xpl = xp.left
-        if xpl is x:
-            xpr = xp.right
-            if xpr is not None and xpr.red:
-                xpr.red = False
-                xp.red = True
-                root = _rotate_left(root, xp)
-                xp = x.parent
-                xpr = None if xp is None else xp.right
-            if xpr is None:
-                x = xp
-            else:
-                sl, sr = xpr.left, xpr.right
-                if (sr is None or not sr.red) and (sl is None or not sl.red):
-                    xpr.red = True
-                    x = xp
-                else:
-                    if sr is None or not sr.red:
-                        if sl is not None:
-                            sl.red = False
-                        xpr.red = True
-                        root = _rotate_right(root, xpr)
-                        xp = x.parent
-                        xpr = None if xp is None else xp.right
-                    if xpr is not None:
-                        xpr.red = False if xp is None else xp.red
-                        sr = xpr.right
-                        if sr is not None:
-                            sr.red = False
-                    if xp is not None:
-                        xp.red = False
-                        root = _rotate_left(root, xp)
-                    x = root
-        else:
-            if xpl is not None and xpl.red:
-                xpl.red = False
-                xp.red = True
-                root = _rotate_right(root, xp)
-                xp = x.parent
-                xpl = None if xp is None else xp.left
-            if xpl is None:
-                x = xp
-            else:
-                sl, sr = xpl.left, xpl.right
-                if (sl is None or not sl.red) and (sr is None or not sr.red):
-                    xpl.red = True
-                    x = xp
-                else:
-                    if sl is None or not sl.red:
-                        if sr is not None:
-                            sr.red = False
-                        xpl.red = True
-                        root = _rotate_left(root, xpl)
-                        xp = x.parent
-                        xpl = None if xp is None else xp.left
-                    if xpl is not None:
-                        xpl.red = False if xp is None else xp.red
-                        sl = xpl.left
-                        if sl is not None:
-                            sl.red = False
-                    if xp is not None:
-                        xp.red = False
-                        root = _rotate_right(root, xp)
-                    x = root
+        side = "left" if xp.left is x else "right"
+        other = _OTHER[side]
+        sibling: _TreeNode | None = getattr(xp, other)
+        if sibling is not None and sibling.red:
+            sibling.red = False
+            xp.red = True
+            root = _rotate(root, xp, side)
+            xp = x.parent
+            sibling = None if xp is None else getattr(xp, other)
+        if sibling is None:
+            x = xp
+            continue
+        near, far = getattr(sibling, side), getattr(sibling, other)
+        if _is_black(far) and _is_black(near):
+            sibling.red = True
+            x = xp
+            continue
+        if _is_black(far):
+            if near is not None:
+                near.red = False
+            sibling.red = True
+            root = _rotate(root, sibling, other)
+            xp = x.parent
+            sibling = None if xp is None else getattr(xp, other)
+        if sibling is not None:
+            sibling.red = False if xp is None else xp.red
+            far = getattr(sibling, other)
+            if far is not None:
+                far.red = False
+        if xp is not None:
+            xp.red = False
+            root = _rotate(root, xp, side)
+        x = root
 
 
 class JavaHashMap:
@@ -422,19 +368,8 @@ class JavaHashMap:
         h = java_spread(self._hash_of(key))
         if not self._table:
             self._resize()
-        tab = self._table
-        i = (len(tab) - 1) & h
-        self._spread[key] = h
-        first = tab[i]
-        if first is None:
-            tab[i] = [key]
-        elif isinstance(first, _TreeNode):
-            self._put_tree_val(first, h, key)
-        else:
-            first.append(key)
-            if len(first) > JAVA_HASHMAP_TREEIFY:           # binCount >= TREEIFY_THRESHOLD - 1
-                self._treeify_bin(h)
-        self.size += 1
+        # binCount >= TREEIFY_THRESHOLD - 1 counts the entries before the new one, appended
+        self._insert(key, h, front=False, treeify_at=JAVA_HASHMAP_TREEIFY + 1)
         if self.size > self.threshold:
             self._resize()
         return True
@@ -447,6 +382,14 @@ class JavaHashMap:
         if key in self._spread:
             return False
         h = java_spread(self._hash_of(key))
+        # binCount >= TREEIFY_THRESHOLD - 1 counts the entries already there; the new one
+        # goes first
+        self._insert(key, h, front=True, treeify_at=JAVA_HASHMAP_TREEIFY)
+        return True
+
+    def _insert(self, key: Any, h: int, *, front: bool, treeify_at: int) -> None:
+        """A new key into its bin: a tree bin's ``putTreeVal``, else the front or the end of
+        the list, treeified once it holds ``treeify_at`` keys."""
         tab = self._table
         i = (len(tab) - 1) & h
         self._spread[key] = h
@@ -456,11 +399,13 @@ class JavaHashMap:
         elif isinstance(first, _TreeNode):
             self._put_tree_val(first, h, key)
         else:
-            first.insert(0, key)
-            if len(first) - 1 >= JAVA_HASHMAP_TREEIFY - 1:  # binCount: the entries before
+            if front:
+                first.insert(0, key)
+            else:
+                first.append(key)
+            if len(first) >= treeify_at:
                 self._treeify_bin(h)
         self.size += 1
-        return True
 
     @classmethod
     def copy_of(cls, keys: Iterable[Any], *, jvm: int = 17, hash_set: bool = True,

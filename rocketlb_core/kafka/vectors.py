@@ -60,10 +60,11 @@ The JVM (issue 33): from Java 19 on, ``new HashSet<>(collection)``, ``new HashMa
 another order on Java 17 than on Java 21 or 25 for some groups. Each ``VectorFile`` names the
 major Java release it is made on (``jvm``; files on another than 17 are named ``-java<N>``); every
 file records it in every case's ``source.jvm`` (the client's files too, made on Java 17), which
-the conformance check hands to the server-side ports. ``--java PATH`` (repeatable) gives the ``java`` executables to use; each file
-runs on the one of its release, else one under ``$JAVA_HOME``, ``PATH`` or ``/usr/lib/jvm``;
-``--jvm N`` keeps only the files made on Java N. The ``uniform-jvm`` family holds groups built to
-meet the sizes where the two differ (12, 24 or 48 topic ids; case 0 issue 33's minimal case).
+the conformance check hands to the server-side ports. ``--java PATH`` (repeatable) gives the
+``java`` executables to use; each file runs on the one of its release, else one under
+``$JAVA_HOME``, ``PATH`` or ``/usr/lib/jvm``; ``--jvm N`` keeps only the files made on Java N.
+The ``uniform-jvm`` family holds groups built to meet the sizes where the two differ (12, 24 or
+48 topic ids; case 0 issue 33's minimal case).
 
 ``*-sticky-generations``: the sticky assignors' cases with subscriptions built as the
 ``ConsumerCoordinator`` builds them, the generation id in the subscription for the eager

@@ -99,6 +99,38 @@ public final class KafkaVectors {
         return sb.toString();
     }
 
+    static String consumerId(Random rnd) {
+        return name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+    }
+
+    // n topics of random names, each of 1 to `big` partitions (one in three) or 1 to `small`.
+    static LinkedHashMap<String, Integer> randomTopics(Random rnd, int n, int big, int small) {
+        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
+        while (topics.size() < n) {
+            String t = name(rnd, rnd.nextBoolean() ? "topic-" : "");
+            topics.put(t, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? big : small));
+        }
+        return topics;
+    }
+
+    // The first rebalance of a sticky case, from no assignment: each member's partitions, or
+    // null when the assignor did not return (`mustReturn`: an error then).
+    static Map<String, List<TopicPartition>> firstRebalance(String assignorName, String id, Map<String, Integer> topics,
+                                                            List<String> first,
+                                                            java.util.function.Function<String, List<String>> topicsOf,
+                                                            Map<String, String> instances, boolean mustReturn) {
+        Map<String, Subscription> g1 = new HashMap<>();
+        for (String m : first) g1.put(m, subscription(assignorName, m, topicsOf.apply(m), null, -1, instances.get(m)));
+        Map<String, ConsumerPartitionAssignor.Assignment> a1 = assign(assignorName, topics, g1);
+        if (a1 == null) {
+            if (mustReturn) throw new IllegalStateException(id + ": the first rebalance did not return");
+            return null;
+        }
+        Map<String, List<TopicPartition>> before = new HashMap<>();
+        for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
+        return before;
+    }
+
     static String oneCase(String assignorName, String version, String id, Random rnd) {
         // topics and their partition counts (0: the topic has no metadata)
         int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 8 : 3);
@@ -120,7 +152,7 @@ public final class KafkaVectors {
         while (members.size() < nMembers) {
             // most like the consumer's own ids (client id, "-", a UUID), some short and odd
             String memberId = rnd.nextInt(3) == 0 ? name(rnd, "")
-                : name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+                : consumerId(rnd);
             if (members.containsKey(memberId)) continue;
             List<String> subs = equalSubscriptions ? new ArrayList<>(shared) : subset(rnd, topicNames);
             Subscription s = new Subscription(subs, null, Collections.emptyList());
@@ -226,18 +258,13 @@ public final class KafkaVectors {
     // claims a partition another owns, in the same or an older generation. Subscriptions are equal
     // (the constrained assignment builder; stickyUnequalCase has the general one).
     static String stickyCase(String assignorName, String version, String id, Random rnd) {
-        int nTopics = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 6 : 2);
-        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
-        while (topics.size() < nTopics) {
-            String t = name(rnd, rnd.nextBoolean() ? "topic-" : "");
-            topics.put(t, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 64 : 16));
-        }
+        LinkedHashMap<String, Integer> topics = randomTopics(rnd, 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 6 : 2), 64, 16);
         List<String> shared = new ArrayList<>(topics.keySet());
         int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
         List<String> first = new ArrayList<>();
         Map<String, String> instances = new HashMap<>();
         while (first.size() < n1) {
-            String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+            String m = consumerId(rnd);
             if (!first.contains(m)) first.add(m);
             if (rnd.nextInt(5) == 0) instances.put(m, name(rnd, "instance-"));
         }
@@ -245,16 +272,12 @@ public final class KafkaVectors {
         Map<String, List<TopicPartition>> before = new HashMap<>();
         List<String> members = new ArrayList<>(first);
         if (history) {
-            Map<String, Subscription> g1 = new HashMap<>();
-            for (String m : first) g1.put(m, subscription(assignorName, m, shared, null, -1, instances.get(m)));
-            Map<String, ConsumerPartitionAssignor.Assignment> a1 =
-                assignor(assignorName).assign(cluster(topics), new GroupSubscription(g1)).groupAssignment();
-            for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
+            before = firstRebalance(assignorName, id, topics, first, m -> shared, instances, true);
             members = new ArrayList<>();
             for (String m : first) if (rnd.nextInt(10) < 7) members.add(m);
             int joining = rnd.nextInt(rnd.nextInt(3) == 0 ? 12 : 4);
             for (int j = 0; j < joining; j++) {
-                String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+                String m = consumerId(rnd);
                 if (!members.contains(m) && !first.contains(m)) members.add(m);
             }
             if (members.isEmpty()) members.add(first.get(0));
@@ -321,19 +344,14 @@ public final class KafkaVectors {
     // their subscription, topics may grow or lose their metadata, and a stale claim may name a
     // partition the claimant no longer subscribes to.
     static String stickyUnequalCase(String assignorName, String version, String id, Random rnd) {
-        int nTopics = 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 7 : 4);
-        LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
-        while (topics.size() < nTopics) {
-            String t = name(rnd, rnd.nextBoolean() ? "topic-" : "");
-            topics.put(t, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 48 : 12));
-        }
+        LinkedHashMap<String, Integer> topics = randomTopics(rnd, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 7 : 4), 48, 12);
         List<String> names = new ArrayList<>(topics.keySet());
         int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 24 : 8);
         List<String> first = new ArrayList<>();
         Map<String, List<String>> subs = new HashMap<>();
         Map<String, String> instances = new HashMap<>();
         while (first.size() < n1) {
-            String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+            String m = consumerId(rnd);
             if (first.contains(m)) continue;
             first.add(m);
             subs.put(m, rnd.nextInt(8) == 0 ? new ArrayList<>(names) : subset(rnd, names));
@@ -343,11 +361,7 @@ public final class KafkaVectors {
         Map<String, List<TopicPartition>> before = new HashMap<>();
         List<String> members = new ArrayList<>(first);
         if (history) {
-            Map<String, Subscription> g1 = new HashMap<>();
-            for (String m : first) g1.put(m, subscription(assignorName, m, subs.get(m), null, -1, instances.get(m)));
-            Map<String, ConsumerPartitionAssignor.Assignment> a1 = assign(assignorName, topics, g1);
-            if (a1 == null) throw new IllegalStateException(id + ": the first rebalance did not return");
-            for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
+            before = firstRebalance(assignorName, id, topics, first, subs::get, instances, true);
             members = new ArrayList<>();
             for (String m : first) {
                 if (rnd.nextInt(10) >= 7) continue;
@@ -356,7 +370,7 @@ public final class KafkaVectors {
             }
             int joining = rnd.nextInt(rnd.nextInt(3) == 0 ? 10 : 4);
             for (int j = 0; j < joining; j++) {
-                String m = name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+                String m = consumerId(rnd);
                 if (members.contains(m) || first.contains(m)) continue;
                 members.add(m);
                 subs.put(m, subset(rnd, names));
@@ -565,12 +579,10 @@ public final class KafkaVectors {
         Map<String, List<TopicPartition>> before = new HashMap<>();
         List<String> members = new ArrayList<>(first);
         if (history) {
-            Map<String, Subscription> g1 = new HashMap<>();
-            for (String m : first) g1.put(m, subscription(assignorName, m, subs.get(m), null, -1, instances.get(m)));
-            Map<String, ConsumerPartitionAssignor.Assignment> a1 = assign(assignorName, topics, g1);
+            Map<String, List<TopicPartition>> a1 = firstRebalance(assignorName, id, topics, first, subs::get, instances, false);
             if (a1 == null) history = false;
             else {
-                for (String m : first) before.put(m, new ArrayList<>(a1.get(m).partitions()));
+                before = a1;
                 members = new ArrayList<>();
                 for (String m : first) {
                     if (rnd.nextInt(10) >= 7) continue;
@@ -723,7 +735,7 @@ public final class KafkaVectors {
         Map<String, String> instances = new HashMap<>();
         while (members.size() < nMembers) {
             String m = rnd.nextInt(3) == 0 ? name(rnd, "")
-                : name(rnd, "c-") + "-" + new UUID(rnd.nextLong(), rnd.nextLong()).toString().substring(0, 13);
+                : consumerId(rnd);
             if (subs.containsKey(m)) continue;
             members.add(m);
             subs.put(m, equal ? names : subset(rnd, names));

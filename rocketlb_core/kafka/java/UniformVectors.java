@@ -139,21 +139,38 @@ public final class UniformVectors {
         } else {
             members.addAll(first);
         }
+        return secondRebalance(assignorName, id, version, rnd, describer, names, ids, counts, names, null,
+                               members, m -> topicSet, false, history ? a1 : null);
+    }
+
+    // The second rebalance: each member (in `members` order, put into the coordinator's map) with
+    // its subscribed topic ids (`subsOf`, recorded as "topics" when `withTopics`), its first-round
+    // assignment handed over (from `a1`, null: none) and, for a static family, its instance id;
+    // then the case's JSON line ("topics": those of `live`; "vanished" when given).
+    static String secondRebalance(String assignorName, String id, String version, Random rnd,
+                                  SubscribedTopicDescriber describer, List<String> names, Map<String, Uuid> ids,
+                                  Map<Uuid, Integer> counts, List<String> live, String vanished, List<String> members,
+                                  java.util.function.Function<String, Set<Uuid>> subsOf, boolean withTopics,
+                                  Map<String, MemberAssignment> a1) {
         Spec g2 = new Spec();
         StringBuilder membersJson = new StringBuilder("[");
         for (int i = 0; i < members.size(); i++) {
             String m = members.get(i);
-            g2.subs.put(m, topicSet);
-            String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
+            Set<Uuid> mine = subsOf.apply(m);
+            g2.subs.put(m, mine);
+            String owned = a1 != null && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
             String inst = instance(g2, m, rnd);
             if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":\"").append(m).append('"').append(inst).append(",\"owned\":").append(owned).append('}');
+            membersJson.append("{\"id\":\"").append(m).append('"').append(inst);
+            if (withTopics) membersJson.append(",\"topics\":").append(namesOf(mine, names, ids));
+            membersJson.append(",\"owned\":").append(owned).append('}');
         }
         membersJson.append(']');
         String expected = expected(assignorName, g2, describer, members, names, ids);
-        String topicsJson = topicsJson(names, ids, counts);
-        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
-            + version + "\"},\"topics\":" + topicsJson + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform")
+            + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\"" + version
+            + "\"},\"topics\":" + topicsJson(live, ids, counts) + (vanished == null ? "" : ",\"vanished\":" + vanished)
+            + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
     }
 
     // The member's first-round assignment handed to the second as the coordinator does (an
@@ -234,6 +251,19 @@ public final class UniformVectors {
         return sb.append(']').toString();
     }
 
+    // n distinct members of random ids, each subscribed to what `pick` draws (into subs).
+    static List<String> firstMembers(Random rnd, int n, Map<String, Set<Uuid>> subs,
+                                     java.util.function.Supplier<Set<Uuid>> pick) {
+        List<String> first = new ArrayList<>();
+        while (first.size() < n) {
+            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
+            if (first.contains(m)) continue;
+            first.add(m);
+            subs.put(m, pick.get());
+        }
+        return first;
+    }
+
     // Groups whose members subscribe to different topics (the heterogeneous builders): a first
     // rebalance, then members leave, join and change their subscriptions, and topics may grow; a
     // member's target assignment still holds the topics it left, as the coordinator's does.
@@ -245,15 +275,9 @@ public final class UniformVectors {
         SubscribedTopicDescriber describer = topics(rnd, nTopics, names, ids, counts);
         Set<Uuid> all = new HashSet<>();
         for (String t : names) all.add(ids.get(t));
-        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
-        List<String> first = new ArrayList<>();
         Map<String, Set<Uuid>> subs = new HashMap<>();
-        while (first.size() < n1) {
-            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
-            if (first.contains(m)) continue;
-            first.add(m);
-            subs.put(m, rnd.nextInt(8) == 0 ? all : subset(rnd, names, ids));
-        }
+        List<String> first = firstMembers(rnd, 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10), subs,
+                                          () -> rnd.nextInt(8) == 0 ? all : subset(rnd, names, ids));
         Spec g1 = new Spec();
         for (String m : first) g1.subs.put(m, subs.get(m));
         Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
@@ -277,21 +301,8 @@ public final class UniformVectors {
         } else {
             members.addAll(first);
         }
-        Spec g2 = new Spec();
-        StringBuilder membersJson = new StringBuilder("[");
-        for (int i = 0; i < members.size(); i++) {
-            String m = members.get(i);
-            g2.subs.put(m, subs.get(m));
-            String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
-            String inst = instance(g2, m, rnd);
-            if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":\"").append(m).append('"').append(inst).append(",\"topics\":").append(namesOf(subs.get(m), names, ids))
-                .append(",\"owned\":").append(owned).append('}');
-        }
-        membersJson.append(']');
-        String expected = expected(assignorName, g2, describer, members, names, ids);
-        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
-            + version + "\"},\"topics\":" + topicsJson(names, ids, counts) + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+        return secondRebalance(assignorName, id, version, rnd, describer, names, ids, counts, names, null,
+                               members, subs::get, true, history ? a1 : null);
     }
 
     // Groups whose answer depends on the JVM (issue 33): HashSet copies of 12, 24 or 48 topic
@@ -351,20 +362,8 @@ public final class UniformVectors {
         } else {
             members.addAll(first);
         }
-        Spec g2 = new Spec();
-        StringBuilder membersJson = new StringBuilder("[");
-        for (int i = 0; i < members.size(); i++) {
-            String m = members.get(i);
-            g2.subs.put(m, topicSet);
-            String owned = history && a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
-            String inst = instance(g2, m, rnd);
-            if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":\"").append(m).append('"').append(inst).append(",\"owned\":").append(owned).append('}');
-        }
-        membersJson.append(']');
-        String expected = expected(assignorName, g2, describer, members, names, ids);
-        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
-            + version + "\"},\"topics\":" + topicsJson(names, ids, counts) + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+        return secondRebalance(assignorName, id, version, rnd, describer, names, ids, counts, names, null,
+                               members, m -> topicSet, false, history ? a1 : null);
     }
 
     // "vanish" (issue 33): topics that leave the metadata between the two rebalances while members
@@ -396,15 +395,9 @@ public final class UniformVectors {
         };
         Set<Uuid> all = new HashSet<>();
         for (String t : names) all.add(ids.get(t));
-        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 20 : 8);
-        List<String> first = new ArrayList<>();
         Map<String, Set<Uuid>> subs = new HashMap<>();
-        while (first.size() < n1) {
-            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
-            if (first.contains(m)) continue;
-            first.add(m);
-            subs.put(m, homogeneous || rnd.nextInt(6) == 0 ? all : subset(rnd, names, ids));
-        }
+        List<String> first = firstMembers(rnd, 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 20 : 8), subs,
+                                          () -> homogeneous || rnd.nextInt(6) == 0 ? all : subset(rnd, names, ids));
         Spec g1 = new Spec();
         for (String m : first) g1.subs.put(m, subs.get(m));
         Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
@@ -427,24 +420,6 @@ public final class UniformVectors {
         }
         if (members.isEmpty()) members.add(first.get(0));
         String stale = lagging == null ? null : members.get(rnd.nextInt(members.size()));
-        Spec g2 = new Spec();
-        StringBuilder membersJson = new StringBuilder("[");
-        for (int i = 0; i < members.size(); i++) {
-            String m = members.get(i);
-            Set<Uuid> now = new HashSet<>();
-            for (String t : names)
-                if (subs.get(m).contains(ids.get(t))
-                        && (!gone.contains(t) || (t.equals(lagging) && (homogeneous || m.equals(stale)))))
-                    now.add(ids.get(t));
-            g2.subs.put(m, now);
-            String owned = a1.containsKey(m) ? handOver(g2, m, a1.get(m), names, ids) : "[]";
-            if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":\"").append(m).append('"');
-            if (!homogeneous || lagging != null) membersJson.append(",\"topics\":").append(namesOf(now, names, ids));
-            membersJson.append(",\"owned\":").append(owned).append('}');
-        }
-        membersJson.append(']');
-        String expected = expected(assignorName, g2, describer, members, names, ids);
         List<String> live = new ArrayList<>(names);
         live.removeAll(gone);
         StringBuilder vanished = new StringBuilder("[");
@@ -456,8 +431,14 @@ public final class UniformVectors {
                 .append(u.getLeastSignificantBits()).append("]]");
         }
         vanished.append(']');
-        return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform") + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\""
-            + version + "\"},\"topics\":" + topicsJson(live, ids, counts) + ",\"vanished\":" + vanished
-            + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
+        return secondRebalance(assignorName, id, version, rnd, describer, names, ids, counts, live, vanished.toString(),
+                               members, m -> {
+                                   Set<Uuid> now = new HashSet<>();
+                                   for (String t : names)
+                                       if (subs.get(m).contains(ids.get(t))
+                                               && (!gone.contains(t) || (t.equals(lagging) && (homogeneous || m.equals(stale)))))
+                                           now.add(ids.get(t));
+                                   return now;
+                               }, !homogeneous || lagging != null, a1);
     }
 }
