@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from rocketlb_core.layers import PACKAGE
 from rocketlb_core.viz.assets import build_static_book
 from rocketlb_core.viz.loopback import CHROMIUM, CHROMIUM_ARGS, serve
 
@@ -142,3 +143,66 @@ def act(page, figure, action) -> None:  # type: ignore[no-untyped-def]
         "([el, before]) => el.getAttribute('data-rlb-answers') !== before "
         "&& el.getAttribute('data-rlb-busy') === '0'",
         arg=[figure.element_handle(), before], timeout=60_000)
+
+
+# axe-core (npm, package.json) from node_modules, put into the page by the test itself: the book
+# does not ship it and nothing is requested. Violations of these impacts fail a test.
+AXE = PACKAGE.parent / "node_modules" / "axe-core" / "axe.min.js"
+AXE_FAIL = ("critical", "serious")
+_AXE_RUN = """async (selector) => {
+  const where = selector ? document.querySelector(selector) : document;
+  const r = await axe.run(where, {resultTypes: ['violations']});
+  return r.violations.filter(v => ['critical', 'serious'].includes(v.impact)).map(v =>
+    v.id + ' (' + v.impact + ', ' + v.nodes.length + '): '
+    + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
+}"""
+
+
+def axe(page, selector: str | None = None) -> list[str]:  # type: ignore[no-untyped-def]
+    """axe-core's critical and serious violations on the page, or inside the first element that
+    matches ``selector``: one line each (rule, impact, node count, up to three targets)."""
+    if not page.evaluate("() => Boolean(window.axe)"):
+        page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    # pydata-sphinx-theme gives scrollable code blocks and outputs their tab stop 300 ms after
+    # the page last changed (a debounce): let it.
+    page.wait_for_timeout(600)
+    return list(page.evaluate(_AXE_RUN, selector))
+
+
+def tab_to(page, target, limit: int = 600) -> int:  # type: ignore[no-untyped-def]
+    """Press Tab (Shift+Tab when ``target``, a locator, comes before the focus) and nothing
+    else until ``target`` has the focus; returns how many presses it took, or fails after
+    ``limit``."""
+    handle = target.element_handle()
+    back = page.evaluate("""el => { const a = document.activeElement;
+        return Boolean(a && a !== document.body && a !== el
+                       && (a.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_PRECEDING)); }""",
+                         handle)
+    for presses in range(limit):
+        if page.evaluate("el => document.activeElement === el", handle):
+            return presses
+        page.keyboard.press("Shift+Tab" if back else "Tab")
+    raise AssertionError(f"{page.url}: Tab never reached {target}")
+
+
+_FOCUSABLE = ("button:not([disabled]), input:not([disabled]), select:not([disabled]), "
+              "textarea:not([disabled]), [tabindex='0']")
+
+
+def tab_through(page, figure) -> tuple[set[str], set[str]]:  # type: ignore[no-untyped-def]
+    """From the figure's first control, Tab until the focus leaves the figure. Returns (the
+    controls reached, every control the figure has), each named by data-rlb or its label."""
+    name = ("el => el.getAttribute('data-rlb') || el.getAttribute('aria-label') "
+            "|| el.textContent.trim()")
+    every = set(figure.evaluate(f"(f, sel) => Array.from(f.querySelectorAll(sel)).map({name})",
+                                _FOCUSABLE))
+    tab_to(page, figure.locator(_FOCUSABLE).first)
+    reached: set[str] = set()
+    for _ in range(len(every) * 3 + 10):
+        inside = figure.evaluate(f"f => f.contains(document.activeElement) ? "
+                                 f"({name})(document.activeElement) : null")
+        if inside is None:
+            break
+        reached.add(inside)
+        page.keyboard.press("Tab")
+    return reached, every

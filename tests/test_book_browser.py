@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.book import PageWatch
+from tests.book import PageWatch, axe
 
 pytestmark = pytest.mark.browser
 
@@ -30,6 +30,7 @@ def test_every_page_renders_offline(built_book: Path, base_url: str, browser) ->
     assert "notebooks/01-the-cluster.html" in pages
     assert "index.html" in pages
     charts_seen = widgets_seen = 0
+    violations: dict[str, list[str]] = {}
     for rel in pages:
         watch = PageWatch(browser, base_url + rel)
         page = watch.page
@@ -43,12 +44,15 @@ def test_every_page_renders_offline(built_book: Path, base_url: str, browser) ->
         assert icon.count() == 1, rel
         assert (icon.get_attribute("href") or "").endswith("favicon.svg"), rel
         assert page.evaluate("document.documentElement.dataset.mode") == "auto", rel
+        violations[rel] = axe(page)
         charts_seen += want_charts
         widgets_seen += want_widgets
         watch.check_clean()
         page.close()
     assert charts_seen >= 1
     assert widgets_seen >= 1
+    # axe-core (npm, from node_modules): no critical or serious violation on any page
+    assert {rel: v for rel, v in violations.items() if v} == {}
 
 
 # The chart with the topic picker: the chapter's charts that have radio buttons.
@@ -90,6 +94,7 @@ def test_chapter_1_interactions_work_without_a_kernel(base_url: str, browser) ->
     page.wait_for_function(f"before => {_PICKER_CANVAS}.toDataURL() !== before",
                            arg=before, timeout=10_000)
     assert _canvas(page) != before, "the chart did not redraw after choosing another topic"
+    assert axe(page, "article") == []                  # after the interactions
     watch.check_clean()
     page.close()
 

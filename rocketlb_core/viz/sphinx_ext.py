@@ -15,7 +15,9 @@ It also:
 * drops the header's search field (``navbar_persistent``) and the article header's search button
   (``rlb-article-header-buttons.html`` in ``viz/templates``): the sidebar's search field is the
   page's one search box; its accessible name says what it shows ("Search Ctrl+K",
-  ``viz/templates/search-button-field.html``);
+  ``viz/templates/search-button-field.html``), and the colour-mode button's icons are hidden
+  from screen readers (``viz/templates/theme-switcher.html``: their titles clashed with its
+  name);
 * serves the live figures' current drawing code: a notebook stores each anywidget's ``_esm`` and
   ``_css`` as they were when its outputs were made; the page gets the package's own
   (``viz/js``), so the figures' labels and keyboard reach the book with the package.
@@ -89,8 +91,22 @@ def refresh_widgets(app: Any, pagename: str, templatename: str, context: dict[st
             attributes["body"] = sanitize_script_content(json.dumps(state))
 
 
+HIDDEN_SUMMARY = '<summary aria-label="Toggle hidden content">'
+
+
+def name_toggles(app: Any, pagename: str, templatename: str, context: dict[str, Any],
+                 doctree: Any) -> None:
+    """``html-page-context``: myst-nb names a hidden cell's toggle "Toggle hidden content" while
+    it shows "Show code cell source" (axe: label-content-name-mismatch); the toggle is named by
+    what it shows instead."""
+    body = context.get("body")
+    if isinstance(body, str) and HIDDEN_SUMMARY in body:
+        context["body"] = body.replace(HIDDEN_SUMMARY, "<summary>")
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", theme_options)
     app.connect("html-page-context", drop_thebe, priority=900)
     app.connect("html-page-context", refresh_widgets, priority=901)
+    app.connect("html-page-context", name_toggles, priority=902)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

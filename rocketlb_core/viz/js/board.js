@@ -1,5 +1,7 @@
 // rocketlb allocation board: drag consumers between "not in the group", room-1 and room-2 (or
 // click a consumer to move it along), change the group's shape, and see every strategy's split.
+// Keyboard: Tab to a consumer, Enter or Space selects it, the arrow keys move it to the next or
+// previous zone (or Tab to a zone's "move here"), Escape lets go; each result is announced.
 // Every split comes from rocketlb_core.interactive.board (see live_common.js).
 const BOARD_ZONES = ["out", "room-1", "room-2"];
 const BOARD_TITLES = { "out": "not in the group", "room-1": "room-1", "room-2": "room-2" };
@@ -11,10 +13,17 @@ function render({ model, el }) {
   let view = model.get("view");
   const controls = rlbEl("div", { "class": "rlb-controls" });
   const lanes = rlbEl("div", { "class": "rlb-lanes" });
-  const grid = rlbEl("div", { "class": "rlb-scroll", "data-rlb": "grid-box" });
+  const grid = rlbScroll("each strategy's split", { "data-rlb": "grid-box" });
+  let selected = null;          // the consumer the keyboard holds
+  let refocus = null;           // what to focus once the board is drawn again
 
-  function ask(op) {
-    return asker.ask({ state: state, op: op || "view" }, function (v) { view = v; draw(); });
+  function ask(op, said) {
+    return asker.ask({ state: state, op: op || "view" }, function (v) {
+      view = v;
+      draw();
+      asker.announce((said ? said + ". " : "") + "Queues moved: " + v.rows.map(function (r) {
+        return r.strategy + " " + r.n_moved; }).join(", ") + ".");
+    });
   }
 
   function number(label, key, lo, hi) {
@@ -65,14 +74,45 @@ function render({ model, el }) {
     if (!who || state.zones[who] === zone) { return; }
     state.zones = Object.assign({}, state.zones);
     state.zones[who] = zone;
-    ask();
+    ask("view", who + " is now in " + BOARD_TITLES[zone]);
+  }
+
+  function focusAfterDraw() {
+    if (!refocus) { return; }
+    const target = lanes.querySelector('[data-rlb="' + refocus + '"]');
+    refocus = null;
+    if (target) { target.focus(); }
+  }
+
+  function chipKeys(e, c, zone) {
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      selected = selected === c ? null : c;
+      refocus = "chip-" + c;
+      drawLanes();
+      asker.announce(selected ? c + " selected, in " + BOARD_TITLES[zone] +
+        ": the arrow keys move it, Escape lets go" : c + " let go");
+    } else if (e.key === "Escape" && selected) {
+      e.preventDefault();
+      selected = null;
+      refocus = "chip-" + c;
+      drawLanes();
+      asker.announce(c + " let go");
+    } else if (step && selected === c) {
+      e.preventDefault();
+      const i = BOARD_ZONES.indexOf(zone);
+      refocus = "chip-" + c;
+      move(c, BOARD_ZONES[(i + step + BOARD_ZONES.length) % BOARD_ZONES.length]);
+    }
   }
 
   function drawLanes() {
     lanes.replaceChildren();
     const names = Object.keys(state.zones);
     BOARD_ZONES.forEach(function (zone) {
-      const lane = rlbEl("div", { "class": "rlb-lane rlb-lane-" + zone, "data-rlb": "zone-" + zone });
+      const lane = rlbEl("div", { "class": "rlb-lane rlb-lane-" + zone, "data-rlb": "zone-" + zone,
+        role: "group", "aria-label": BOARD_TITLES[zone] });
       const rooms = view.brokers.filter(function (b) { return b.split("@")[0] === zone; });
       lane.appendChild(rlbEl("div", { "class": "rlb-lane-title" },
         BOARD_TITLES[zone] + (rooms.length ? " (" + rooms.map(function (b) {
@@ -84,8 +124,11 @@ function render({ model, el }) {
       });
       names.forEach(function (c, i) {
         if (state.zones[c] !== zone) { return; }
-        const chip = rlbEl("span", { "class": "rlb-consumer", draggable: "true",
-          "data-rlb": "chip-" + c, title: (view.ids[c] || "") + " (drag, or click to move on)" }, c);
+        const chip = rlbEl("span", { "class": "rlb-consumer", draggable: "true", tabindex: "0",
+          role: "button", "aria-pressed": selected === c ? "true" : "false",
+          "aria-roledescription": "consumer", "data-rlb": "chip-" + c,
+          title: (view.ids[c] || "") + " (drag, click to move on, or Enter then arrow keys)" }, c);
+        chip.addEventListener("keydown", function (e) { chipKeys(e, c, zone); });
         chip.style.background = RLB_COLORS[i % RLB_COLORS.length];
         chip.style.color = RLB_INK[i % RLB_INK.length];
         chip.addEventListener("dragstart", function (e) { e.dataTransfer.setData("text/plain", c); });
@@ -94,8 +137,18 @@ function render({ model, el }) {
         });
         lane.appendChild(chip);
       });
+      if (selected && state.zones[selected] !== undefined && state.zones[selected] !== zone) {
+        const here = rlbEl("button", { "class": "rlb-move-here", "data-rlb": "move-to-" + zone },
+          "move " + selected + " here");
+        here.addEventListener("click", function () {
+          refocus = "chip-" + selected;
+          move(selected, zone);
+        });
+        lane.appendChild(here);
+      }
       lanes.appendChild(lane);
     });
+    focusAfterDraw();
   }
 
   function drawGrid() {
@@ -133,12 +186,14 @@ function render({ model, el }) {
   }
 
   function draw() {
+    if (selected && state.zones[selected] === undefined) { selected = null; }
     drawLanes();
     drawGrid();
   }
 
   root.appendChild(controls);
   root.appendChild(asker.status);
+  root.appendChild(asker.live);
   root.appendChild(lanes);
   root.appendChild(rlbEl("div", { "class": "rlb-caption" },
     "Owner of each queue (A0 = broker-a, queue 0) under each strategy; outlined: moved by your " +

@@ -5,10 +5,11 @@ function render({ model, el }) {
   const asker = rlbAsker(model, "exercise", root);
   const prompt = rlbEl("div", { "class": "rlb-prompt" }, model.get("prompt"));
   const input = rlbEl("input", { type: "text", "data-rlb": "answer", "class": "rlb-answer",
-    placeholder: "your answer" });
+    placeholder: "your answer", "aria-label": "your answer" });
   const check = rlbEl("button", { "data-rlb": "check" }, "check");
   const reveal = rlbEl("button", { "data-rlb": "reveal" }, "show the answer");
-  const verdict = rlbEl("div", { "data-rlb": "verdict", "class": "rlb-verdict" });
+  const verdict = rlbEl("div", { "data-rlb": "verdict", "class": "rlb-verdict", role: "status",
+    "aria-live": "polite" });
   function ask(show) {
     return asker.ask({ exercise: model.get("exercise"), params: model.get("params"),
       answer: input.value, reveal: show }, function (v) {

@@ -12,10 +12,15 @@ function render({ model, el }) {
   const body = rlbEl("div", { "class": "rlb-explorer-body" });
 
   function ask() {
-    return asker.ask(request, function (v) { view = v; draw(); });
+    return asker.ask(request, function (v) {
+      view = v;
+      draw();
+      asker.announce(request.scenario + " at " + (v.t_ms / 1000).toFixed(1) + " s: unowned " +
+        (v.unowned.join(", ") || "none") + "; consumed twice " + (v.shared.join(", ") || "none"));
+    });
   }
 
-  const pick = rlbEl("select", { "data-rlb": "scenario" });
+  const pick = rlbEl("select", { "data-rlb": "scenario", "aria-label": "scenario" });
   Object.keys(scenarios).forEach(function (name) {
     const o = rlbEl("option", { value: name }, name);
     if (name === request.scenario) { o.selected = true; }
@@ -26,7 +31,7 @@ function render({ model, el }) {
     ask();
   });
   const scrub = rlbEl("input", { type: "range", min: "0", step: "500", "data-rlb": "time",
-    "class": "rlb-scrubber" });
+    "class": "rlb-scrubber", "aria-label": "time in the scenario (ms)" });
   const clock = rlbEl("b", { "data-rlb": "t" });
   scrub.addEventListener("input", function () { clock.textContent = (scrub.value / 1000).toFixed(1) + " s"; });
   scrub.addEventListener("change", function () { request.t_ms = parseInt(scrub.value, 10); ask(); });
@@ -45,7 +50,7 @@ function render({ model, el }) {
   next.addEventListener("click", function () { jump(1); });
   controls.append(pick, prev, scrub, next, clock);
 
-  function table(headers, rows, key) {
+  function table(headers, rows, key, label) {
     const t = rlbEl("table", { "class": "rlb-table", "data-rlb": key });
     const head = rlbEl("tr");
     headers.forEach(function (h) { head.appendChild(rlbEl("th", {}, h)); });
@@ -58,7 +63,7 @@ function render({ model, el }) {
       });
       t.appendChild(tr);
     });
-    const box = rlbEl("div", { "class": "rlb-scroll" });
+    const box = rlbScroll(label);
     box.appendChild(t);
     return box;
   }
@@ -72,24 +77,25 @@ function render({ model, el }) {
     body.replaceChildren(
       rlbEl("h4", {}, "What each broker lists for " + view.group),
       table(["broker", "consumers listed"], Object.entries(view.membership).map(function ([b, m]) {
-        return [b, m.join(", ") || "nobody"]; }), "membership"),
+        return [b, m.join(", ") || "nobody"]; }), "membership", "what each broker lists"),
       rlbEl("h4", {}, "What each consumer saw and holds"),
       table(["consumer", "running", "ids in its last view", "holds"], view.clients.map(function (c) {
         return [c.name, c.alive ? "yes" : { text: "no", cls: "rlb-bad" },
-          c.view === null ? "-" : c.view, c.holds.join(", ") || "nothing"]; }), "clients"),
+          c.view === null ? "-" : c.view, c.holds.join(", ") || "nothing"]; }), "clients",
+        "what each consumer saw and holds"),
       rlbEl("h4", {}, "Who consumes each queue"),
       table(["queue", "consumed by", "state", "since", "until"], view.queues.map(function (q) {
         const cls = q.state === "one owner" ? "rlb-ok" : "rlb-bad";
         return [q.queue, q.owners.join(", ") || "nobody", { text: q.state, cls: cls },
-          sec(q.since_ms), sec(q.until_ms)]; }), "queues"),
+          sec(q.since_ms), sec(q.until_ms)]; }), "queues", "who consumes each queue"),
       rlbEl("p", { "data-rlb": "problems" }, "unowned now: " + (view.unowned.join(", ") || "none") +
         "; consumed twice now: " + (view.shared.join(", ") || "none")),
       rlbEl("h4", {}, "The journal up to now"),
       table(["time", "what", "who", "details"], view.events.map(function (e) {
-        return [sec(e.t_ms), e.kind, e.who, e.details]; }), "events"));
+        return [sec(e.t_ms), e.kind, e.who, e.details]; }), "events", "the journal up to now"));
   }
 
-  root.append(controls, about, asker.status, body);
+  root.append(controls, about, asker.status, asker.live, body);
   draw();
   el.appendChild(root);
 }

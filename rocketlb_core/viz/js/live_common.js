@@ -12,6 +12,13 @@ function rlbEl(tag, attrs, text) {
   return node;
 }
 
+// A box that scrolls sideways inside the column: a keyboard can reach it (tabindex 0) and a
+// screen reader names it (axe: scrollable-region-focusable).
+function rlbScroll(label, attrs) {
+  return rlbEl("div", Object.assign({ "class": "rlb-scroll", tabindex: "0", role: "region",
+    "aria-label": label }, attrs || {}));
+}
+
 function rlbKernel(model) {
   try {
     const wm = model.widget_manager;
@@ -33,6 +40,9 @@ function rlbAsker(model, kind, root) {
   let answers = 0;
   let outstanding = 0;
   const status = rlbEl("div", { "class": "rlb-status", "data-rlb": "status" });
+  // What a screen reader announces after each answer (each figure says what changed).
+  const live = rlbEl("div", { "class": "rlb-sr-only", role: "status", "aria-live": "polite",
+    "data-rlb": "announce" });
   const kernel = rlbKernel(model);
   status.textContent = kernel ? "live: the kernel computes" :
     "live: computed in your browser by rocketlb_core (loads on first use)";
@@ -94,7 +104,8 @@ function rlbAsker(model, kind, root) {
     });
     return run;
   }
-  return { ask: ask, status: status };
+  function announce(text) { live.textContent = text; }
+  return { ask: ask, status: status, live: live, announce: announce };
 }
 
 const RLB_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2",

@@ -16,9 +16,9 @@ function render({ model, el }) {
   const controls = rlbEl("div", { "class": "rlb-controls" });
   const brokersBox = rlbEl("div", { "class": "rlb-pg-brokers" });
   const summary = rlbEl("div", { "class": "rlb-summary", "data-rlb": "summary" });
-  const faults = rlbEl("div", { "class": "rlb-scroll" });
+  const faults = rlbScroll("the fault table");
   const chart = rlbEl("div", { "class": "rlb-chart-box", "data-rlb": "chart" });
-  const logBox = rlbEl("div", { "class": "rlb-scroll" });
+  const logBox = rlbScroll("the last sends");
 
   function send(op, n) {
     const request = { config: config, op: op };
@@ -28,6 +28,11 @@ function render({ model, el }) {
       log = log.concat(v.log);
       view = v;
       draw();
+      const last = v.log[v.log.length - 1];
+      asker.announce(op === "send" && last ? (n > 1 ? n + " sends, " + v.failed + " failed so far" :
+        "send " + last.n + ": " + last.status + (last.attempts.length ? " on " +
+          last.attempts[last.attempts.length - 1].queue : "")) + "; counter " + v.counter :
+        (op === "reset" ? "reset" : "updated") + ": counter " + v.counter);
     });
   }
 
@@ -68,7 +73,7 @@ function render({ model, el }) {
     controls.appendChild(field("starting counter", counter));
     controls.appendChild(field("retries", retries));
     const presets = model.get("presets") || {};
-    const pick = rlbEl("select", { "data-rlb": "preset" });
+    const pick = rlbEl("select", { "data-rlb": "preset", "aria-label": "set up as a preset" });
     pick.appendChild(rlbEl("option", { value: "" }, "set up as…"));
     Object.keys(presets).forEach(function (k) { pick.appendChild(rlbEl("option", { value: k }, k)); });
     pick.addEventListener("change", function () {
@@ -104,7 +109,8 @@ function render({ model, el }) {
         b.queues = v; send("reset");
       });
       row.appendChild(field("queues", queues));
-      const answer = rlbEl("select", { "data-rlb": "answer-" + b.name });
+      const answer = rlbEl("select", { "data-rlb": "answer-" + b.name,
+        "aria-label": b.name + " answers" });
       PG_ANSWERS.forEach(function ([v, label]) {
         const o = rlbEl("option", { value: v }, label);
         if (v === b.answer) { o.selected = true; }
@@ -113,7 +119,8 @@ function render({ model, el }) {
       answer.addEventListener("change", function () { b.answer = answer.value; send("view"); });
       row.appendChild(answer);
       const latency = rlbEl("input", { type: "range", min: "0", max: "5000", step: "5",
-        value: String(Math.min(5000, b.latency_ms)), "data-rlb": "latency-" + b.name });
+        value: String(Math.min(5000, b.latency_ms)), "data-rlb": "latency-" + b.name,
+        "aria-label": b.name + " latency (ms)" });
       const shown = rlbEl("span", { "class": "rlb-ms" }, b.latency_ms + " ms");
       latency.addEventListener("input", function () { shown.textContent = latency.value + " ms"; });
       latency.addEventListener("change", function () {
@@ -269,6 +276,7 @@ function render({ model, el }) {
   root.appendChild(controls);
   root.appendChild(brokersBox);
   root.appendChild(asker.status);
+  root.appendChild(asker.live);
   root.appendChild(summary);
   root.appendChild(faults);
   root.appendChild(chart);

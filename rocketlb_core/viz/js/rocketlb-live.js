@@ -95,6 +95,8 @@
       box = document.createElement("pre");
       box.className = "rlb-cell-output";
       box.setAttribute("data-rlb", "cell-output");
+      box.setAttribute("role", "status");           // announced when a run ends
+      box.setAttribute("aria-live", "polite");
       cell.querySelector(".rlb-cell-bar").after(box);
     }
     return box;
@@ -140,6 +142,7 @@
         if (cell.querySelector("textarea.rlb-cell-edit")) { return; }
         var area = document.createElement("textarea");
         area.className = "rlb-cell-edit";
+        area.setAttribute("aria-label", "the cell's code, to edit");
         area.spellcheck = false;
         area.value = source(cell);
         area.rows = Math.min(30, area.value.split("\n").length + 1);
