@@ -1,7 +1,8 @@
 // rocketlb: the package's real core, live in the page. Pyodide (npm "pyodide", core runtime
 // only) and rocketlb-core.zip (the package's pure-Python core, built from the checkout) are
 // served from the book's own _static folder: no CDN, no kernel. Nothing is downloaded until a
-// live figure asks for the model; then one Pyodide instance serves the whole page.
+// live figure comes near the viewport or asks for the model; then one Pyodide instance serves
+// the whole page.
 (function () {
   "use strict";
   var root = document.documentElement.dataset.content_root || "./";
@@ -170,9 +171,101 @@
     });
   }
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", decorate);
-  } else {
+  // Ready when the reader is: the model starts loading as soon as a live figure (or a cell that
+  // runs in the browser) comes within PRELOAD_MARGIN of the viewport, so a reader who reads a
+  // few seconds before clicking gets the answer at once. A page without such a figure never
+  // loads it; nor does a page whose figures the reader never scrolls toward. A page may opt
+  // out (window.rocketlbLivePreload = false before this script: the benchmark's cold click).
+  var PRELOAD_MARGIN = "800px 0px";
+
+  function liveModels() {
+    // The widget models whose drawing asks the model (rlbAsker), and every container holding
+    // one: a figure's view may be a box around it.
+    var state = {};
+    document.querySelectorAll('script[type="application/vnd.jupyter.widget-state+json"]')
+      .forEach(function (s) {
+        try { Object.assign(state, JSON.parse(s.textContent).state || {}); } catch (e) { /* none */ }
+      });
+    var memo = {};
+    function live(id, depth) {
+      if (memo[id] !== undefined) { return memo[id]; }
+      var m = state[id];
+      var st = (m && m.state) || {};
+      var yes = String(st._esm || "").indexOf("rlbAsker") >= 0;
+      if (!yes && depth < 20) {
+        yes = (st.children || []).some(function (c) {
+          return live(String(c).replace(/^IPY_MODEL_/, ""), depth + 1);
+        });
+      }
+      memo[id] = yes;
+      return yes;
+    }
+    return live;
+  }
+
+  function preloadTargets() {
+    var live = liveModels();
+    var targets = [];
+    document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')
+      .forEach(function (s) {
+        try {
+          if (live(JSON.parse(s.textContent).model_id, 0)) { targets.push(s.parentElement); }
+        } catch (e) { /* not a view */ }
+      });
+    document.querySelectorAll("div.cell.tag_rocketlb-browser").forEach(function (c) {
+      targets.push(c);
+    });
+    return targets;
+  }
+
+  // Starting Pyodide keeps the main thread busy for a while; anywidget gives each model 2 s to
+  // initialise. So the preload waits for the page's load event and its widgets to be drawn
+  // (at most 15 s), then for an idle moment.
+  function whenDrawn(go) {
+    var waited = 0;
+    function drawn() {
+      return Array.prototype.every.call(document.querySelectorAll(
+        'script[type="application/vnd.jupyter.widget-view+json"]'), function (s) {
+        return s.parentElement.querySelector(".widget-subarea .lm-Widget");
+      });
+    }
+    function poll() {
+      if (drawn() || waited >= 15000) {
+        (window.requestIdleCallback || setTimeout)(go, { timeout: 1000 });
+      } else {
+        waited += 250;
+        setTimeout(poll, 250);
+      }
+    }
+    if (document.readyState === "complete") { poll(); } else {
+      window.addEventListener("load", poll);
+    }
+  }
+
+  function watchFigures() {
+    if (window.rocketlbLivePreload === false || !("IntersectionObserver" in window)) { return; }
+    var targets = preloadTargets();
+    if (!targets.length) { return; }
+    var seen = new IntersectionObserver(function (entries) {
+      if (entries.some(function (e) { return e.isIntersecting; })) {
+        seen.disconnect();
+        whenDrawn(function () {
+          if (ready === null) { window.rocketlbLive.preloaded = true; }
+          load();
+        });
+      }
+    }, { rootMargin: PRELOAD_MARGIN });
+    targets.forEach(function (t) { seen.observe(t); });
+  }
+
+  function start() {
     decorate();
+    watchFigures();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
   }
 })();
