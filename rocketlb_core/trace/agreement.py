@@ -17,9 +17,13 @@ random value upstream; that value is **inferred** from the first send after the 
 is counted as inferred, not as agreement. 5.x with fault tolerance on also resets the counter to
 a random value when it retries (``resetIndex``); such a send is inferred the same way
 (``reset``). An attempt the client logged as failed (``sendKernelImpl exception``) ends in the
-package's loop when it ended live (``FAILURE_MATCH_MS``): a timeout that returned in its
-deadline's very millisecond leaves the loop a 0 ms attempt, one more step of the counter (issue
-32). A send made before the client had any route fails without an attempt (``NO_ROUTE``,
+package's loop when it ended live (``FAILURE_MATCH_MS``; its line may be written up to
+``LOG_LAG_MS`` late): a timeout that returned in its deadline's very millisecond leaves the
+loop a 0 ms attempt, one more step of the counter (issue 32). An ``MQBrokerException`` logged
+with it is that attempt's answer (``BROKER_ERROR`` with its code): ``sendDefaultImpl`` throws
+at once on a code outside ``retryResponseCodes`` (e.g. 2, ``[TIMEOUT_CLEAN_QUEUE]broker
+busy``), without the retry's select. A send made before the client had any route fails
+without an attempt (``NO_ROUTE``,
 counted as ``no_route``). Every other send either agrees (same final queue, or both failed) or
 is explained by a cause:
 
@@ -79,6 +83,13 @@ it then ends when the logged one ended (the client's own clock: its attempt may 
 millisecond after ``send`` was called), a timeout's overshoot included
 (``AttemptResult.overshoot_ms``): a timeout in the deadline's very millisecond leaves the loop
 a 0 ms attempt (issue 32)."""
+LOG_LAG_MS = 25
+"""A logged failure's start is its line's stamp less its ``RT``; the stamp is taken when the
+line is written, after the attempt ended (``sendDefaultImpl``: ``endTimestamp``, then
+``log.warn``), so the estimate is never before the attempt's start but may be after it: live, on
+a loaded host, a refused connect that took 2 ms was logged 27 ms after the connection's
+``closeChannel`` (issue 32's random scenario, p2-off). A logged failure may start this much
+later than ``FAILURE_MATCH_MS`` allows before (less than the 40 ms between two sends)."""
 PERM_READ = 4
 """``PermName.PERM_READ``: a broker's queues of a topic are in a consumer's subscription when
 its permission has this bit."""
@@ -101,23 +112,33 @@ class ObservedBrokers:
     costs: dict[str, int]                       # msgId -> costTime of the stored attempt
     msg_id: str | None = None                   # the message being sent
     broker: str | None = None                   # where the real client stored it
-    failed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    """Per broker, the producer's logged failed attempts: (start, ``RT``), trace time."""
+    failed: dict[str, list[tuple[int, int] | tuple[int, int, int | None]]] = field(
+        default_factory=dict)
+    """Per broker, the producer's logged failed attempts: (start, ``RT``), trace time, and
+    the response code of an ``MQBrokerException`` (``None``: no answer, a remoting error)."""
+
+    def _logged(self, broker: str, start_ms: int) -> tuple[int, int | None] | None:
+        best: tuple[int, int, int | None] | None = None
+        for f in self.failed.get(broker, ()):
+            t, rt, code = f[0], f[1], (f[2] if len(f) > 2 else None)
+            if -FAILURE_MATCH_MS <= t - start_ms <= FAILURE_MATCH_MS + LOG_LAG_MS and (
+                    best is None or abs(t - start_ms) < abs(best[0] - start_ms)):
+                best = (t, rt, code)
+        return None if best is None else (best[0] + best[1], best[2])
 
     def logged_failure(self, broker: str, start_ms: int) -> int | None:
         """When the failed attempt the client logged at ``broker`` starting within
         ``FAILURE_MATCH_MS`` of ``start_ms`` (the closest) ended, if there is one."""
-        best: tuple[int, int] | None = None
-        for t, rt in self.failed.get(broker, ()):
-            if abs(t - start_ms) <= FAILURE_MATCH_MS and (
-                    best is None or abs(t - start_ms) < abs(best[0] - start_ms)):
-                best = (t, rt)
-        return None if best is None else best[0] + best[1]
+        logged = self._logged(broker, start_ms)
+        return None if logged is None else logged[0]
 
     def __call__(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
-        end = self.logged_failure(mq.broker_name, start_ms)
-        if end is not None:           # this very attempt failed: it ended when logged
+        logged = self._logged(mq.broker_name, start_ms)
+        if logged is not None:        # this very attempt failed: it ended when logged
+            end, code = logged
             took = max(0, end - start_ms)
+            if code is not None and took < budget_ms:     # the broker answered an error code
+                return AttemptResult(Outcome.BROKER_ERROR, took, response_code=code)
             return AttemptResult(Outcome.REMOTING_ERROR, took,
                                  overshoot_ms=took - budget_ms if took >= budget_ms else None)
         mode = self.conditions.down_at(mq.broker_name, start_ms + ATTEMPT_SLACK_MS)
@@ -199,19 +220,21 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                        topic: str, route: TopicRoute, conditions: Conditions, origin_ms: int,
                        costs: dict[str, int],
                        route_changes: Sequence[tuple[int, Sequence[QueueData]]] = (),
-                       failures: Sequence[tuple[int, str, int]] = (),
+                       failures: Sequence[tuple[int, str, int]
+                                         | tuple[int, str, int, int | None]] = (),
                        ) -> Agreement:
     """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
     times) against the package (see the module docstring). ``route_changes`` are the client's
     logged route changes: (trace time, new queue datas); the first is the route its first send
     fetched (logged just after that send began). ``failures`` are its logged failed attempts:
-    (start, broker, ``RT``), trace time; an attempt of the loop that meets one takes its
-    ``RT`` (``ObservedBrokers``)."""
+    (start, broker, ``RT``), trace time, and the code of an ``MQBrokerException`` logged
+    with it; an attempt of the loop that meets one takes its ``RT`` and its answer
+    (``ObservedBrokers``)."""
     strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
     resets = strategy.line.rules.counter_resets_on_retry and fault_tolerance
-    failed: dict[str, list[tuple[int, int]]] = {}
-    for t, b, rt in sorted(failures):
-        failed.setdefault(b, []).append((t, rt))
+    failed: dict[str, list[tuple[int, int] | tuple[int, int, int | None]]] = {}
+    for f in sorted(failures, key=lambda f: f[:3]):
+        failed.setdefault(f[1], []).append((f[0], f[2], f[3] if len(f) > 3 else None))
     model = ObservedBrokers(conditions, costs, failed=failed)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
@@ -520,8 +543,8 @@ def check_recording(recording: Path | str, trace: Path | str,
         log = _client_log(recording, p["name"])
         changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
                    for r in log.route_changes if r.topic == topic]
-        failures = [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name, f.rt_ms)
-                    for f in log.send_failures if f.queue.topic == topic]
+        failures = [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name, f.rt_ms,
+                     f.response_code) for f in log.send_failures if f.queue.topic == topic]
         a = producer_agreement(truth, line=line, fault_tolerance=p["fault_tolerance"],
                                topic=topic, route=route, conditions=conditions,
                                origin_ms=origin, costs=costs, route_changes=changes,

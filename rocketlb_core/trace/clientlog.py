@@ -13,7 +13,11 @@ A producer's log gives two more records (``read_client_log`` collects them too):
 
 * ``sendKernelImpl exception, resend at once, InvokeID: ..., RT: ...ms, Broker: MessageQueue
   [...]`` (``DefaultMQProducerImpl``, WARN): one failed attempt, its queue and how long it took.
-  The message trace never has these (its hook returns when there is no send result);
+  The message trace never has these (its hook returns when there is no send result). The
+  exception follows on the next line; an ``MQBrokerException: CODE: N`` there (the broker
+  answered with an error code, e.g. 2 ``SYSTEM_BUSY``: ``[TIMEOUT_CLEAN_QUEUE]broker busy``) is
+  kept as the failure's ``response_code``: ``sendDefaultImpl`` retries only on the codes of
+  ``retryResponseCodes`` and otherwise throws at once, whatever the line says;
 * ``the topic[...] route info changed, old[...] ,new[TopicRouteData [... queueDatas=[QueueData
   [brokerName=..., readQueueNums=..., writeQueueNums=..., perm=...], ...]`` (``MQClientInstance``):
   the client's route changed, so its publish list and its round-robin counter are new;
@@ -42,7 +46,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +89,7 @@ class SendFailure:
     stamp: str                          # when it was logged: the attempt's end
     rt_ms: int                          # how long the attempt took
     queue: MessageQueue
+    response_code: int | None = None    # an MQBrokerException's code (the next line), else None
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ class ClientLog:
 FAILURE = "sendKernelImpl exception, resend at once"
 _FAILURE = re.compile(r"^(?P<stamp>\S+ \S+) .*?sendKernelImpl exception, resend at once, "
                       r"InvokeID: (?P<invoke>-?\d+), RT: (?P<rt>\d+)ms, Broker: (?P<mq>.*?)\s*$")
+_BROKER_ERROR = re.compile(r"^\S*\bMQBrokerException: CODE: (?P<code>-?\d+)\b")
 ROUTE = "route info changed, old["
 _ROUTE = re.compile(r"^(?P<stamp>\S+ \S+) .*?the topic\[(?P<topic>[^\]]*)\] route info changed")
 _QUEUE_DATA = re.compile(r"QueueData \[brokerName=([^,\]]*), readQueueNums=(\d+), "
@@ -242,12 +248,25 @@ def parsed_lines(path: Path, parse: Callable[[Path, int, str], Any], skip_bad: b
             yield record
 
 
-Record = Rebalance | SendFailure | RouteChange | str
+@dataclass(frozen=True)
+class _BrokerError:
+    """An ``MQBrokerException: CODE: N`` line: the exception of the failure logged just before."""
+
+    line: int
+    code: int
+
+
+Record = Rebalance | SendFailure | RouteChange | _BrokerError | str
 
 
 def _any_record(path: Path, n: int, text: str) -> Record | None:
     record = parse_line(path, n, text)
-    return record if record is not None else parse_producer_line(path, n, text)
+    if record is not None:
+        return record
+    m = _BROKER_ERROR.match(text)
+    if m is not None:
+        return _BrokerError(n, int(m["code"]))
+    return parse_producer_line(path, n, text)
 
 
 def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
@@ -261,6 +280,10 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
             out.rebalances.append(record)
         elif isinstance(record, SendFailure):
             out.send_failures.append(record)
+        elif isinstance(record, _BrokerError):
+            last = out.send_failures[-1] if out.send_failures else None
+            if last is not None and last.line == record.line - 1:
+                out.send_failures[-1] = replace(last, response_code=record.code)
         elif isinstance(record, RouteChange):
             out.route_changes.append(record)
         elif record not in out.producer_groups:
