@@ -528,3 +528,31 @@ def test_20_a_killed_run_leaves_nothing_for_long(tmp_path: Path, sig: signal.Sig
         assert "terminated: nothing was written" in err
         assert left == ["out"]
         assert (out / "old.txt").read_text() == "old"
+
+
+@pytest.mark.parametrize("where", ["logs", "logs/p-off"])
+@pytest.mark.parametrize("kind", ["loop", "link to a folder", "file"])
+def test_a_recordings_logs_that_are_not_its_own_folders_are_refused(
+        tmp_path: Path, where: str, kind: str) -> None:
+    """``trace import --recording`` with its ``logs`` folder (or a process's folder in it)
+    replaced by a link loop, a link or a file: exit 2 naming it, nothing written. Before, the
+    folder was globbed and a loop silently gave no logs (exit 0, a trace without them)."""
+    rec = tmp_path / "rec"
+    shutil.copytree(data_path("live", "producer-outage-4"), rec)
+    target = rec / where
+    shutil.rmtree(target)
+    if kind == "loop":
+        target.symlink_to(target)
+    elif kind == "file":
+        target.write_text("not a folder\n")
+    else:
+        elsewhere = tmp_path / "elsewhere"
+        shutil.copytree(data_path("live", "producer-outage-4", where), elsewhere)
+        target.symlink_to(elsewhere)
+    out = tmp_path / "out"
+    status, _, stderr = run(["trace", "import", "--recording", str(rec), "--out", str(out)], 300)
+    assert status == 2, stderr
+    assert stderr.startswith("error: "), stderr
+    assert str(target) in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr
+    assert not out.exists()

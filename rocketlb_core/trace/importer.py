@@ -34,6 +34,7 @@ to the second; ``trace.json``'s ``provenance`` states it as ``origin_ms=<epoch m
 from __future__ import annotations
 
 import re
+import stat
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -409,7 +410,22 @@ def recording_logs(recording: Path) -> tuple[list[Path], list[Path]]:
     """A recording's client logs and broker logs (``logs/PROCESS/FILE.log.gz``), read where
     they are: gzip is undone while reading, within ``MAX_IMPORT_BYTES``."""
     client_logs, broker_logs = [], []
-    for gz in sorted((recording / "logs").glob("*/*.log.gz")):
+    logs = recording / "logs"
+    folders = [logs]
+    try:
+        if not stat.S_ISDIR(logs.lstat().st_mode):
+            raise TraceError(logs, None, None, "expected the recording's folder of logs, found "
+                             "a link or a file (a recording holds its logs, never a link)")
+        folders += sorted(logs.iterdir())
+        for folder in folders[1:]:
+            if not stat.S_ISDIR(folder.lstat().st_mode):
+                raise TraceError(folder, None, None, "expected a process's folder of logs, "
+                                 "found a link or a file")
+    except FileNotFoundError:
+        return client_logs, broker_logs
+    except OSError as exc:
+        raise TraceError(logs, None, None, f"cannot read it ({exc.strerror})") from None
+    for gz in sorted(logs.glob("*/*.log.gz")):
         process, file = gz.parent.name, gz.name[:-3]
         if file == "rocketmq_client.log":
             client_logs.append(gz)
