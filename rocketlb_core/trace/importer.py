@@ -409,7 +409,8 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
 def recording_logs(recording: Path) -> tuple[list[Path], list[Path]]:
     """A recording's client logs and broker logs (``logs/PROCESS/FILE.log.gz``), read where
     they are: gzip is undone while reading, within ``MAX_IMPORT_BYTES``."""
-    client_logs, broker_logs = [], []
+    client_logs: list[Path] = []
+    broker_logs: list[Path] = []
     logs = recording / "logs"
     folders = [logs]
     try:
