@@ -646,7 +646,9 @@ def live_broker_frame(recording: Path | str, trace: Path | str,
 
 def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The model against live recordings (``trace.agreement.check_recording`` results by
-    recording name): one row per producer (sends) and per consumer (logged assignments)."""
+    recording name): one row per producer (sends) and per consumer (logged assignments). A
+    consumer's ``agree`` counts every logged assignment the check matched: exactly, near a
+    change, or on the list one broker held then (a broker's own view)."""
     import pandas as pd
 
     rows = []
@@ -658,7 +660,9 @@ def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFra
                          "in flight": s["in_flight"], "unexplained": s["unexplained"]})
         for k, s in r["consumers"].items():
             rows.append({"recording": name, "client": k, "checked": "assignments",
-                         "total": s["logged"], "agree": s["exact"] + s["near_change"],
+                         "total": s["logged"],
+                         # on a list a broker held then (trace.agreement.STALE_VIEW) agrees too
+                         "agree": s["exact"] + s["near_change"] + s.get("stale_view", 0),
                          "counter drawn at random": 0, "in flight": 0,
                          "unexplained": s["unexplained"]})
     return pd.DataFrame(rows)
