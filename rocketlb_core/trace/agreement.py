@@ -23,8 +23,10 @@ loop a 0 ms attempt, one more step of the counter (issue 32). An ``MQBrokerExcep
 with it is that attempt's answer (``BROKER_ERROR`` with its code): ``sendDefaultImpl`` throws
 at once on a code outside ``retryResponseCodes`` (e.g. 2, ``[TIMEOUT_CLEAN_QUEUE]broker
 busy``), without the retry's select. A send made before the client had any route fails
-without an attempt (``NO_ROUTE``,
-counted as ``no_route``). Every other send either agrees (same final queue, or both failed) or
+without an attempt (``NO_ROUTE``), and so does the send whose route lookup outlasted its
+timeout (``LATE_ROUTE``: the route logged more than ``sendMsgTimeout`` after the send began;
+``sendDefaultImpl`` selects, then throws "sendDefaultImpl call timeout"); both are counted as
+``no_route``. Every other send either agrees (same final queue, or both failed) or
 is explained by a cause:
 
 * ``in flight at a change``: the send was under way when a broker's observed condition changed
@@ -60,6 +62,7 @@ from rocketlb_core.producer import (
     AttemptResult,
     MQFaultStrategy,
     Outcome,
+    SendConfig,
     ThreadLocalIndex,
     TopicPublishInfo,
     send,
@@ -99,6 +102,7 @@ IN_FLIGHT = "in flight at a change"
 RESET = "counter reset at random by a retry (5.x, fault tolerance on)"
 UNEXPLAINED = "unexplained"
 NO_ROUTE = "FAILED (no route yet)"
+LATE_ROUTE = "FAILED (route found after the send's timeout)"
 """What the model predicts for a send made before its client had the topic's route: it fails
 before any attempt (``send``: "No route info of this topic"); live, the name-server lookup
 timed out (issue 32's 5.x recording on a loaded host). It agrees when the real send failed."""
@@ -177,8 +181,10 @@ class Agreement:
 
     @property
     def no_route(self) -> int:
-        """Sends that failed, as the model's did, before the client had the topic's route."""
-        return sum(c.verdict == AGREE and c.predicted == NO_ROUTE for c in self.checks)
+        """Sends that failed, as the model's did, before the client had the topic's route (or
+        found it only after the send's timeout)."""
+        return sum(c.verdict == AGREE and c.predicted in (NO_ROUTE, LATE_ROUTE)
+                   for c in self.checks)
 
     def summary(self) -> dict[str, Any]:
         return {"sends": len(self.checks), "agree": self.count(AGREE),
@@ -188,7 +194,8 @@ class Agreement:
                 "unexplained": self.count(UNEXPLAINED)}
 
     def others(self) -> list[SendCheck]:
-        return [c for c in self.checks if c.verdict != AGREE or c.predicted == NO_ROUTE]
+        return [c for c in self.checks
+                if c.verdict != AGREE or c.predicted in (NO_ROUTE, LATE_ROUTE)]
 
 
 def _label(queue: MessageQueue | None) -> str:
@@ -238,6 +245,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     model = ObservedBrokers(conditions, costs, failed=failed)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
+    late_route_seq = None
     if not changes:
         changes = [(first, tuple(route.queue_datas))]
     elif changes[0][0] > first:
@@ -246,7 +254,13 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         # did not answer on a loaded host) and failed without an attempt, as the loop does
         # without a route
         began = [int(r["sent_ms"]) - origin_ms for r in truth]
-        changes[0] = (max(t for t in began if t <= changes[0][0]), changes[0][1])
+        lookup = max(t for t in began if t <= changes[0][0])
+        if changes[0][0] - lookup > SendConfig().send_msg_timeout_ms:
+            # the lookup itself outlasted the send's budget: sendDefaultImpl selects a queue,
+            # then finds ``timeout < costTime`` and throws "sendDefaultImpl call timeout"
+            # before any attempt (seen live on 5.x: the route came 3,039 ms after the send)
+            late_route_seq = max(r["seq"] for r, t in zip(truth, began, strict=True) if t == lookup)
+        changes[0] = (lookup, changes[0][1])
     flips = sorted({t for rows in conditions.down.values() for s, u, _ in rows for t in (s, u)})
     out = Agreement()
     tp: TopicPublishInfo | None = None
@@ -264,8 +278,11 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             tp = TopicPublishInfo(publish_queues(topic, new_route),
                                   new_route.sorted_queue_datas(), ThreadLocalIndex(line, stored=0))
             pending, pending_verdict = True, INFERRED
-        if tp is None:                   # no route yet: the send fails before any attempt
-            out.checks.append(SendCheck(row["seq"], now, observed, NO_ROUTE,
+        if tp is None or row["seq"] == late_route_seq:
+            # no route yet, or found after the send's timeout: it fails before any attempt
+            # (the counter's step it took is inferred at the next send, still pending)
+            out.checks.append(SendCheck(row["seq"], now, observed,
+                                        NO_ROUTE if tp is None else LATE_ROUTE,
                                         AGREE if observed == "FAILED" else UNEXPLAINED))
             continue
         n = len(tp.queues)
