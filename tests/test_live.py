@@ -141,11 +141,6 @@ class AgreementGap(AssertionError):
     """Sends or assignments of a live recording the agreement check does not explain."""
 
 
-@pytest.mark.xfail(
-    raises=AgreementGap, strict=False,
-    reason="issue 32: trace/agreement.py does not yet follow route changes (a killed broker's "
-           "queues leave the route) nor each broker's own membership; remove this mark when it "
-           "does. Only AgreementGap is expected: a failed recording or a late event still fails")
 @pytest.mark.parametrize("line_name", ["4", "5"])
 def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: Path) -> None:
     """One random scenario (``rocketlb_core.live.generate``) per line, a fresh seed each run
