@@ -48,25 +48,9 @@ SEND_COLUMNS = ("sends", "determined", "agree", "inferred", "reset", "in_flight"
 ASSIGN_COLUMNS = ("logged", "exact", "near_change")
 
 
-def jvms_under(root: Path) -> list[int]:
-    """Pids of the JVMs whose cluster marker lies under ``root`` (this soak's scratch)."""
-    prefix = f"-D{live.MARKER_PROP}={root.resolve()}/".encode()
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(a.startswith(prefix) for a in cmdline):
-            pids.append(int(proc.name))
-    return pids
-
-
 def stop_jvms(root: Path) -> list[int]:
     """SIGKILL every JVM started under ``root`` (by pid); returns the pids."""
-    pids = jvms_under(root)
+    pids = live.jvms_under(root)
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

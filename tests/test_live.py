@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,24 @@ def test_missing_java_or_maven_is_a_clear_error(tmp_path: Path, monkeypatch) -> 
         live.java()
 
 
+def test_jvms_under_counts_only_a_recordings_marker_under_its_root(tmp_path: Path) -> None:
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                               f"-D{live.MARKER_PROP}={root.resolve()}/rocketlb-live-x/c"])
+             for root in (mine, other)]
+    try:
+        for _ in range(50):                         # until the children have their cmdline
+            if live.jvms_under(mine):
+                break
+            time.sleep(0.1)
+        assert live.jvms_under(mine) == [procs[0].pid]
+        assert live.jvms_under(tmp_path / "nothing") == []
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
 def test_down_never_signals_a_process_it_did_not_start(tmp_path: Path) -> None:
     """A recorded pid that now belongs to another program (pids are recycled) is left alone."""
     home = tmp_path / "c"
@@ -64,21 +83,8 @@ def test_down_never_signals_a_process_it_did_not_start(tmp_path: Path) -> None:
 
 
 def _live_jvms(scratch: Path) -> list[int]:
-    """Pids of this user's JVMs started by a live recording whose scratch folder lies under
-    ``scratch`` (the recorder makes it with ``tempfile``: the tests point ``TMPDIR`` there), so
-    a recording someone else runs on this machine is never counted, nor killed."""
-    prefix = f"-D{live.MARKER_PROP}={scratch.resolve()}/".encode()
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(a.startswith(prefix) and b"/rocketlb-live-" in a for a in cmdline):
-            pids.append(int(proc.name))
-    return pids
+    """Pids of the JVMs a recording started with its scratch folder under ``scratch``."""
+    return live.jvms_under(scratch)
 
 
 def _record(scenario: Path, line_name: str, out: Path, scratch: Path,

@@ -736,3 +736,22 @@ def consumer_ids(cluster: Cluster, group: str, broker: str = "broker-a") -> list
         if len(cells) >= 4 and "@" in cells[0] and not cells[0].startswith("#"):
             ids.append(cells[0])
     return sorted(ids)
+
+
+def jvms_under(root: Path) -> list[int]:
+    """Pids of this user's JVMs that a live recording started with its scratch folder
+    (``rocketlb-live-*``, made by ``tempfile``) under ``root``: their ``MARKER_PROP`` names it.
+    A recording someone else runs on this machine is never counted (the tests and
+    ``bench/live_soak.py`` kill what this returns, by pid)."""
+    prefix = f"-D{MARKER_PROP}={Path(root).resolve()}/".encode()
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a.startswith(prefix) and b"/rocketlb-live-" in a for a in cmdline):
+            pids.append(int(proc.name))
+    return pids
