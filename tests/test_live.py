@@ -143,6 +143,34 @@ def test_live_scenarios_recorded_imported_and_checked_against_the_model(
             os.kill(pid, signal.SIGKILL)
 
 
+def _print_gaps(recording: Path, result: dict, meta: dict) -> None:
+    """What a failed random scenario needs for its diagnosis, printed (a CI run keeps only its
+    output): the events as run, each unexplained send and assignment with the member lists
+    tried, the brokers' disagreement, and the consumer's log before the line (no stack frames)."""
+    import gzip
+
+    t0 = min(e["wall_ms"] for e in meta["events"]) if meta["events"] else 0
+    print("events (ms after the first):",
+          [(e["wall_ms"] - t0, e["action"], e["target"]) for e in meta["events"]])
+    for name, p in result["producers"].items():
+        for other in p["others"]:
+            if other.get("verdict") == "unexplained":
+                print(f"send {name}: {json.dumps(other, default=str)}")
+    print(f"brokers disagree: {json.dumps(result.get('brokers_disagree'))}")
+    for name, c in result["consumers"].items():
+        for d in c.get("unexplained_detail", []):
+            print(f"assignment {name}: {json.dumps(d)}")
+            text = gzip.decompress((recording / "logs" / name / "rocketmq_client.log.gz")
+                                   .read_bytes()).decode("utf-8", "replace").splitlines()
+            for n in range(max(0, d["line"] - 120), min(len(text), d["line"] + 3)):
+                if any(k in text[n] for k in _TELLING) and not text[n].startswith("\t"):
+                    print(f"  {name}:{n + 1}: {text[n][:300]}")
+
+
+_TELLING = ("rebalance", "route info changed", "notification", "WARN", "ERROR", "Exception",
+            "closeChannel", "cidAll", "ConsumerId")
+
+
 class AgreementGap(AssertionError):
     """Sends or assignments of a live recording the agreement check does not explain."""
 
@@ -195,5 +223,6 @@ def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: 
     bad = {n: c["unexplained_lines"][:5] for n, c in result["consumers"].items()
            if c["unexplained"]}
     if bad_sends or bad:
+        _print_gaps(out, result, meta)
         raise AgreementGap(f"{replay}: unexplained sends {bad_sends}; unexplained assignments "
                            f"(first lines) {bad}")

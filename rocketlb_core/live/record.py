@@ -279,16 +279,27 @@ def _log_lines(path: Path) -> int:
         return sum(1 for _ in f)
 
 
+DUMP_ATTEMPTS = 3
+"""How often ``dump_topic`` asks: the dump only reads, and on a loaded host its client's first
+route lookup can time out (seen live: ``RemotingTimeoutException ... 1689(ms)`` from the name
+server, then ``Can not find Message Queue for this topic``); a timeout is retried, any other
+failure is not."""
+
+
 def dump_topic(cluster: live.Cluster, topic: str, timeout_s: float = 120.0) -> list[str]:
     """Every message of ``topic`` as ``live/java/DumpTopic.java`` prints it (JSON lines)."""
     home = cluster.home / "clients" / "dump"
     home.mkdir(parents=True, exist_ok=True)
-    run = subprocess.run([*live._client_command(cluster, home, "DumpTopic.java"),
-                          cluster.namesrv_addr, topic], capture_output=True, text=True,
-                         timeout=timeout_s, check=False, stdin=subprocess.DEVNULL)
-    rows = [x for x in run.stdout.splitlines() if x.startswith("{")]
-    if run.returncode != 0 or not rows or not rows[-1].startswith('{"done"'):
-        raise LiveError(f"dumping {topic} failed ({run.returncode}):\n{run.stderr[-2500:]}")
+    for attempt in range(1, DUMP_ATTEMPTS + 1):
+        run = subprocess.run([*live._client_command(cluster, home, "DumpTopic.java"),
+                              cluster.namesrv_addr, topic], capture_output=True, text=True,
+                             timeout=timeout_s, check=False, stdin=subprocess.DEVNULL)
+        rows = [x for x in run.stdout.splitlines() if x.startswith("{")]
+        if run.returncode == 0 and rows and rows[-1].startswith('{"done"'):
+            break
+        if attempt == DUMP_ATTEMPTS or "RemotingTimeoutException" not in run.stderr:
+            raise LiveError(f"dumping {topic} failed ({run.returncode}, attempt {attempt}):\n"
+                            f"{run.stderr[-2500:]}")
     if json.loads(rows[-1])["done"] != len(rows) - 1:
         raise LiveError(f"dumping {topic}: the driver's count disagrees with its rows")
     return rows[:-1]

@@ -523,6 +523,22 @@ def allocation_agreement(rebalances: Sequence[Any], lists: Any, queues: Any,
     return out
 
 
+def _gap_detail(r: Any, candidates: list[list[str]],
+                routes: Sequence[tuple[int, int, Sequence[QueueData]]], offset: int,
+                origin: int) -> dict[str, Any]:
+    """What a replay of an unexplained assignment needs to see (a CI run keeps only its
+    output): the line, its trace time, what the consumer logged, every member list tried, and
+    the consumer's route changes (trace ms, the readable queues' brokers) before it."""
+    return {"line": r.line, "t_ms": stamp_ms(r.stamp, offset) - origin,
+            "mq_all_size": r.mq_all_size, "cid_all_size": r.cid_all_size,
+            "result": sorted(q.short() for q in r.result or ()),
+            "tried": candidates,
+            "routes": [{"line": ln, "t_ms": t,
+                        "readable": sorted(f"{q.broker_name}:{q.read_queue_nums}"
+                                           for q in qd if q.perm & PERM_READ)}
+                       for ln, t, qd in routes if ln < r.line]}
+
+
 def _client_log(recording: Path, process: str) -> Any:
     """A process's client log of a recording, parsed (it is stored gzip-compressed)."""
     import gzip
@@ -617,7 +633,9 @@ def check_recording(recording: Path | str, trace: Path | str,
                 "route_changes": len(routes),
                 "held_at_end": sorted(q.short() for q in held[-1].result or ())
                 if held and state == "running" else [],
-                "unexplained_lines": [r.line for r, _ in a2.bad]}
+                "unexplained_lines": [r.line for r, _ in a2.bad],
+                "unexplained_detail": [_gap_detail(r, cands, routes, offset, origin)
+                                       for r, cands in a2.bad]}
         stop = min(end_ms, 2**62) - origin
         out["brokers_disagree"] = {}
         for g in groups:
