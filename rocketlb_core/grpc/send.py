@@ -12,7 +12,10 @@ One send:
    candidate again;
 3. a failed attempt adds its broker's endpoints to the client's ``isolated`` set; with attempts
    left, the next one is sent at once, or after the retry policy's delay when the failure was
-   ``TooManyRequestsException`` (the producer's default policy retries immediately); a success
+   ``TooManyRequestsException`` (the policy starts as ``immediatelyRetryPolicy(maxAttempts)``;
+   once the Proxy's settings arrive, ``PublishingSettings.sync`` takes their backoff and keeps
+   the client's ``maxAttempts``: the Proxy's defaults, ``grpcClientProducerBackoff*``, wait
+   ``min(10 ms * 2^(n - 1), 1 s)`` before attempt ``n``); a success
    ends the send (later attempts of the same send never see the isolation's effect on the
    candidates: those were fixed in step 1);
 4. the isolation ends when a heartbeat to those endpoints is answered ``OK`` (``rejoin``), and

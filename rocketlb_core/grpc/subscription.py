@@ -4,8 +4,12 @@
 A simple consumer allocates nothing: each ``receive`` takes the next readable master queue of
 the topic's route (``takeMessageQueue``: ``queues[IntMath.mod(index.getAndIncrement(), n)]``),
 the counter starting at ``RandomUtils.nextInt(0, Integer.MAX_VALUE)`` and kept across route
-updates; the Proxy then pops from that queue's broker (with queue id -1 when the route came
-from the Proxy: any queue of the broker).
+updates. The Proxy's route numbers each broker's queues ``0 ..`` (``RouteActivity.
+genMessageQueueFromQueueData``), so a broker comes up once per readable queue it has; the Proxy
+then pops from that queue's broker whatever the queue id (``ReceiveMessageActivity``'s
+``ReceiveMessageQueueSelector`` takes the broker's acting queue, id -1: any queue of the broker;
+rocketmq-proxy 5.3.3 and 5.5.0). Facts: ``grpc.simple-consumer-receive-rotation``,
+``proxy.receive-pops-named-broker-any-queue`` (``book/facts.toml``).
 """
 
 from __future__ import annotations
