@@ -142,3 +142,39 @@ def test_hash_remap_moves_exactly_the_keys_of_a_leaving_broker_of_two() -> None:
     assert abs(frame["broker-a leaves (of a, b)"] + frame["broker-b leaves (of a, b)"] - 100) < 0.11
     assert frame["broker-b leaves (of a, b, c)"] > 100 / 3 + 10   # survivors' keys move too
     assert all(0 <= v <= 100 for v in frame)
+
+
+def test_the_soak_frame_sums_each_line_and_keeps_failed_scenarios_out_of_the_sums(
+        tmp_path) -> None:
+    """``live_soak_frame``: the shipped recordings' row and each soak's row per line; a
+    scenario whose recording failed is counted, not summed."""
+    import json
+
+    from rocketlb_core.viz.tables import live_soak_frame
+
+    def scenario(line: str, sends: int, unexplained: int, logged: int) -> dict:
+        return {"line": line, "max_late_ms": sends % 7,
+                "producers": {"p": {"sends": sends, "determined": sends - 1, "agree": sends - 2,
+                                    "inferred": 1, "reset": 0, "in_flight": 1 - unexplained,
+                                    "unexplained": unexplained}},
+                "consumers": {"logged": logged, "exact": logged - 2, "near_change": 1,
+                              "stale_view": 1, "unexplained": 0}}
+
+    rows = [scenario("4", 100, 0, 9), scenario("4", 50, 1, 4), scenario("5", 80, 0, 6),
+            {"line": "5", "error": "record exited 2"}]
+    soak = tmp_path / "soak.json"
+    soak.write_text(json.dumps({"seed": 7, "rows": rows}))
+    shipped = {"a-4": {"line": "4.9.8", "producers": {"p": rows[0]["producers"]["p"]},
+                       "consumers": {"c": rows[0]["consumers"]}}}
+    frame = live_soak_frame([soak], shipped)
+    assert list(zip(frame["line"], frame["scenarios"], frame["count"], frame["failed"],
+                    strict=True)) == [
+        ("4", "shipped recordings", 1, 0), ("4", "random (soak seed 7)", 2, 0),
+        ("5", "random (soak seed 7)", 2, 1)]
+    four = frame.iloc[1]
+    assert (four["sends"], four["determined"], four["agree"]) == (150, 148, 146)
+    assert (four["sends unexplained"], four["drawn at random"]) == (1, 2)
+    assert (four["assignments"], four["explained"]) == (13, 13)
+    assert four["max late (ms)"] == max(100 % 7, 50 % 7)
+    assert frame.iloc[2]["sends"] == 80
+    assert frame["max late (ms)"].isna().tolist() == [True, False, False]

@@ -668,6 +668,55 @@ def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+def live_soak_frame(soaks: Sequence[Path | str],
+                    results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The shipped recordings beside random scenarios nobody wrote (issue 32): per client line,
+    one row summing ``results`` (``check_recording`` of the shipped recordings, their line read
+    from the client version) and one per soak file (``bench/live_soak.py``'s ``soak.json``,
+    kept in ``data/live/soak/``): scenarios, sends and how the check matched them, logged
+    assignments and how many it explained, and the worst lateness of an event. A scenario whose
+    recording failed counts under ``failed``; its sends are not in the sums."""
+    import json
+
+    import pandas as pd
+
+    def row(line: str, what: str, n: int, failed: int, sends: list[Mapping[str, Any]],
+            assigned: list[Mapping[str, Any]], late: int | None) -> dict[str, Any]:
+        def tot(xs: list[Mapping[str, Any]], k: str) -> int:
+            return sum(int(x.get(k, 0)) for x in xs)
+        return {"line": line, "scenarios": what, "count": n, "failed": failed,
+                "sends": tot(sends, "sends"), "determined": tot(sends, "determined"),
+                "agree": tot(sends, "agree"),
+                "drawn at random": tot(sends, "inferred") + tot(sends, "reset"),
+                "in flight": tot(sends, "in_flight"),
+                "sends unexplained": tot(sends, "unexplained"),
+                "assignments": tot(assigned, "logged"),
+                "explained": tot(assigned, "exact") + tot(assigned, "near_change")
+                + tot(assigned, "stale_view"),
+                "assignments unexplained": tot(assigned, "unexplained"),
+                "max late (ms)": late}
+
+    rows = []
+    soaked = [json.loads(Path(p).read_text(encoding="utf-8")) for p in soaks]
+    for line in sorted({str(r["line"])[0] for r in results.values()}
+                       | {str(x["line"]) for s in soaked for x in s["rows"]}):
+        mine = [r for r in results.values() if str(r["line"])[0] == line]
+        if mine:
+            rows.append(row(line, "shipped recordings", len(mine), 0,
+                            [p for r in mine for p in r["producers"].values()],
+                            [c for r in mine for c in r["consumers"].values()], None))
+        for s in soaked:
+            xs = [x for x in s["rows"] if str(x["line"]) == line]
+            if xs:
+                ok = [x for x in xs if "error" not in x]
+                rows.append(row(line, f"random (soak seed {s['seed']})", len(xs),
+                                len(xs) - len(ok),
+                                [p for x in ok for p in x["producers"].values()],
+                                [x["consumers"] for x in ok],
+                                max((int(x.get("max_late_ms") or 0) for x in ok), default=0)))
+    return pd.DataFrame(rows)
+
+
 def live_consumers_frame(result: Mapping[str, Any]) -> pd.DataFrame:
     """One row per consumer of a ``check_recording`` result: its group, the assignments it
     logged and how they were matched, and the queues it held when the scenario ended."""
