@@ -64,3 +64,26 @@ def test_only_a_lookup_past_the_timeout_fails_the_send() -> None:
     in_time = _agreement(3_000)          # upstream throws only when timeout < costTime
     assert in_time.checks[0].predicted not in (LATE_ROUTE, NO_ROUTE)
     assert in_time.checks[0].verdict != AGREE      # the model stores it; it failed live
+
+
+def test_a_restarted_broker_holds_none_of_its_old_connections() -> None:
+    """broker-a of this recording was killed and started again, appending to the same log: the
+    consumer c1 had joined it before the kill. The new process's table is empty, so its view
+    drops c1's old connection when the process starts (``main - rocketmqHome=``), before c1
+    joins again on a new connection; reading on would hold c1 twice (issue 32, CI's random
+    scenario)."""
+    from rocketlb_core.trace.agreement import BrokerViews
+    from rocketlb_core.trace.brokerlog import broker_view, read_broker_log
+
+    log = read_broker_log(RECORDING / "logs" / "broker-a" / "broker.log.gz")
+    assert [n for n, _ in log.starts] == [2, 352]
+    view = broker_view(log)
+    old = next(v for v in view if v.event == "join")
+    gone = [v for v in view if v.event == "restart"]
+    assert [(v.channel, v.client_id) for v in gone] == [(old.channel, old.client_id)]
+    rejoin = next(v for v in view if v.event == "join" and v.channel != old.channel)
+    assert rejoin.client_id == old.client_id
+    assert gone[0].time_ms < rejoin.time_ms
+    views = BrokerViews({"broker-a": view})
+    assert views.at("broker-a", "GID_live", gone[0].time_ms) == []
+    assert views.at("broker-a", "GID_live", rejoin.time_ms) == [old.client_id]

@@ -65,6 +65,28 @@ class BrokerLog:
     path: str
     events: list[MemberEvent] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)
+    starts: list[tuple[int, str]] = field(default_factory=list)   # (line, stamp) per process
+
+
+_START = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d{3})? INFO main - rocketmqHome=")
+"""A broker process's start: ``BrokerStartup`` prints its ``BrokerConfig`` first (4.9.7 from
+``rocketmqHome``, 5.3.3 from ``brokerConfigPath`` then ``rocketmqHome``), before its remoting
+server accepts a client. A restarted broker (after a ``kill``) appends to the same log, and its
+consumer table starts empty: ``broker_view`` drops every connection held before (issue 32)."""
+
+
+class _Start:
+    def __init__(self, line: int, stamp: str) -> None:
+        self.line, self.stamp = line, stamp
+
+
+def _parse(path: Path, n: int, text: str) -> MemberEvent | _Start | None:
+    if "INFO main - rocketmqHome=" in text:
+        m = _START.match(text)
+        if m is not None:
+            check_stamp(path, n, m[1] + ".000")
+            return _Start(n, m[1])
+    return parse_line(path, n, text)
 
 
 def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
@@ -107,7 +129,10 @@ def read_broker_log(path: Path | str, *, skip_bad: bool = False) -> BrokerLog:
     path = Path(path)
     out = BrokerLog(str(path))
     by_address: dict[tuple[str, str], MemberEvent] = {}
-    for e in parsed_lines(path, parse_line, skip_bad, out.bad):
+    for e in parsed_lines(path, _parse, skip_bad, out.bad):
+        if isinstance(e, _Start):
+            out.starts.append((e.line, e.stamp))
+            continue
         if e.channel == "":               # an expiry by address: the connection joined there
             joined = by_address.get((e.group, e.remote or ""))
             if joined is None:            # joined before the log began: nothing to remove
@@ -171,7 +196,8 @@ written first."""
 @dataclass(frozen=True)
 class ViewChange:
     """One change of one broker's own view of a group: a connection (``channel``) of
-    ``client_id`` added (``join``) or removed (``leave``, ``kill``, ``crash``) at ``time_ms``."""
+    ``client_id`` added (``join``) or removed (``leave``, ``kill``, ``crash``; ``restart``: the
+    broker process started again, its table empty) at ``time_ms``."""
 
     time_ms: int               # epoch ms
     group: str
@@ -204,7 +230,18 @@ def broker_view(log: BrokerLog, utc_offset_minutes: int = GMT8_MINUTES) -> list[
         i += 1
     out: list[ViewChange] = []
     last = 0
+    held: dict[tuple[str, str], str] = {}           # (group, channel) -> client id
+    starts = sorted(log.starts)
     for e in events:
+        while starts and starts[0][0] < e.line:     # a new process: its table starts empty
+            t = max(stamp_ms(starts.pop(0)[1] + ".000", utc_offset_minutes), last)
+            out += [ViewChange(t, g, ch, cid, "restart") for (g, ch), cid in held.items()]
+            held.clear()
+            last = t
+        if e.event == "join":
+            held[(e.group, e.channel)] = e.client_id
+        else:
+            held.pop((e.group, e.channel), None)
         if e.time_ms is not None:
             t = e.time_ms
         else:
