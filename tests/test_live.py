@@ -226,3 +226,48 @@ def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: 
         _print_gaps(out, result, meta)
         raise AgreementGap(f"{replay}: unexplained sends {bad_sends}; unexplained assignments "
                            f"(first lines) {bad}")
+
+
+_START_THREW = """
+import dataclasses, json, socket, sys
+from pathlib import Path
+from rocketlb_core.live import cluster as live
+home = Path(sys.argv[1])
+c = live.up(home, sys.argv[2], brokers=1)
+try:
+    with socket.socket() as s:                 # a port nothing listens on: the lookup fails
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    lost = dataclasses.replace(c, namesrv_port=closed, processes=list(c.processes))
+    k = live.start_consumer(lost, "TopicStart", "GID_start", "k1", timeout_s=120)
+    live.stop_consumer(k)
+    print(json.dumps({"start_error": k.start_error, "exit": k.process.returncode}))
+finally:
+    live.down(home)
+"""
+
+
+def test_a_consumer_whose_start_threw_is_reported_and_stops(tmp_path: Path) -> None:
+    """A push consumer's ``start()`` throws when its first route lookup fails (4.9.8 wraps the
+    ``RemotingException`` in an ``IllegalStateException``; seen live on a loaded host: a name
+    server timeout), yet the client instance it started runs on (on the loaded host it
+    heartbeated and rebalanced). The driver reports it (``start_error``) and goes on instead of
+    dying in ``main`` with the JVM still up (the recorder then waited for a line that never
+    came, until its 20-minute timeout); asked to stop, it stops. Here the name server's
+    address is a closed port, so the lookup fails at once."""
+    resolve("4", "server")
+    resolve("4", "client")
+    home, scratch = tmp_path / "cluster", tmp_path / "scratch"
+    scratch.mkdir()
+    try:
+        run = live.run_isolated([sys.executable, "-c", _START_THREW, str(home), "4"],
+                                capture_output=True, timeout=400, check=False,
+                                env=dict(os.environ, TMPDIR=str(scratch)))
+        assert run.returncode == 0, run.stderr[-3000:]
+        got = json.loads(run.stdout.strip().splitlines()[-1])
+        assert "IllegalStateException" in (got["start_error"] or ""), got
+        assert "Remoting" in got["start_error"], got
+        assert got["exit"] == 0
+    finally:
+        for pid in _live_jvms(tmp_path):
+            os.kill(pid, signal.SIGKILL)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -661,6 +662,7 @@ class Consumer:
     stop_file: Path
     home: Path                          # its user.home: logs/rocketmqlogs/rocketmq_client.log
     name: str = ""                      # its folder and process name
+    start_error: str | None = None      # start() threw, the instance runs on (Consume.java)
 
     @property
     def client_log(self) -> Path:
@@ -691,8 +693,15 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        # the driver prints whole lines; wait for one with the deadline, not in readline
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if not ready:
+            if proc.poll() is not None:
+                break
+            continue
         line_out = proc.stdout.readline()
         if line_out.startswith('{"started"'):
+            consumer.start_error = json.loads(line_out).get("start_error")
             return consumer
         if not line_out and proc.poll() is not None:
             break

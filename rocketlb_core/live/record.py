@@ -544,6 +544,9 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                                           name=k.name, trace=scenario.trace)
             with lock:
                 consumers[k.name] = started
+            if started.start_error is not None:
+                say(f"warning: {k.name}'s start() threw, its client runs on: "
+                    f"{started.start_error[:300]}")
         elif e.action == "leave":
             live.stop_consumer(consumers[e.target])
         else:

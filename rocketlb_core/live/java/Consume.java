@@ -24,14 +24,41 @@ public class Consume {
         consumer.subscribe(args[1], "*");
         consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) ->
             ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
-        consumer.start();
-        System.out.println("{\"started\":\"" + consumer.buildMQClientId() + "\"}");
+        // start() throws when its first route lookup times out (4.9.x: updateTopicRouteInfo...
+        // wraps the RemotingException in an IllegalStateException, seen live on a loaded host);
+        // the client instance it started keeps heartbeating and rebalancing: the group has a
+        // member. Say so and go on, as an application that logs the failure would.
+        String error = null;
+        try {
+            consumer.start();
+        } catch (RuntimeException e) {
+            error = e.toString();
+        }
+        System.out.println("{\"started\":" + quote(consumer.buildMQClientId())
+            + (error == null ? "" : ",\"start_error\":" + quote(error)) + "}");
         System.out.flush();
         Path stop = Path.of(args[4]);
         while (!Files.exists(stop)) {
             Thread.sleep(100);
         }
+        // clean when start() had set RUNNING before it threw (4.9.8 looks the route up after);
+        // a start that failed earlier leaves shutdown() nothing to do and the instance running,
+        // so the process ends here and its connections close with it
         consumer.shutdown();
         System.out.println("{\"stopped\":true}");
+        System.out.flush();
+        if (error != null) {
+            System.exit(0);
+        }
+    }
+
+    static String quote(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') { b.append('\\').append(c); }
+            else if (c < 0x20) { b.append(String.format("\\u%04x", (int) c)); }
+            else { b.append(c); }
+        }
+        return b.append('"').toString();
     }
 }
