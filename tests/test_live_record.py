@@ -240,3 +240,25 @@ def test_the_generate_command_writes_a_file_load_scenario_reads(tmp_path: Path) 
     assert out.read_text().startswith("# A random live scenario (rocketlb_core.live.generate), "
                                       "seed 42, for line 4.")
     assert main(["generate", "--seed", "-3"]) == 2
+
+
+def test_the_topic_dump_asks_again_when_the_name_server_fails(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """``dump_topic`` runs upstream's client (``DumpTopic.java``): a remoting failure of its
+    route lookup (a loaded host's name server: a timeout, a send that failed) is asked again, up
+    to ``DUMP_ATTEMPTS`` times, then named with its attempt. Here nothing listens on the name
+    server's port, so every attempt fails to connect."""
+    import socket
+
+    from rocketlb_core.live.cluster import Cluster
+    from rocketlb_core.live.jars import resolve
+
+    resolve("4", "client")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    cluster = Cluster(home=tmp_path, line="4", namesrv_port=closed)
+    monkeypatch.setattr(rec, "DUMP_ATTEMPTS", 2)         # two runs of the JVM show the retry
+    with pytest.raises(LiveError, match=r"attempt 2\)") as err:
+        rec.dump_topic(cluster, "TopicNowhere", timeout_s=120)
+    assert "org.apache.rocketmq.remoting.exception." in str(err.value)

@@ -281,9 +281,11 @@ def _log_lines(path: Path) -> int:
 
 DUMP_ATTEMPTS = 3
 """How often ``dump_topic`` asks: the dump only reads, and on a loaded host its client's first
-route lookup can time out (seen live: ``RemotingTimeoutException ... 1689(ms)`` from the name
-server, then ``Can not find Message Queue for this topic``); a timeout is retried, any other
-failure is not."""
+route lookup can fail (seen live: ``RemotingTimeoutException ... 1689(ms)`` and
+``RemotingSendRequestException: send request to <127.0.0.1:19876> failed`` from the name server,
+then ``Can not find Message Queue for this topic``); a remoting failure is retried after
+``DUMP_RETRY_S``, any other failure is not."""
+DUMP_RETRY_S = 2.0
 
 
 def dump_topic(cluster: live.Cluster, topic: str, timeout_s: float = 120.0) -> list[str]:
@@ -297,9 +299,10 @@ def dump_topic(cluster: live.Cluster, topic: str, timeout_s: float = 120.0) -> l
         rows = [x for x in run.stdout.splitlines() if x.startswith("{")]
         if run.returncode == 0 and rows and rows[-1].startswith('{"done"'):
             break
-        if attempt == DUMP_ATTEMPTS or "RemotingTimeoutException" not in run.stderr:
+        if attempt == DUMP_ATTEMPTS or "org.apache.rocketmq.remoting.exception." not in run.stderr:
             raise LiveError(f"dumping {topic} failed ({run.returncode}, attempt {attempt}):\n"
                             f"{run.stderr[-2500:]}")
+        time.sleep(DUMP_RETRY_S)
     if json.loads(rows[-1])["done"] != len(rows) - 1:
         raise LiveError(f"dumping {topic}: the driver's count disagrees with its rows")
     return rows[:-1]
