@@ -11,6 +11,7 @@ only draws. Figures:
 
 ``playground``  the producer's selection and send loop (``interactive.playground``)
 ``board``       every allocation strategy on a group you drag (``interactive.board``)
+``kafka-board`` Kafka's assignors on racks you choose (``interactive.kafka_board``)
 ``explorer``    a scenario run and a time scrubber (``interactive.explorer``)
 ``exercise``    a self-checking answer (``interactive.exercises``)
 
@@ -25,9 +26,9 @@ from collections import OrderedDict
 from typing import Any
 
 from rocketlb_core.errors import InputError
-from rocketlb_core.interactive import board, exercises, explorer, playground
+from rocketlb_core.interactive import board, exercises, explorer, kafka_board, playground
 
-KINDS = ("playground", "board", "explorer", "exercise")
+KINDS = ("playground", "board", "explorer", "exercise", "kafka-board")
 MAX_SESSIONS = 64
 """Sessions kept per process (the least recently used go first)."""
 
@@ -43,7 +44,7 @@ def handle(kind: str, session: str, request: Any) -> dict[str, Any]:
         if kind == "exercise":
             return exercises.check(request)
         step = {"playground": playground.step, "board": board.step,
-                "explorer": explorer.step}[kind]
+                "explorer": explorer.step, "kafka-board": kafka_board.step}[kind]
         key = (kind, str(session))
         state, view = step(_SESSIONS.get(key), request)  # type: ignore[operator]
         _SESSIONS[key] = state

@@ -61,7 +61,7 @@ def _current_code() -> dict[str, tuple[str, str]]:
     from rocketlb_core.viz import widgets
 
     out = {}
-    for name in ("Playground", "Board", "Explorer", "Exercise", "RouteExplorer"):
+    for name in ("Playground", "Board", "KafkaBoard", "Explorer", "Exercise", "RouteExplorer"):
         cls = getattr(widgets, name, None)
         if cls is None:
             continue

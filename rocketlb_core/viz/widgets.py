@@ -153,6 +153,21 @@ def board(consumers: int = 5, brokers: int = 2, queues: int = 4,
                                     "pop_share": 1, "zones": start}, "op": "view"})
 
 
+class KafkaBoard(LiveFigure):
+    """Kafka's assignors with racks (``rocketlb_core.interactive.kafka_board``)."""
+
+    kind = "kafka-board"
+    _esm = _esm("kafka_board.js")
+
+
+def kafka_board(partitions: int = 8, replicas: int = 1,
+                racks: dict[str, str] | None = None) -> KafkaBoard:
+    """A Kafka rack board; by default c1 and c2 in rack-a, c3 in rack-b, c4 in rack-c."""
+    start = racks or {"c1": "rack-a", "c2": "rack-a", "c3": "rack-b", "c4": "rack-c"}
+    return KafkaBoard(request={"state": {"partitions": partitions, "replicas": replicas,
+                                         "racks": start}, "op": "view"})
+
+
 class Explorer(LiveFigure):
     """The rebalance explorer (``rocketlb_core.interactive.explorer``)."""
 
