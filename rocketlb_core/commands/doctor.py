@@ -15,9 +15,11 @@ plus each consumer's and producer's ~/logs/rocketmqlogs/rocketmq_client.log, eac
 folder and run ``rocketlb doctor FOLDER``.
 
 The report goes to stdout (colour only on a terminal); ``--json`` prints the findings as one
-JSON document instead (schema: data/README.md, "rocketlb doctor"). Files of no known kind are
-listed as ignored; a known file with a malformed line is an error naming the file and the line
-(``--skip-bad``: skipped and counted).
+JSON document instead (schema: data/README.md, "rocketlb doctor"); ``--html PAGE`` also writes
+one self-contained offline page (the findings, queue ownership, lag per queue, the isolation
+timeline; written atomically, never over a file rocketlb did not write). Files of no known
+kind are listed as ignored; a known file with a malformed line is an error naming the file and
+the line (``--skip-bad``: skipped and counted).
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def register(sub: Any) -> None:
     p.add_argument("paths", type=Path, nargs="+", metavar="PATH",
                    help="files and folders (searched recursively) of mqadmin outputs and logs")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.add_argument("--html", type=Path, metavar="PAGE", default=None,
+                   help="also write the report as one self-contained offline HTML page (never "
+                        "over a file rocketlb did not write)")
     p.add_argument("--skip-bad", action="store_true",
                    help="skip and count malformed lines of known files instead of failing")
     p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto",
@@ -47,7 +52,15 @@ def doctor(args: argparse.Namespace) -> int:
     from rocketlb_core.doctor import as_json, examine
     from rocketlb_core.doctor.report import render
 
+    if args.html is not None:
+        from rocketlb_core.doctor.html import check_html_target
+
+        check_html_target(args.html)                # refuse before the work, not after
     inputs, findings, notes = examine(args.paths, skip_bad=args.skip_bad)
+    if args.html is not None:
+        from rocketlb_core.doctor.html import render_html, write_html
+
+        write_html(args.html, render_html(inputs, findings, notes))
     if args.json:
         print_json(as_json(inputs, findings, notes))
     else:

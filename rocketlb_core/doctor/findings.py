@@ -249,6 +249,9 @@ def diagnose(inputs: Inputs) -> tuple[list[Finding], list[str]]:
         members = [m for _, ms in grp.states[-1:] for m in ms]
         findings += _check_versions(g, members)
     findings += _check_producer_versions(inputs)
+    from rocketlb_core.doctor.producers import producer_findings
+
+    findings += producer_findings(inputs)[0]
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.group or "", f.topic or "",
                                  f.id))
     return findings, notes

@@ -37,12 +37,13 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from rocketlb_core.limits import MAX_QUEUES
 from rocketlb_core.model import BrokerData, MessageQueue, QueueData, TopicRoute
+from rocketlb_core.trace.clientlog import Rebalance, RouteChange, SendFailure
 from rocketlb_core.trace.schema import TraceError
 
 KINDS = ("consumerConnection", "consumerProgress", "topicRoute", "clusterList", "brokerStatus",
@@ -53,6 +54,8 @@ SNIFF_LINES = 64                   # lines read to recognise a file
 MAX_JSON_BYTES = 16 << 20          # a topicRoute output
 EVIDENCE_CHARS = 240               # what is kept of a line to quote it
 HISTORY = 64                       # rebalances kept per client log, group and topic
+MAX_CHANGES = 20_000               # rebalance lines kept per client log, group and topic
+MAX_FAILURES = 100_000             # failed sends kept per client log
 
 
 @dataclass(frozen=True)
@@ -150,17 +153,29 @@ class StatusFile:
 
 
 @dataclass(frozen=True)
-class LastRebalance:
-    """A client log's last ``rebalanced result changed`` line for one group and topic."""
+class LastRebalance(Rebalance):
+    """A client log's ``rebalanced result changed`` line (``trace.clientlog.Rebalance``) for one
+    group and topic, with the line quoted."""
 
-    strategy: str
-    group: str
-    topic: str
-    client_id: str
-    mq_all_size: int
-    cid_all_size: int
-    result: tuple[MessageQueue, ...]
-    stamp: str
+    ev: Evidence
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed send attempt (``trace.clientlog.SendFailure``, with the ``MQBrokerException``
+    code of the next line), its line quoted, and the exception's line (the next line, where it
+    is not a log line)."""
+
+    failure: SendFailure
+    ev: Evidence
+    exception: Evidence | None
+
+
+@dataclass(frozen=True)
+class RouteSeen:
+    """A client's route of ``topic`` as its log's last ``route info changed`` line gives it."""
+
+    change: RouteChange
     ev: Evidence
 
 
@@ -178,6 +193,11 @@ class ClientLogFile:
     rebalances: int = 0
     send_failures: int = 0
     end_stamp: str = ""                 # the last line's timestamp
+    failures: list[Failure] = field(default_factory=list)          # at most MAX_FAILURES
+    routes: dict[str, RouteSeen] = field(default_factory=dict)     # topic -> the last route
+    changes: dict[tuple[str, str], list[LastRebalance]] = field(default_factory=dict)
+    """Every ``rebalanced result changed`` line per group and topic (at most ``MAX_CHANGES``
+    each): what ``doctor.producers.rebalance_storms`` counts."""
 
 
 @dataclass(frozen=True)
@@ -196,11 +216,22 @@ class BrokerLogFile:
     events: list[MemberLine] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Published:
+    """A trace ``Pub`` record, as much of it as the doctor uses."""
+
+    group: str
+    store_host: str                 # the broker's address
+    time_ms: int                    # when the successful attempt started (epoch ms)
+    cost_ms: int
+
+
 @dataclass
 class TraceFile:
     path: str
     pubs: int = 0
     subs: int = 0
+    published: list[Published] = field(default_factory=list)
 
 
 @dataclass
@@ -589,49 +620,61 @@ _REMOTE = re.compile(r"R:/?([^\]\s]+)\]")
 
 
 def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
-    """A client log or a broker log, whichever records it holds (``None``: neither)."""
+    """A client log or a broker log, whichever records it holds (``None``: neither). The lines
+    are read by the importers' loop (``trace.clientlog.parsed_lines``: a line that does not
+    parse raises, or with ``skip_bad`` is counted) and parsed by their parsers."""
     from rocketlb_core.trace import brokerlog, clientlog
 
     client = ClientLogFile(str(path))
     broker = BrokerLogFile(str(path))
     is_client = False
-    for n, text in _lines(path):
-        if _LOG_STAMP.match(text):
+
+    def line(path: Path, n: int, text: str) -> None:
+        nonlocal is_client
+        stamped = _LOG_STAMP.match(text) is not None
+        if stamped:
             client.end_stamp = text[:23]
-        try:
-            r = clientlog.parse_line(path, n, text)
-            if r is not None:
-                is_client = True
-                client.rebalances += 1
-                if r.client_id not in client.client_ids:
-                    client.client_ids.append(r.client_id)
-                last = client.last[(r.group, r.topic)] = LastRebalance(
-                    r.strategy, r.group, r.topic, r.client_id, r.mq_all_size, r.cid_all_size,
-                    r.result, r.stamp, quote(path, n, text))
-                kept = client.history.setdefault((r.group, r.topic), [])
-                kept.append(last)
-                if len(kept) > HISTORY:
-                    del kept[0]
-                client.seen.setdefault(r.topic, set()).update(r.result)
-                continue
-            p = clientlog.parse_producer_line(path, n, text)
-            if isinstance(p, clientlog.SendFailure):
-                client.send_failures += 1
-                is_client = True
-                continue
-            if isinstance(p, clientlog.RouteChange):
-                is_client = True
-                continue
-            e = brokerlog.parse_line(path, n, text)
-            if e is not None:
-                host = _REMOTE.search(text)
-                broker.events.append(MemberLine(e.event, e.group, e.client_id, e.channel,
-                                                host[1][:255] if host else "",
-                                                quote(path, n, text)))
-                continue
-        except TraceError as exc:
-            bad(exc)
-            continue
+        last = client.failures[-1] if client.failures else None
+        if last is not None and last.failure.line == n - 1 and not stamped:
+            client.failures[-1] = Failure(last.failure, last.ev, quote(path, n, text))
+        r = clientlog.record_of_line(path, n, text)
+        if isinstance(r, Rebalance):
+            is_client = True
+            client.rebalances += 1
+            if r.client_id not in client.client_ids:
+                client.client_ids.append(r.client_id)
+            kept = LastRebalance(**{f.name: getattr(r, f.name) for f in fields(r)},
+                                 ev=quote(path, n, text))
+            client.last[(r.group, r.topic)] = kept
+            for table, cap in ((client.history, HISTORY), (client.changes, MAX_CHANGES)):
+                row = table.setdefault((r.group, r.topic), [])
+                row.append(kept)
+                if len(row) > cap:
+                    del row[0]
+            client.seen.setdefault(r.topic, set()).update(r.result)
+            return
+        if isinstance(r, clientlog.BrokerError):
+            if last is not None and last.failure.line == n - 1:
+                client.failures[-1] = Failure(replace(last.failure, response_code=r.code),
+                                              last.ev, quote(path, n, text))
+            return
+        if isinstance(r, SendFailure):
+            client.send_failures += 1
+            is_client = True
+            if len(client.failures) < MAX_FAILURES:
+                client.failures.append(Failure(r, quote(path, n, text), None))
+            return
+        if isinstance(r, RouteChange):
+            is_client = True
+            client.routes[r.topic] = RouteSeen(r, quote(path, n, text))
+            return
+        e = brokerlog.parse_line(path, n, text)
+        if e is not None:
+            host = _REMOTE.search(text)
+            broker.events.append(MemberLine(e.event, e.group, e.client_id, e.channel,
+                                            host[1][:255] if host else "",
+                                            quote(path, n, text)))
+            return
         if "ClientID:" in text and (m := _CREATED.search(text)):
             is_client = True
             if m[1] not in client.client_ids:
@@ -645,6 +688,9 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
         elif m := _PRODUCER_START.search(text):
             is_client = True
             client.producer_groups.setdefault(m[1][:255], quote(path, n, text))
+
+    for _ in clientlog.parsed_lines(path, line, bad.skip_bad, bad.bad):
+        pass
     if broker.events and not is_client:
         return broker
     return client if is_client else None
@@ -656,7 +702,9 @@ def read_trace(path: Path, bad: _Bad) -> TraceFile:
     t = read_msgtrace(path, skip_bad=bad.skip_bad)
     if t.bad:
         bad.bad.extend([t.first_bad or f"{path}: a bad record"] * t.bad)
-    return TraceFile(str(path), len(t.pubs), len(t.sub_before) + len(t.sub_after))
+    return TraceFile(str(path), len(t.pubs), len(t.sub_before) + len(t.sub_after),
+                     [Published(p.group, p.store_host, p.time_ms, p.cost_ms)
+                      for p in t.pubs if p.success])
 
 
 def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Inputs:

@@ -249,23 +249,27 @@ def parsed_lines(path: Path, parse: Callable[[Path, int, str], Any], skip_bad: b
 
 
 @dataclass(frozen=True)
-class _BrokerError:
+class BrokerError:
     """An ``MQBrokerException: CODE: N`` line: the exception of the failure logged just before."""
 
     line: int
     code: int
 
 
-Record = Rebalance | SendFailure | RouteChange | _BrokerError | str
+Record = Rebalance | SendFailure | RouteChange | BrokerError | str
 
 
-def _any_record(path: Path, n: int, text: str) -> Record | None:
+def record_of_line(path: Path, n: int, text: str) -> Record | None:
+    """Whichever record of a client log line ``n`` holds (``None``: none): a rebalance, an
+    ``MQBrokerException`` line (the exception of the failure logged just before), a failed
+    attempt, a route change or a producer group (``read_client_log`` and ``rocketlb doctor``
+    read lines with it)."""
     record = parse_line(path, n, text)
     if record is not None:
         return record
     m = _BROKER_ERROR.match(text)
     if m is not None:
-        return _BrokerError(n, int(m["code"]))
+        return BrokerError(n, int(m["code"]))
     return parse_producer_line(path, n, text)
 
 
@@ -275,12 +279,12 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
     path = Path(path)
     out = ClientLog()
     record: Record
-    for record in parsed_lines(path, _any_record, skip_bad, out.bad):
+    for record in parsed_lines(path, record_of_line, skip_bad, out.bad):
         if isinstance(record, Rebalance):
             out.rebalances.append(record)
         elif isinstance(record, SendFailure):
             out.send_failures.append(record)
-        elif isinstance(record, _BrokerError):
+        elif isinstance(record, BrokerError):
             last = out.send_failures[-1] if out.send_failures else None
             if last is not None and last.line == record.line - 1:
                 out.send_failures[-1] = replace(last, response_code=record.code)

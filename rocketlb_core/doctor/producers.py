@@ -1,0 +1,534 @@
+"""The doctor's producer-side checks, and the two that concern what a whole group sees: brokers
+isolated by a producer's fault strategy, producers that kept sending to a failing broker, skew
+onto queue 0 of each broker, rebalance storms, and brokers whose permission hides their queues
+from consumers or producers.
+
+Isolation is computed by the core's own fault strategy (``producer.strategy.MQFaultStrategy``)
+for the release line of the client's logged version (``producer.line``): every failed attempt
+(``sendKernelImpl exception, resend at once``) is reported to it as upstream's
+``sendDefaultImpl`` does (spec 2.6): a ``RemotingException`` and an ``MQBrokerException`` with
+``isolation`` (4.x and 5.x), an ``MQClientException`` with ``isolation`` on 4.x only
+(``LineRules.client_error_isolates``); an isolating report looks up
+``LineRules.isolation_latency_ms`` (30,000 ms on 4.x, so 600,000 ms of avoidance; 10,000 ms
+from 5.1.4, so 10,000 ms) in the latency->duration table (spec 2.3), a non-isolating one the
+attempt's own time. A later failure of the same producer on the same broker that began inside
+that window shows the producer did not avoid it: ``sendLatencyFaultEnable`` was off.
+
+Log times: 5.x clients write GMT+8 (``clientlog.GMT8_MINUTES``); 4.x clients write the JVM's
+zone, read here as UTC (said in each finding); only comparisons with the message trace
+(epoch ms) depend on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from rocketlb_core.doctor.findings import BOOK, Finding
+from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Failure, Inputs
+from rocketlb_core.model import MessageQueue, TopicRoute, publish_queues, subscribe_queues
+from rocketlb_core.producer.line import ProducerLine
+
+INNER_GROUPS = ("CLIENT_INNER_PRODUCER", "_INNER_TRACE_PRODUCER")
+LONG_ISOLATION_MS = 60_000
+"""An isolation this long or longer is a warning (4.x's 600 s); shorter ones (5.x's 10 s) are
+information."""
+SKEW_MIN_MESSAGES = 400
+"""Messages a broker's queues must hold before their split is judged: with 4 queues the share
+of one queue under round robin then varies by about 2 percentage points (binomial), far below
+the threshold."""
+SKEW_FACTOR = 2.0
+"""Queue 0 holding more than this many times its fair share (1/n of the broker's messages) is
+skew: round robin gives every queue 1/n; upstream #5672 reports about half on queue 0 with 4
+queues, the book's replay (chapter 3) about 70 %."""
+STORM_CHANGES = 10
+"""More assignment changes than this in any 60 s, for one consumer and topic, is a storm. A
+member joining or leaving changes each member's share once or twice (the broker's notice, then
+the next 20 s run); the busiest shipped recording (membership-day: four joins and leaves in
+32 s) peaks at 5 a minute."""
+STORM_WINDOW_MS = 60_000
+MAX_TICKS = 500                    # failed attempts' times kept per finding (the timeline)
+_ADDR = re.compile(r"(\d{1,3}(?:\.\d{1,3}){3}:\d{1,5})")
+_CODES = {1: "SYSTEM_ERROR", 2: "SYSTEM_BUSY", 14: "SERVICE_NOT_AVAILABLE", 16: "NO_PERMISSION",
+          17: "TOPIC_NOT_EXIST", 1500: "GO_AWAY"}          # ResponseCode @4.9.8/@5.3.3
+
+
+def line_of(version: str | None) -> tuple[ProducerLine, str]:
+    """The modelled release line whose fault-strategy rules a client version follows, and a
+    note when it was assumed (spec 2.3: 5.0.0 to 5.1.3 keep 4.x's tables; 5.1.4 brought 5.x's).
+
+    >>> [line_of(v)[0].value for v in ("V4_9_8", "V5_3_3", "V5_1_0", "V4_7_1")]
+    ['4.9.8', '5.3.3', '4.9.7', '4.7.1']
+    >>> line_of(None)[1]
+    'no version logged: 4.9.8 assumed'
+    """
+    nums = tuple(int(x) for x in re.findall(r"\d+", version or "")[:3])
+    if len(nums) < 3:
+        return ProducerLine.V4_9_8, "no version logged: 4.9.8 assumed"
+    if nums >= (5, 1, 4):
+        return ProducerLine.V5_3_3, ""
+    if nums >= (5, 0, 0) or (4, 8, 0) <= nums < (4, 9, 8):
+        return ProducerLine.V4_9_7, ""
+    if nums < (4, 8, 0):
+        return ProducerLine.V4_7_1, ""
+    return ProducerLine.V4_9_8, ""
+
+
+def isolation_ms(line: ProducerLine) -> int:
+    """How long an isolating report takes a broker out on ``line`` (spec 2.3).
+
+    >>> isolation_ms(ProducerLine.V4_9_8), isolation_ms(ProducerLine.V5_3_3)
+    (600000, 10000)
+    """
+    from rocketlb_core.producer.tables import compute_not_available_duration
+
+    r = line.rules
+    return compute_not_available_duration(r.isolation_latency_ms, r.latency_max,
+                                          r.not_available_duration)
+
+
+def _offset_minutes(line: ProducerLine) -> int:
+    from rocketlb_core.trace.clientlog import GMT8_MINUTES
+
+    return GMT8_MINUTES if line.rules.selection == "5.x" else 0
+
+
+def _ms(stamp: str, line: ProducerLine) -> int | None:
+    from rocketlb_core.trace.clientlog import stamp_ms
+
+    try:
+        return stamp_ms(stamp[:23], _offset_minutes(line))
+    except ValueError:
+        return None
+
+
+def _utc(ms: int) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.UTC).strftime(
+        "%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+@dataclass(frozen=True)
+class Window:
+    """One isolation the core computes: ``broker`` avoided from ``start_ms`` to ``end_ms``."""
+
+    producer: str
+    broker: str
+    start_ms: int
+    end_ms: int
+    why: str
+    failure: Failure
+
+    def as_json(self) -> dict[str, object]:
+        return {"producer": self.producer, "broker": self.broker, "from": _utc(self.start_ms),
+                "to": _utc(self.end_ms), "start_ms": self.start_ms, "end_ms": self.end_ms,
+                "duration_ms": self.end_ms - self.start_ms,
+                "why": self.why, "evidence": self.failure.ev.as_json()}
+
+
+def classify(f: Failure, line: ProducerLine) -> tuple[str, bool, bool]:
+    """Why the attempt failed, and what ``sendDefaultImpl`` reports for it (spec 2.6):
+    (why, isolation, reachable)."""
+    rules = line.rules
+    exc = f.exception.text if f.exception else ""
+    code = f.failure.response_code
+    if code is not None or "MQBrokerException" in exc:
+        name = _CODES.get(code or 0, "")
+        return (f"broker error code {code}{' (' + name + ')' if name else ''}", True,
+                rules.broker_error_reachable)
+    if "MQClientException" in exc:
+        return (f"client error after {f.failure.rt_ms} ms", rules.client_error_isolates, True)
+    kind = re.search(r"(Remoting\w*Exception)", exc)
+    if kind:
+        what = "timeout" if "Timeout" in kind[1] else "remoting error"
+        return f"{what} ({kind[1]}) after {f.failure.rt_ms} ms", True, True
+    return f"failed attempt after {f.failure.rt_ms} ms (exception not logged: remoting assumed)", \
+        True, True
+
+
+def _client_ids(cl: ClientLogFile) -> list[str]:
+    """The log's client ids but the trace's own producer (``..._CLIENT_INNER_TRACE_...``)."""
+    return [c for c in cl.client_ids if "CLIENT_INNER" not in c][:8]
+
+
+def _producer_name(cl: ClientLogFile) -> str:
+    groups = [g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)]
+    ids = ", ".join(_client_ids(cl)[:2])
+    return f"{'/'.join(groups) or 'producer'} ({ids or cl.path})"
+
+
+def _address(broker: str, fs: list[Failure], inputs: Inputs) -> str | None:
+    for f in fs:
+        m = _ADDR.search(f.exception.text) if f.exception else None
+        if m:
+            return m[1]
+    for rf in inputs.routes:
+        for bd in rf.route.broker_datas:
+            if bd.broker_name == broker and bd.master_addr:
+                return bd.master_addr
+    for cf in inputs.clusters:
+        for b in cf.brokers:
+            if b.broker == broker and b.broker_id == 0:
+                return b.addr
+    return None
+
+
+def windows_of(cl: ClientLogFile) -> dict[str, tuple[list[Window], list[Failure]]]:
+    """Per broker, the isolations the core computes from ``cl``'s failed attempts as if the
+    fault strategy were on, and the failures that began inside an earlier one (the producer
+    did not avoid the broker: the strategy was off)."""
+    from rocketlb_core.producer.strategy import MQFaultStrategy
+
+    line = line_of(cl.version[0] if cl.version else None)[0]
+    by_broker: dict[str, list[Failure]] = defaultdict(list)
+    for f in cl.failures:
+        by_broker[f.failure.queue.broker_name].append(f)
+    out = {}
+    name = _producer_name(cl)
+    for broker, fs in sorted(by_broker.items()):
+        strategy = MQFaultStrategy(line, send_latency_fault_enable=True)
+        windows: list[Window] = []
+        inside: list[Failure] = []
+        for f in fs:
+            t = _ms(f.failure.stamp, line)
+            if t is None:
+                continue
+            if windows and t - f.failure.rt_ms < windows[-1].end_ms:
+                inside.append(f)
+            why, isolation, reachable = classify(f, line)
+            strategy.update_fault_item(broker, f.failure.rt_ms, isolation, t, reachable)
+            item = strategy.table.items.get(broker)
+            end = item.start_timestamp if item is not None else t
+            if end > t:
+                windows.append(Window(name, broker, t, end, why, f))
+        out[broker] = (windows, inside)
+    return out
+
+
+def _avoided(windows: list[Window], fs: list[Failure], line: ProducerLine) -> int:
+    """How many of ``fs`` a producer with the fault strategy on would still have met: a
+    failure that begins inside an isolation is not attempted (its send goes elsewhere)."""
+    from rocketlb_core.producer.strategy import MQFaultStrategy
+
+    strategy = MQFaultStrategy(line, send_latency_fault_enable=True)
+    met = 0
+    for f in fs:
+        t = _ms(f.failure.stamp, line)
+        if t is None:
+            continue
+        broker = f.failure.queue.broker_name
+        if not strategy.is_available(broker, t - f.failure.rt_ms):
+            continue
+        met += 1
+        _, isolation, reachable = classify(f, line)
+        strategy.update_fault_item(broker, f.failure.rt_ms, isolation, t, reachable)
+    return met
+
+
+def isolation_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
+    """``broker-isolated`` and ``failing-broker-not-avoided`` for every producer log with
+    failed attempts, and every isolation window (the ``--html`` timeline)."""
+    out: list[Finding] = []
+    timeline: list[Window] = []
+    pubs = [p for t in inputs.traces for p in t.published]
+    for cl in inputs.client_logs:
+        if not cl.failures:
+            continue
+        line, assumed = line_of(cl.version[0] if cl.version else None)
+        groups = {g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)}
+        name = _producer_name(cl)
+        zone = "GMT+8 (5.x)" if line.rules.selection == "5.x" else "UTC (assumed for 4.x)"
+        for broker, (windows, inside) in windows_of(cl).items():
+            fs = [f for f in cl.failures if f.failure.queue.broker_name == broker]
+            addr = _address(broker, fs, inputs)
+            mine = [p for p in pubs if p.group in groups and addr and p.store_host == addr]
+            stored_inside = [p for p in mine for w in windows
+                             if w.start_ms <= p.time_ms < w.end_ms]
+            evidence = [e for f in fs[:4] for e in (f.ev, f.exception) if e is not None]
+            details: dict[str, object] = {
+                "producer_groups": sorted(groups), "client_ids": _client_ids(cl),
+                "broker": broker, "broker_addr": addr, "line": line.value,
+                "log_times": zone, "failed_attempts": len(fs),
+                "first_failure": fs[0].ev.text[:23], "last_failure": fs[-1].ev.text[:23],
+                "spec": "rocketmq-load-balancing.md 2.3 (durations), 2.6 (reports)"}
+            if assumed:
+                details["assumed"] = assumed
+            if inside or stored_inside:
+                met = _avoided(windows, fs, line)
+                slowest = max(x.failure.rt_ms for x in fs)
+                details["failure_ms"] = [t for f in fs[:MAX_TICKS]
+                                         if (t := _ms(f.failure.stamp, line)) is not None]
+                whys = sorted({w.why.split(" (")[0].split(" after")[0] for w in windows})
+                f = Finding(
+                    "failing-broker-not-avoided", "warning",
+                    f"{name} kept sending to {broker} while it failed: {len(fs)} failed "
+                    f"attempts from {fs[0].ev.text[:19]} to {fs[-1].ev.text[:19]}", None, None,
+                    f"The producer's attempts on {broker} failed ({', '.join(whys)}), and "
+                    f"{len(inside)} of them began inside the isolation the fault strategy "
+                    f"would have set after an earlier one"
+                    + (f"; the message trace shows {len(stored_inside)} messages of "
+                       f"{', '.join(sorted(groups))} stored on {addr} inside those windows"
+                       if stored_inside else "")
+                    + ": sendLatencyFaultEnable is off (its default), so every pick of the "
+                    f"broker's queues costs an attempt (up to {slowest} ms here) and a "
+                    "retry, and with retries spent the send fails.",
+                    f"Turn sendLatencyFaultEnable on for this producer ({line.value} then avoids "
+                    f"a failing broker {isolation_ms(line) // 1000} s after an error), or keep "
+                    f"it off and give sends enough retries "
+                    f"(retryTimesWhenSendFailed) for the broker's outages.",
+                    BOOK.format("03-latency-fault-tolerance",
+                                "a-recorded-outage-with-the-switch-off-and-on"),
+                    members=_client_ids(cl), hosts=[addr] if addr else [],
+                    evidence=evidence + [x.ev for x in inside[:2]], details=details)
+                f.before_after = {
+                    "with": f"sendLatencyFaultEnable on ({line.value} rules)",
+                    "metric": "failed attempts on the broker", "before": len(fs), "after": met,
+                    "text": f"with sendLatencyFaultEnable on ({line.value}'s rules): {met} "
+                            f"failed attempt(s) on {broker}, was {len(fs)} (the others would "
+                            "have gone to another broker, if one was up)"}
+                out.append(f)
+                continue
+            total = sum(w.end_ms - w.start_ms for w in windows)
+            long = max((w.end_ms - w.start_ms for w in windows), default=0)
+            check = ""
+            if mine and addr:
+                check = (f" The message trace agrees: no message of {', '.join(sorted(groups))} "
+                         f"was stored on {addr} inside the window(s) "
+                         f"({len(mine)} stored there outside them).")
+            w0 = windows[0]
+            after = min(total, len(windows) * isolation_ms(ProducerLine.V5_3_3))
+            details.update(windows=[w.as_json() for w in windows], isolated_ms=total)
+            timeline += windows
+            out.append(Finding(
+                "broker-isolated", "warning" if long >= LONG_ISOLATION_MS else "info",
+                f"{name} avoided {broker} for {total // 1000} s after {len(windows)} failed "
+                f"attempt(s): {w0.why}", None, None,
+                f"Each failed attempt on {broker} was reported to the producer's fault strategy, "
+                f"which, with sendLatencyFaultEnable on, takes the broker out of selection: on "
+                f"{line.value} an error isolates it for "
+                f"{(w0.end_ms - w0.start_ms) // 1000} s (the core's table: isolation latency "
+                f"{line.rules.isolation_latency_ms} ms looked up in latencyMax/"
+                f"notAvailableDuration). Its queues got no sends from this producer from "
+                f"{_utc(w0.start_ms)} to {_utc(w0.end_ms)}, and the other brokers took its "
+                f"share, whether or not the broker recovered sooner.{check}"
+                + (" No failure fell inside an earlier window, as expected with the switch on "
+                   "(with one failure the log alone cannot tell the switch's state)."
+                   if not check else ""),
+                ("The isolation outlasts most faults (600 s after one timeout): upgrade the "
+                 "producer to 5.x (10 s, and an optional detector), or lower its "
+                 "notAvailableDuration table (setNotAvailableDuration), or turn "
+                 "sendLatencyFaultEnable off and rely on retries." if long >= LONG_ISOLATION_MS
+                 else "Expected behaviour for a broker that failed: the producer comes back to "
+                 "it after the window. If isolations recur, look at the broker (its "
+                 "broker.log, GC, disk) rather than the producer."),
+                BOOK.format("09-troubleshooting",
+                            "a-broker-avoided-for-ten-minutes-after-one-slow-reply"),
+                members=_client_ids(cl), hosts=[addr] if addr else [], evidence=evidence,
+                details=details,
+                before_after={
+                    "with": "5.3.3's rules", "metric": "seconds avoided",
+                    "before": total // 1000, "after": after // 1000,
+                    "text": f"on 5.3.3's rules the same failures isolate {broker} for "
+                            f"{after // 1000} s, was {total // 1000} s"
+                    if line.rules.selection == "4.x" else
+                    f"already 5.x's rules: {total // 1000} s in all ({len(windows)} "
+                    f"isolation(s) of {isolation_ms(line) // 1000} s)"}))
+    return out, timeline
+
+
+def skew_findings(inputs: Inputs) -> list[Finding]:
+    """``queue-0-skew``: a broker whose queue 0 holds more than ``SKEW_FACTOR`` times its fair
+    share of the messages, from ``consumerProgress`` broker offsets (the message trace's Pub
+    records carry no queue id, so they cannot say)."""
+    offsets: dict[tuple[str, str], dict[int, tuple[int, Evidence]]] = defaultdict(dict)
+    for pf in inputs.progress:
+        for r in pf.rows:
+            if r.topic.startswith("%") or r.topic == "RMQ_SYS_TRACE_TOPIC":
+                continue
+            had = offsets[(r.topic, r.broker)].get(r.queue_id)
+            if had is None or r.broker_offset > had[0]:
+                offsets[(r.topic, r.broker)][r.queue_id] = (r.broker_offset, r.ev)
+    by_topic: dict[str, list[tuple[str, float, int, int, list[Evidence]]]] = defaultdict(list)
+    for (topic, broker), qs in sorted(offsets.items()):
+        n = len(qs)
+        total = sum(max(0, v) for v, _ in qs.values())
+        if n < 2 or 0 not in qs or total < SKEW_MIN_MESSAGES:
+            continue
+        share = max(0, qs[0][0]) / total
+        if share > SKEW_FACTOR / n:
+            by_topic[topic].append((broker, share, n, total, [e for _, e in qs.values()]))
+    out = []
+    for topic, rows in sorted(by_topic.items()):
+        worst = max(rows, key=lambda r: r[1])
+        out.append(Finding(
+            "queue-0-skew", "warning",
+            f"queue 0 of {len(rows)} broker(s) holds most of {topic}'s messages: "
+            + ", ".join(f"{b} {s:.0%} of {t} (fair {1 / n:.0%})" for b, s, n, t, _ in rows),
+            None, topic,
+            f"Round robin gives each of a broker's {worst[2]} queues 1/{worst[2]} of its "
+            f"messages; queue 0 holds more than {SKEW_FACTOR:g} times that (threshold: "
+            f"{SKEW_FACTOR:g} x 1/n, with at least {SKEW_MIN_MESSAGES} messages on the broker). "
+            "4.x producers with sendLatencyFaultEnable on pile onto the first queue of each "
+            "broker: the fault scan walks the queue list one step per send and ends on the "
+            "first available queue after any run of isolated ones (upstream #5672). The "
+            "consumer that owns queue 0 gets that much more work. Ordered sends whose selector "
+            "maps most keys to 0 show the same offsets.",
+            "Upgrade the producers to 5.x (its selection spreads the sends), or turn "
+            "sendLatencyFaultEnable off on 4.x; for ordered sends, hash the keys over all "
+            "queues.",
+            BOOK.format("03-latency-fault-tolerance",
+                        "where-an-isolated-broker-s-share-goes-queue-0"),
+            queues=[f"{b}/0" for b, *_ in rows],
+            evidence=[e for *_, evs in rows for e in evs][:8],
+            details={"threshold": f"queue 0 share > {SKEW_FACTOR:g}/n and at least "
+                                  f"{SKEW_MIN_MESSAGES} messages",
+                     "brokers": {b: {"queue0_share": round(s, 4), "queues": n, "messages": t}
+                                 for b, s, n, t, _ in rows},
+                     "source": "consumerProgress broker offsets"},
+            before_after={"with": "round robin (5.x selection or the switch off)",
+                          "metric": "queue 0 share", "before": round(worst[1], 4),
+                          "after": round(1 / worst[2], 4),
+                          "text": f"with round robin: {1 / worst[2]:.0%} of {worst[0]}'s "
+                                  f"messages on queue 0, was {worst[1]:.0%}"}))
+    return out
+
+
+def storm_findings(inputs: Inputs) -> list[Finding]:
+    """``rebalance-storm``: a consumer whose assignment of a topic changed more than
+    ``STORM_CHANGES`` times in a minute (``rebalanced result changed`` lines)."""
+    from rocketlb_core.trace.clientlog import stamp_ms
+
+    hits: dict[tuple[str, str], list[tuple[str, int, str, list[Evidence]]]] = defaultdict(list)
+    for cl in inputs.client_logs:
+        for (group, topic), changes in cl.changes.items():
+            times = []
+            for c in changes:
+                try:
+                    times.append(stamp_ms(c.stamp[:23], 0))
+                except ValueError:
+                    continue
+            best, at, j = 0, 0, 0
+            for i, t in enumerate(times):
+                while times[j] < t - STORM_WINDOW_MS + 1:
+                    j += 1
+                if i - j + 1 > best:
+                    best, at = i - j + 1, j
+            if best > STORM_CHANGES:
+                hits[(group, topic)].append((changes[at].client_id, best, changes[at].stamp,
+                                             [c.ev for c in changes[at:at + best]]))
+    out = []
+    for (group, topic), rows in sorted(hits.items()):
+        worst = max(r[1] for r in rows)
+        out.append(Finding(
+            "rebalance-storm", "warning",
+            f"{len(rows)} member(s) of {group} changed their queues of {topic} up to {worst} "
+            "times a minute", group, topic,
+            f"A member's share changes when the group's member list or the topic's queues "
+            f"change; more than {STORM_CHANGES} changes in a minute (the threshold) means the "
+            "membership or the route kept changing: members restarting in a loop, heartbeats "
+            "that time out (the broker drops a channel idle for 120 s), or members with "
+            "different views. Each change drops queues and their in-flight messages, which "
+            "are consumed again by the next owner.",
+            "Find what keeps changing: the broker logs' joins and leaves (give them to the "
+            "doctor), crash-looping pods, long GC pauses; keep the member list stable.",
+            BOOK.format("06-rebalance-in-motion", "the-flow-of-one-rebalance"),
+            members=sorted({r[0] for r in rows}),
+            evidence=[e for r in rows for e in r[3][:3]],
+            details={"threshold": f"more than {STORM_CHANGES} changes in "
+                                  f"{STORM_WINDOW_MS // 1000} s",
+                     "members": {r[0]: {"max_changes_per_minute": r[1], "from": r[2]}
+                                 for r in rows}}))
+    return out
+
+
+def _routes(inputs: Inputs) -> list[tuple[str, TopicRoute, Evidence]]:
+    """Each topic's route: the topicRoute outputs with a topic, else the client logs' last."""
+    from rocketlb_core.model import QueueData
+
+    out = [(rf.topic, rf.route, rf.ev) for rf in inputs.routes if rf.topic]
+    named = {t for t, _, _ in out}
+    latest: dict[str, tuple[str, TopicRoute, Evidence]] = {}
+    for cl in inputs.client_logs:
+        for topic, seen in cl.routes.items():
+            if topic in named or topic.startswith("%") or topic in ("TBW102",
+                                                                    "RMQ_SYS_TRACE_TOPIC"):
+                continue
+            qds = tuple(QueueData(q.broker_name, q.read_queue_nums, q.write_queue_nums, q.perm)
+                        for q in seen.change.queue_datas)
+            if topic not in latest or seen.ev.text[:23] > latest[topic][2].text[:23]:
+                latest[topic] = (topic, TopicRoute(qds, ()), seen.ev)
+    return out + sorted(latest.values(), key=lambda x: x[0])
+
+
+def permission_findings(inputs: Inputs) -> list[Finding]:
+    """``broker-write-only`` and ``broker-read-only``: a route entry whose ``perm`` lacks READ
+    (consumers do not see its queues, spec 1.4) or WRITE (producers do not send there, 1.3)."""
+    out = []
+    for topic, route, ev in _routes(inputs):
+        sub = sorted(subscribe_queues(topic, route))
+        pub = publish_queues(topic, route)
+        for qd in route.queue_datas:
+            if qd.readable and qd.writable:
+                continue
+            full = TopicRoute(tuple(q if q is not qd else type(qd)(
+                qd.broker_name, qd.read_queue_nums, qd.write_queue_nums, 6)
+                for q in route.queue_datas), route.broker_datas)
+            if not qd.readable:
+                hidden = [MessageQueue(topic, qd.broker_name, i)
+                          for i in range(qd.write_queue_nums)] if qd.writable else []
+                lag = [r.ev for pf in inputs.progress for r in pf.rows
+                       if r.topic == topic and r.broker == qd.broker_name and r.diff > 0]
+                out.append(Finding(
+                    "broker-write-only", "critical" if hidden else "warning",
+                    f"{qd.broker_name} is {'write-only' if qd.writable else 'closed'} for "
+                    f"{topic} (perm {qd.perm}): consumers do not see its queues", None, topic,
+                    f"A route entry without READ (perm {qd.perm}) is left out of every "
+                    "consumer's queue set, so no group reads its queues"
+                    + (f", while producers still write to its {qd.write_queue_nums} queues: "
+                       "those messages wait until READ is given back." if hidden else "."),
+                    f"Give {qd.broker_name} READ again (mqadmin updateBrokerConfig -b ADDR -k "
+                    f"brokerPermission -v 6, or updateTopicPerm -t {topic} -b ADDR -p 6); to "
+                    "drain a broker take WRITE away instead (perm 4), never READ.",
+                    BOOK.format("01-the-cluster", "one-route-two-views"),
+                    queues=[q.short() for q in hidden], evidence=[ev, *lag[:6]],
+                    details={"broker": qd.broker_name, "perm": qd.perm,
+                             "consumer_queues": len(sub), "producer_queues": len(pub)},
+                    before_after={"with": "perm 6", "metric": "queues consumers see",
+                                  "before": len(sub),
+                                  "after": len(subscribe_queues(topic, full)),
+                                  "text": f"with perm 6: consumers see "
+                                          f"{len(subscribe_queues(topic, full))} queues, was "
+                                          f"{len(sub)}"}))
+            if not qd.writable and qd.readable:
+                out.append(Finding(
+                    "broker-read-only", "critical" if not pub else "info",
+                    f"{qd.broker_name} is read-only for {topic} (perm {qd.perm}): producers "
+                    "do not send there", None, topic,
+                    f"A route entry without WRITE (perm {qd.perm}) is left out of every "
+                    f"producer's queue list: {qd.broker_name}'s share of the sends goes to "
+                    f"the other brokers ({len(pub)} queues left), while consumers still read "
+                    "what it holds. This is how a broker is drained before it is taken out"
+                    + ("; here no broker is writable, so every send fails." if not pub
+                       else "; if that was not intended, the others carry more load."),
+                    f"If the drain is over, give WRITE back (brokerPermission 6) or remove "
+                    f"{qd.broker_name}; if it was not meant, set perm 6.",
+                    BOOK.format("01-the-cluster", "one-route-two-views"),
+                    evidence=[ev],
+                    details={"broker": qd.broker_name, "perm": qd.perm,
+                             "producer_queues": len(pub)},
+                    before_after={"with": "perm 6", "metric": "queues producers send to",
+                                  "before": len(pub),
+                                  "after": len(publish_queues(topic, full)),
+                                  "text": f"with perm 6: producers send to "
+                                          f"{len(publish_queues(topic, full))} queues, was "
+                                          f"{len(pub)}"}))
+    return out
+
+
+def producer_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
+    """Every check of this module, and the isolation timeline."""
+    isolated, timeline = isolation_findings(inputs)
+    return (isolated + skew_findings(inputs) + storm_findings(inputs)
+            + permission_findings(inputs)), timeline
