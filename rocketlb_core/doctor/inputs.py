@@ -401,13 +401,9 @@ def _retry_group(topics: Sequence[str]) -> str | None:
 
 def _int(path: Path, n: int, name: str, text: str, low: int = -(1 << 63),
          high: int = (1 << 63) - 1) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise TraceError(path, n, name, f"{text[:40]!r} is not a whole number") from None
-    if not low <= value <= high:
-        raise TraceError(path, n, name, f"{text[:40]} is outside {low} to {high}")
-    return value
+    from rocketlb_core.trace.msgtrace import int_field
+
+    return int_field(str(path), n, name, text, low, high)
 
 
 def _name(path: Path, n: int, name: str, text: str) -> str:

@@ -462,6 +462,11 @@ def _routes(inputs: Inputs) -> list[tuple[str, TopicRoute, Evidence]]:
     return out + sorted(latest.values(), key=lambda x: x[0])
 
 
+def _with_perm_6(who: str, before: int, after: int) -> dict[str, object]:
+    return {"with": "perm 6", "metric": f"queues {who}", "before": before, "after": after,
+            "text": f"with perm 6: {who} {after} queues, was {before}"}
+
+
 def permission_findings(inputs: Inputs) -> list[Finding]:
     """``broker-write-only`` and ``broker-read-only``: a route entry whose ``perm`` lacks READ
     (consumers do not see its queues, spec 1.4) or WRITE (producers do not send there, 1.3)."""
@@ -495,12 +500,8 @@ def permission_findings(inputs: Inputs) -> list[Finding]:
                     queues=[q.short() for q in hidden], evidence=[ev, *lag[:6]],
                     details={"broker": qd.broker_name, "perm": qd.perm,
                              "consumer_queues": len(sub), "producer_queues": len(pub)},
-                    before_after={"with": "perm 6", "metric": "queues consumers see",
-                                  "before": len(sub),
-                                  "after": len(subscribe_queues(topic, full)),
-                                  "text": f"with perm 6: consumers see "
-                                          f"{len(subscribe_queues(topic, full))} queues, was "
-                                          f"{len(sub)}"}))
+                    before_after=_with_perm_6("consumers see", len(sub),
+                                              len(subscribe_queues(topic, full)))))
             if not qd.writable and qd.readable:
                 out.append(Finding(
                     "broker-read-only", "critical" if not pub else "info",
@@ -518,12 +519,8 @@ def permission_findings(inputs: Inputs) -> list[Finding]:
                     evidence=[ev],
                     details={"broker": qd.broker_name, "perm": qd.perm,
                              "producer_queues": len(pub)},
-                    before_after={"with": "perm 6", "metric": "queues producers send to",
-                                  "before": len(pub),
-                                  "after": len(publish_queues(topic, full)),
-                                  "text": f"with perm 6: producers send to "
-                                          f"{len(publish_queues(topic, full))} queues, was "
-                                          f"{len(pub)}"}))
+                    before_after=_with_perm_6("producers send to", len(pub),
+                                              len(publish_queues(topic, full)))))
     return out
 
 

@@ -119,8 +119,10 @@ def _none(text: str) -> str | None:
     return None if text in ("", "null") else text
 
 
-def _int(path: str, line: int, name: str, text: str, low: int = -(1 << 63),
-         high: int = (1 << 63) - 1) -> int:
+def int_field(path: str, line: int, name: str, text: str, low: int = -(1 << 63),
+              high: int = (1 << 63) - 1) -> int:
+    """``text`` as an integer from ``low`` to ``high``, else a ``TraceError`` naming the file,
+    the line and the field (``rocketlb doctor`` reads its inputs' numbers with it too)."""
     try:
         value = int(text)
     except ValueError:
@@ -128,6 +130,9 @@ def _int(path: str, line: int, name: str, text: str, low: int = -(1 << 63),
     if not low <= value <= high:
         raise TraceError(path, line, name, f"{text[:40]} is outside {low}..{high}")
     return value
+
+
+_int = int_field
 
 
 def _stamp(path: str, line: int, name: str, text: str) -> int:
