@@ -5,9 +5,11 @@ Point it at files and folders holding any subset of: ``mqadmin`` outputs (``cons
 -g``, ``consumerProgress -g [-s true]``, ``topicRoute -t``, ``clusterList``, ``brokerStatus``;
 4.9.x and 5.x formats), client logs (``rocketmq_client.log``), broker logs (``broker.log``) and
 message-trace dumps. Each file is recognised by its content (``doctor.inputs``); the checks
-(``doctor.findings``) compute, with the core's allocation strategies, what each problem costs
-and what its fix would change; ``doctor.report`` prints them for a terminal or as JSON
-(``SCHEMA``, documented in ``data/README.md``).
+(``doctor.findings`` for the consumer groups, ``doctor.producers`` for producers, rebalance
+storms and route permissions) compute, with the core's allocation strategies and fault
+strategy, what each problem costs and what its fix would change; ``doctor.report`` prints them
+for a terminal or as JSON (``SCHEMA``, documented in ``data/README.md``), ``doctor.html`` as
+one self-contained offline page.
 
 Data layer: the standard library and the trace importers' parsers only.
 """
