@@ -632,6 +632,9 @@ def test_range_with_racks_by_hand() -> None:
     # every partition on every rack: racks change nothing
     assert range_assign({"t": 4}, members, racks={"t": [["a", "b"]] * 4}) == range_assign(
         {"t": 4}, members)
+    # kafka-clients 3.4 (before KIP-881) is handed the same Cluster and reads no racks
+    from rocketlb_core.kafka.assignors import range_assign_3_4
+    assert range_assign_3_4({"t": 4}, members, racks=racks) == range_assign({"t": 4}, members)
 
 
 @pytest.mark.parametrize("name", ["kafka-uniform-vanish-4.3.1.jsonl.gz",
@@ -703,3 +706,34 @@ def test_every_vector_file_records_its_jvm() -> None:
         # each line's source ends with it (its last key, as vectors.file_text writes it)
         mark = f',"jvm":{spec.jvm}}},'
         assert all(mark in line and line.count('"jvm":') == 1 for line in lines), spec.name
+
+
+def test_every_vector_case_carries_the_schemas_fields() -> None:
+    """Issue 33: every case of every file records its seed and every field its assignor reads,
+    absent values written out: the client's racks, instance ids and subscription generations,
+    the server's instance ids and vanished topics."""
+    client = {"id", "instance", "rack", "topics"}
+    for spec in FILES:
+        for line in read_cases(VECTORS / spec.name):
+            obj = json.loads(line)
+            assert obj["source"]["seed"] == spec.seed, spec.name
+            if spec.assignor == "partitioner":
+                assert {"available", "sticky_batch_size", "steps"} <= set(obj), spec.name
+                continue
+            if spec.artifact == "kafka-group-coordinator":
+                assert isinstance(obj["vanished"], list), obj["id"]
+                assert all({"id", "instance", "owned"} <= set(m) for m in obj["members"]), obj["id"]
+                continue
+            assert set(obj["racks"]) == {t for t, _ in obj["topics"]}, obj["id"]
+            assert all(len(obj["racks"][t]) == n for t, n in obj["topics"]), obj["id"]
+            sticky = spec.assignor.endswith("sticky")
+            assert all(set(m) == client | ({"owned", "generation"} if sticky else set())
+                       for m in obj["members"]), obj["id"]
+            if sticky:
+                carried = spec.assignor == "cooperative-sticky" or spec.family == "generations"
+                assert obj["generation_in_subscription"] == carried, obj["id"]
+            else:
+                assert "generation_in_subscription" not in obj, obj["id"]
+            if spec.family != "racks":     # one replica a partition, on a broker with no rack
+                assert all(rs == [[None]] * len(rs) for rs in obj["racks"].values()), obj["id"]
+                assert all(m["rack"] is None for m in obj["members"]), obj["id"]

@@ -276,10 +276,11 @@ def round_robin_assign(partitions: Mapping[str, int], members: Sequence[Member]
     return assignment
 
 
-def range_assign_3_4(partitions: Mapping[str, int], members: Sequence[Member]
-                     ) -> dict[str, list[TopicPartition]]:
-    """``RangeAssignor`` of kafka-clients 3.4 and earlier (``range_assign``)."""
-    return range_assign(partitions, members, before_kip881=True)
+def range_assign_3_4(partitions: Mapping[str, int], members: Sequence[Member], *,
+                     racks: Racks | None = None) -> dict[str, list[TopicPartition]]:
+    """``RangeAssignor`` of kafka-clients 3.4 and earlier (``range_assign``), which reads no
+    racks: ``racks`` (the cluster's, as a vector records them) is accepted and ignored."""
+    return range_assign(partitions, members, before_kip881=True, racks=racks)
 
 
 ASSIGNORS = {"range": range_assign, "range@3.4": range_assign_3_4,

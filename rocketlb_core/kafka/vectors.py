@@ -9,15 +9,25 @@ gzip-compressed JSONL, one case a line::
 
     {"id": "range-000017", "assignor": "range",
      "source": {"artifact": "org.apache.kafka:kafka-clients", "version": "4.3.1",
-                "identical_on": ["3.9.1"]},
+                "identical_on": ["3.9.1"], "seed": 20261124, "jvm": 17},
      "topics": [[topic, partitions], ...],            # partitions 0: no metadata
-     "members": [{"id": ..., "instance": null | group.instance.id, "topics": [...]}, ...],
+     "racks": {topic: [[rack | null, ...], ...]},     # each partition's replicas' racks
+     "members": [{"id": ..., "instance": null | group.instance.id,
+                  "rack": null | client.rack, "topics": [...]}, ...],
      "expected": {member id: [[topic, [partition, ...]], ...]}}   # runs, in Kafka's order
 
 ``members`` are in the order they went into the group's ``HashMap``. ``identical_on``: the
-other releases that printed the same bytes for the same seed. The partitioner's file holds
-scenarios instead (``kafka.partitioner``; ``PartitionerVectors.java`` says what each step
-records). ``--check`` regenerates the first
+other releases that printed the same bytes for the same seed; ``seed``: the seed of the
+generator's ``java.util.Random`` (``VectorFile.seed``), which draws the file's cases one after
+the other, so the same command prints the same bytes. Every case of a family carries every field
+its assignor reads, absent values written out (issue 33): the client's assignor cases their
+``Cluster``'s ``racks`` (outside the racks family one replica a partition, on a broker without a
+rack: ``[null]``) and each member's ``instance`` and ``rack``; the sticky cases each member's
+``owned`` and ``generation`` and ``generation_in_subscription`` (``true`` for the cooperative
+assignor, whose subscription always carries it, and for the generations family); the server-side
+cases each member's ``instance`` (``null``: dynamic) and ``vanished`` (``[]``: no topic left the
+metadata). The partitioner's file holds scenarios instead (``kafka.partitioner``;
+``PartitionerVectors.java`` says what each step records). ``--check`` regenerates the first
 ``--cases`` of each file and compares them with the files instead of writing.
 
 ``uniform`` and ``server-range``: KIP-848's server-side ``UniformAssignor`` and
@@ -140,6 +150,7 @@ class VectorFile:
                                         # "collide": names built to collide in Java's HashMaps
     extra: tuple[int, ...] = ()         # later cases of the same run, kept after the first ones
     jvm: int = 17                       # the major Java release the generator runs on
+    seed: int = SEED                    # the generator's java.util.Random seed (source.seed)
 
     @property
     def name(self) -> str:
@@ -247,10 +258,11 @@ def jars(artifact: str, version: str) -> list[Path]:
 
 
 def generate(assignor: str, version: str, cases: int, label: str, work: Path,
-             family: str = "", java_exe: str | None = None) -> bytes:
+             family: str = "", java_exe: str | None = None, seed: int = SEED) -> bytes:
     """The generator's output for ``cases`` cases on ``version`` (``label``: the version it
     writes into ``source``, so outputs of two releases compare byte for byte; ``family``: a
-    named family of cases, ``unequal`` for the sticky assignors' general builder)."""
+    named family of cases, ``unequal`` for the sticky assignors' general builder; ``seed``: the
+    seed of the generator's one ``java.util.Random``, which draws every case in turn)."""
     artifact = VectorFile(assignor, version, (), 0).artifact
     cp = class_path(jars(artifact, version))
     out = work / f"{artifact}-{version}"
@@ -267,7 +279,7 @@ def generate(assignor: str, version: str, cases: int, label: str, work: Path,
                   "uniform": (["UniformVectors"], ["uniform"]),
                   "server-range": (["UniformVectors"], ["range"])
                   }.get(assignor, (["KafkaVectors", assignor], []))
-    run = subprocess.run([java_exe or java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(SEED),
+    run = subprocess.run([java_exe or java(), "-cp", f"{out}{os.pathsep}{cp}", *main, str(seed),
                           str(cases), label, *tail, *([family] if family else [])],
                          capture_output=True, timeout=1800,
                          check=False)
@@ -280,16 +292,18 @@ def generate(assignor: str, version: str, cases: int, label: str, work: Path,
 def file_text(spec: VectorFile, cases: int, work: Path, java_exe: str | None = None) -> str:
     """The JSONL text of ``spec`` (its first ``cases``, then its ``extra`` cases when all are
     asked for), ``identical_on`` checked by running every release in ``spec.also``, each case's
-    ``source.jvm`` the major release of ``java_exe`` (which must be ``spec.jvm``)."""
+    ``source.seed`` the seed it was drawn from (``spec.seed``) and ``source.jvm`` the major
+    release of ``java_exe`` (which must be ``spec.jvm``)."""
     exe = java_exe or java()
     if java_major(exe) != spec.jvm:
         raise LiveError(f"{spec.name} is made on Java {spec.jvm}, not by {exe}")
     extra = [i for i in spec.extra if i >= cases] if cases >= spec.cases else []
     upto = max([cases, *(i + 1 for i in extra)])
-    primary = generate(spec.assignor, spec.version, upto, spec.version, work, spec.family, exe)
+    primary = generate(spec.assignor, spec.version, upto, spec.version, work, spec.family, exe,
+                       spec.seed)
     for other in spec.also:
         if generate(spec.assignor, other, upto, spec.version, work, spec.family,
-                    exe) != primary:
+                    exe, spec.seed) != primary:
             raise LiveError(f"{spec.assignor}: kafka-clients {other} no longer prints what "
                             f"{spec.version} prints: update FILES")
     printed = primary.decode("utf-8").splitlines()
@@ -297,6 +311,7 @@ def file_text(spec: VectorFile, cases: int, work: Path, java_exe: str | None = N
     for line in printed[:cases] + [printed[i] for i in extra]:
         obj = json.loads(line)
         obj["source"]["identical_on"] = list(spec.also)
+        obj["source"]["seed"] = spec.seed
         obj["source"]["jvm"] = spec.jvm
         lines.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
     return "\n".join(lines) + "\n"

@@ -79,6 +79,14 @@ public final class KafkaVectors {
     // says so: "generation_in_subscription": true.
     static boolean GEN_SUB = false;
 
+    // Whether a sticky member's subscription carries its generation id: always for the
+    // cooperative assignor (ownedPartitions and generation are its member data), for the eager
+    // one in the generations family only (elsewhere its generation is in its user data alone).
+    // Every sticky case records it ("generation_in_subscription").
+    static boolean inSubscription(String assignorName) {
+        return GEN_SUB || !assignorName.equals("sticky");
+    }
+
     static ConsumerPartitionAssignor assignor(String name) {
         switch (name) {
             case "range": return new RangeAssignor();
@@ -166,6 +174,7 @@ public final class KafkaVectors {
             if (members.size() > 1) membersJson.append(',');
             membersJson.append("{\"id\":").append(str(memberId))
                 .append(",\"instance\":").append(instance == null ? "null" : str(instance))
+                .append(rackJson(memberId))
                 .append(",\"topics\":").append(strs(subs)).append('}');
         }
         membersJson.append(']');
@@ -243,9 +252,9 @@ public final class KafkaVectors {
         }
         topicsJson.append(']');
         return "{\"id\":" + str(id) + ",\"assignor\":" + str(assignorName)
-            + (GEN_SUB ? ",\"generation_in_subscription\":true" : "")
+            + (assignorName.endsWith("sticky") ? ",\"generation_in_subscription\":" + inSubscription(assignorName) : "")
             + ",\"source\":{\"artifact\":\"org.apache.kafka:kafka-clients\",\"version\":" + str(version) + "}"
-            + ",\"topics\":" + topicsJson + (RACKS ? ",\"racks\":" + racksJson(topics) : "")
+            + ",\"topics\":" + topicsJson + ",\"racks\":" + racksJson(topics)
             + ",\"members\":" + membersJson
             + ",\"expected\":" + expected + "}";
     }
@@ -613,7 +622,8 @@ public final class KafkaVectors {
                                  new ConsumerGroupMetadata("g", generation, "m", Optional.empty()));
                 userData = own.subscriptionUserData(new HashSet<>(topics));
             }
-            s = new Subscription(topics, userData, Collections.emptyList(), GEN_SUB ? generation : -1, rack(member));
+            s = new Subscription(topics, userData, Collections.emptyList(),
+                                 inSubscription(assignorName) ? generation : -1, rack(member));
         } else {
             s = new Subscription(topics, null, mine, generation, rack(member));
         }
@@ -669,7 +679,7 @@ public final class KafkaVectors {
     }
 
     static String rackJson(String member) {
-        if (!RACKS) return "";
+        if (!RACKS) return ",\"rack\":null";      // the subscription carries no client.rack
         String r = rack(member).orElse(null);
         return ",\"rack\":" + (r == null ? "null" : str(r));
     }
@@ -695,6 +705,8 @@ public final class KafkaVectors {
         return new Cluster("rocketlb", NODES, parts, Collections.emptySet(), Collections.emptySet());
     }
 
+    // Each topic's partitions' replicas' racks as the case's Cluster has them: outside the racks
+    // family one replica a partition, on broker 0, which has no rack ([null]).
     static String racksJson(Map<String, Integer> topics) {
         StringBuilder sb = new StringBuilder("{");
         boolean first = true;
@@ -705,7 +717,7 @@ public final class KafkaVectors {
             for (int p = 0; p < e.getValue(); p++) {
                 if (p > 0) sb.append(',');
                 sb.append('[');
-                Node[] r = replicas(e.getKey(), p);
+                Node[] r = RACKS ? replicas(e.getKey(), p) : new Node[]{new Node(0, "127.0.0.1", 9092)};
                 for (int i = 0; i < r.length; i++) {
                     if (i > 0) sb.append(',');
                     sb.append(r[i].rack() == null ? "null" : str(r[i].rack()));

@@ -75,11 +75,12 @@ public final class UniformVectors {
     }
 
     // "static": members of the second rebalance get group.instance.ids (most of them, in an order
-    // unrelated to their member ids), recorded as each member's "instance" (null: dynamic).
+    // unrelated to their member ids), recorded as each member's "instance" (null: dynamic, as
+    // every member of the other families is).
     static boolean STATIC = false;
 
     static String instance(Spec g2, String m, Random rnd) {
-        if (!STATIC) return "";
+        if (!STATIC) return ",\"instance\":null";
         String inst = null;
         if (rnd.nextInt(4) != 0) {
             do inst = (rnd.nextBoolean() ? "i-" : "") + rnd.nextInt(rnd.nextBoolean() ? 20 : 1000);
@@ -146,7 +147,7 @@ public final class UniformVectors {
     // The second rebalance: each member (in `members` order, put into the coordinator's map) with
     // its subscribed topic ids (`subsOf`, recorded as "topics" when `withTopics`), its first-round
     // assignment handed over (from `a1`, null: none) and, for a static family, its instance id;
-    // then the case's JSON line ("topics": those of `live`; "vanished" when given).
+    // then the case's JSON line ("topics": those of `live`; "vanished": those given, [] if none).
     static String secondRebalance(String assignorName, String id, String version, Random rnd,
                                   SubscribedTopicDescriber describer, List<String> names, Map<String, Uuid> ids,
                                   Map<Uuid, Integer> counts, List<String> live, String vanished, List<String> members,
@@ -169,7 +170,7 @@ public final class UniformVectors {
         String expected = expected(assignorName, g2, describer, members, names, ids);
         return "{\"id\":\"" + id + "\",\"assignor\":\"" + (assignorName.equals("range") ? "server-range" : "uniform")
             + "\",\"source\":{\"artifact\":\"org.apache.kafka:kafka-group-coordinator\",\"version\":\"" + version
-            + "\"},\"topics\":" + topicsJson(live, ids, counts) + (vanished == null ? "" : ",\"vanished\":" + vanished)
+            + "\"},\"topics\":" + topicsJson(live, ids, counts) + ",\"vanished\":" + (vanished == null ? "[]" : vanished)
             + ",\"members\":" + membersJson + ",\"expected\":" + expected + "}";
     }
 
