@@ -22,12 +22,21 @@ package's loop when it ended live (``FAILURE_MATCH_MS``; its line may be written
 loop a 0 ms attempt, one more step of the counter (issue 32). An ``MQBrokerException`` logged
 with it is that attempt's answer (``BROKER_ERROR`` with its code): ``sendDefaultImpl`` throws
 at once on a code outside ``retryResponseCodes`` (e.g. 2, ``[TIMEOUT_CLEAN_QUEUE]broker
-busy``), without the retry's select. A send made before the client had any route fails
-without an attempt (``NO_ROUTE``), and so does the send whose route lookup outlasted its
-timeout (``LATE_ROUTE``: the route logged more than ``sendMsgTimeout`` after the send began;
-``sendDefaultImpl`` selects, then throws "sendDefaultImpl call timeout"); both are counted as
-``no_route``. Every other send either agrees (same final queue, or both failed) or
-is explained by a cause:
+busy``), without the retry's select. A logged failure names its queue, and only the loop's
+attempt at that queue meets it (a client on the default topic's route, ``TBW102``: four queues
+a broker where the topic has one, sends to queues 1 to 3 answered with code 1 ``request
+queueId[N] is illegal``, seen live on a loaded host whose name server did not answer the
+first lookup): a counter start is inferred from the queues of the failed attempts as well
+as the final one; the fault item then holds the ``RT`` the client reported (``LOGGED_RT``:
+``pickOneAtLeast`` sorts by it). A broker that answered was up: ``check_recording`` leaves
+out the outages the importer dated from such an answer (``ANSWERED``). With every broker
+isolated, 4.x's ``pickOneAtLeast`` steps a counter of its own whose random start the check
+infers from the first send it decides (``WORST_INFERRED``, counted as inferred). A send made
+before the client had any route fails without an attempt (``NO_ROUTE``), and so does the send
+whose route lookup outlasted its timeout (``LATE_ROUTE``: the route logged more than
+``sendMsgTimeout`` after the send began; ``sendDefaultImpl`` selects, then throws
+"sendDefaultImpl call timeout"); both are counted as ``no_route``. Every other send either
+agrees (same final queue, or both failed) or is explained by a cause:
 
 * ``in flight at a change``: the send was under way when a broker's observed condition changed
   (its attempt interval holds a ``down``/``up`` time of the trace): what it met depends on
@@ -60,6 +69,7 @@ from typing import Any
 from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
 from rocketlb_core.producer import (
     AttemptResult,
+    FaultTable4,
     MQFaultStrategy,
     Outcome,
     SendConfig,
@@ -101,6 +111,19 @@ INFERRED = "counter inferred after a route change"
 IN_FLIGHT = "in flight at a change"
 RESET = "counter reset at random by a retry (5.x, fault tolerance on)"
 HIDDEN_RESET = "a retry's random draw shown only now (a broker was avoided meanwhile)"
+WORST_INFERRED = "pickOneAtLeast's counter inferred (its first use)"
+"""4.x with fault tolerance on: when every broker of the list is isolated, ``pickOneAtLeast``
+(``LatencyFaultToleranceImpl``, 4.9.8 lines 66-84) sorts the fault items and returns the
+``whichItemWorst.incrementAndGet() % half``-th: a ``ThreadLocalIndex`` of the fault table
+(line 30), one per producer, never reset, whose start is ``Math.abs(random.nextInt())``
+(``ThreadLocalIndex`` lines 27-35), which no log states. The check starts it at
+``WORST_START``; the first send whose queue needs another start is checked with each of
+``WORST_STARTS`` starts (a multiple of every ``half`` up to 4, 9 brokers), counted as inferred,
+not as agreement."""
+WORST_START = 0
+"""The start the check gives ``whichItemWorst`` until a send shows it (``WORST_INFERRED``)."""
+WORST_STARTS = 12
+"""The ``whichItemWorst`` starts tried (``WORST_INFERRED``): lcm(1, 2, 3, 4)."""
 ISOLATION_EDGE_MS = 2
 """How much sooner a broker's isolation may end than the check dates it: the client starts
 the fault item at its attempt's end, the log line's stamp comes after (seen live on 5.3.3: the
@@ -121,28 +144,36 @@ class ObservedBrokers:
     costs: dict[str, int]                       # msgId -> costTime of the stored attempt
     msg_id: str | None = None                   # the message being sent
     broker: str | None = None                   # where the real client stored it
-    failed: dict[str, list[tuple[int, int] | tuple[int, int, int | None]]] = field(
+    failed: dict[str, list[tuple[int, int] | tuple[int, int, int | None]
+                        | tuple[int, int, int | None, int | None]]] = field(
         default_factory=dict)
-    """Per broker, the producer's logged failed attempts: (start, ``RT``), trace time, and
-    the response code of an ``MQBrokerException`` (``None``: no answer, a remoting error)."""
+    """Per broker, the producer's logged failed attempts: (start, ``RT``), trace time, the
+    response code of an ``MQBrokerException`` (``None``: no answer, a remoting error) and the
+    queue id the line names (``None``: not known; any queue of the broker matches)."""
 
-    def _logged(self, broker: str, start_ms: int) -> tuple[int, int | None] | None:
+    def _logged(self, broker: str, start_ms: int,
+                queue_id: int | None = None) -> tuple[int, int | None] | None:
         best: tuple[int, int, int | None] | None = None
         for f in self.failed.get(broker, ()):
             t, rt, code = f[0], f[1], (f[2] if len(f) > 2 else None)
+            logged_q = f[3] if len(f) > 3 else None
+            if queue_id is not None and logged_q is not None and logged_q != queue_id:
+                continue           # another queue of that broker: another attempt (QUEUE_ID)
             if -FAILURE_MATCH_MS <= t - start_ms <= FAILURE_MATCH_MS + LOG_LAG_MS and (
                     best is None or abs(t - start_ms) < abs(best[0] - start_ms)):
                 best = (t, rt, code)
         return None if best is None else (best[0] + best[1], best[2])
 
-    def logged_failure(self, broker: str, start_ms: int) -> int | None:
-        """When the failed attempt the client logged at ``broker`` starting within
-        ``FAILURE_MATCH_MS`` of ``start_ms`` (the closest) ended, if there is one."""
-        logged = self._logged(broker, start_ms)
+    def logged_failure(self, broker: str, start_ms: int,
+                       queue_id: int | None = None) -> int | None:
+        """When the failed attempt the client logged at ``broker`` (at ``queue_id``, when
+        given) starting within ``FAILURE_MATCH_MS`` of ``start_ms`` (the closest) ended, if
+        there is one."""
+        logged = self._logged(broker, start_ms, queue_id)
         return None if logged is None else logged[0]
 
     def __call__(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
-        logged = self._logged(mq.broker_name, start_ms)
+        logged = self._logged(mq.broker_name, start_ms, mq.queue_id)
         if logged is not None:        # this very attempt failed: it ended when logged
             end, code = logged
             took = max(0, end - start_ms)
@@ -183,7 +214,7 @@ class Agreement:
     def determined(self) -> int:
         """Sends whose inputs the recording determines: all but the inferred and in-flight."""
         return (len(self.checks) - self.count(INFERRED) - self.count(IN_FLIGHT)
-                - self.count(RESET) - self.count(HIDDEN_RESET))
+                - self.count(RESET) - self.count(HIDDEN_RESET) - self.count(WORST_INFERRED))
 
     @property
     def no_route(self) -> int:
@@ -195,7 +226,8 @@ class Agreement:
     def summary(self) -> dict[str, Any]:
         return {"sends": len(self.checks), "agree": self.count(AGREE),
                 "no_route": self.no_route,
-                "determined": self.determined, "inferred": self.count(INFERRED),
+                "determined": self.determined,
+                "inferred": self.count(INFERRED) + self.count(WORST_INFERRED),
                 "reset": self.count(RESET) + self.count(HIDDEN_RESET),
                 "in_flight": self.count(IN_FLIGHT),
                 "unexplained": self.count(UNEXPLAINED)}
@@ -220,14 +252,49 @@ class _Draw:
 
 
 def _trial(strategy: MQFaultStrategy, tp: TopicPublishInfo, model: ObservedBrokers, now: int,
-           start: int | None, draw: int) -> tuple[MQFaultStrategy, TopicPublishInfo, Any]:
+           start: int | None, draw: int, worst: int | None = None
+           ) -> tuple[MQFaultStrategy, TopicPublishInfo, Any]:
     """One send on copies of the producer's state: the counter at ``start`` (``None``: as it
-    is), a retry's reset drawing ``draw``."""
+    is), a retry's reset drawing ``draw``, the 4.x fault table's ``whichItemWorst`` at
+    ``worst`` (``None``: as it is)."""
     s2, tp2 = copy.deepcopy(strategy), copy.deepcopy(tp)
     if start is not None:
         tp2.index.stored = start
+    if worst is not None and isinstance(s2.table, FaultTable4):
+        s2.table.which_item_worst.stored = worst
     tp2.index._rng = _Draw(draw)          # type: ignore[assignment]  # randrange is enough
     return s2, tp2, send(s2, tp2, model, now)
+
+
+LOGGED_RT = "the fault item holds the client's logged RT"
+"""Not a verdict: how the check reports a logged failed attempt to the fault table. The client
+calls ``updateFaultItem(broker, endTimestamp - beginTimestampPrev, true)`` with the very
+``RT`` it logs (4.9.8 ``DefaultMQProducerImpl.sendDefaultImpl`` lines 595-612); the loop's
+attempt begins at the send's time, a few ms before the client's, and ends when the logged one
+ended, so its own duration is that much longer. ``pickOneAtLeast`` sorts the isolated items
+by latency, then by the isolation's end: live, three brokers isolated after 8 ms each and
+one after 215 ms; a 10 ms item would have moved a broker out of the better half."""
+
+
+class _LoggedRT(dict):  # type: ignore[type-arg]
+    """(broker, end) -> the ``RT`` the client logged for a failed attempt that ended then;
+    shared, not copied, by the trials' deep copies (it never changes)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _LoggedRT:
+        return self
+
+
+class _ReportedStrategy(MQFaultStrategy):
+    """``MQFaultStrategy`` whose fault items hold the latency the client itself reported for
+    a logged failed attempt (``LOGGED_RT``)."""
+
+    logged_rt: _LoggedRT
+
+    def update_fault_item(self, broker: str, latency_ms: int, isolation: bool, now_ms: int,
+                          reachable: bool = True) -> None:
+        rt = self.logged_rt.get((broker, now_ms)) if isolation else None
+        super().update_fault_item(broker, latency_ms if rt is None else rt, isolation, now_ms,
+                                  reachable=reachable)
 
 
 def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tolerance: bool,
@@ -235,20 +302,27 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                        costs: dict[str, int],
                        route_changes: Sequence[tuple[int, Sequence[QueueData]]] = (),
                        failures: Sequence[tuple[int, str, int]
-                                         | tuple[int, str, int, int | None]] = (),
+                                         | tuple[int, str, int, int | None]
+                                         | tuple[int, str, int, int | None, int | None]] = (),
                        ) -> Agreement:
     """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
     times) against the package (see the module docstring). ``route_changes`` are the client's
     logged route changes: (trace time, new queue datas); the first is the route its first send
     fetched (logged just after that send began). ``failures`` are its logged failed attempts:
-    (start, broker, ``RT``), trace time, and the code of an ``MQBrokerException`` logged
-    with it; an attempt of the loop that meets one takes its ``RT`` and its answer
-    (``ObservedBrokers``)."""
-    strategy = MQFaultStrategy(line, send_latency_fault_enable=fault_tolerance)
+    (start, broker, ``RT``), trace time, the code of an ``MQBrokerException`` logged with it
+    and the queue id the line names; an attempt of the loop at that queue that meets one
+    takes its ``RT`` and its answer (``ObservedBrokers``), and the fault item it reports holds
+    that ``RT`` (``LOGGED_RT``)."""
+    reported = _ReportedStrategy(line, send_latency_fault_enable=fault_tolerance,
+                                 worst_index_start=WORST_START)
+    reported.logged_rt = _LoggedRT({(f[1], f[0] + f[2]): f[2] for f in failures})
+    strategy: MQFaultStrategy = reported
     resets = strategy.line.rules.counter_resets_on_retry and fault_tolerance
-    failed: dict[str, list[tuple[int, int] | tuple[int, int, int | None]]] = {}
+    failed: dict[str, list[tuple[int, int] | tuple[int, int, int | None]
+                           | tuple[int, int, int | None, int | None]]] = {}
     for f in sorted(failures, key=lambda f: f[:3]):
-        failed.setdefault(f[1], []).append((f[0], f[2], f[3] if len(f) > 3 else None))
+        failed.setdefault(f[1], []).append((f[0], f[2], f[3] if len(f) > 3 else None,
+                                            f[4] if len(f) > 4 else None))
     model = ObservedBrokers(conditions, costs, failed=failed)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
@@ -321,6 +395,19 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                     trial = _trial(strategy, tp, model, at, start, 0)
                     if _label(trial[2].queue) == observed:
                         chosen, verdict, reset_hidden = trial, HIDDEN_RESET, False
+                        break
+                if chosen is not None:
+                    break
+        table = strategy.table
+        if (chosen is None and fault_tolerance and isinstance(table, FaultTable4)
+                and table.which_item_worst.stored == WORST_START):
+            # pickOneAtLeast's own counter has not been used yet: its start is random upstream
+            # (WORST_INFERRED); the send that first uses it shows it
+            for start in starts:
+                for w in range(WORST_STARTS):
+                    trial = _trial(strategy, tp, model, now, start, 0, worst=w)
+                    if _label(trial[2].queue) == observed:
+                        chosen, verdict = trial, WORST_INFERRED
                         break
                 if chosen is not None:
                     break
@@ -555,6 +642,51 @@ def _client_log(recording: Path, process: str) -> Any:
     return log
 
 
+ANSWERED = "an outage dated from a broker's answer is left out"
+"""Not a verdict: ``check_recording``'s reading of the imported conditions
+(``_without_answered``)."""
+
+
+def _without_answered(columns: dict[str, list[Any]],
+                      failures: Sequence[tuple[int, str, int, int | None, int | None]]
+                      ) -> dict[str, list[Any]]:
+    """The imported conditions (``conditions.parquet``'s columns) without the outages that
+    began at a failed attempt the broker answered (``ANSWERED``): the importer dates a
+    broker ``down`` from any failed attempt at it, but an ``MQBrokerException`` (e.g. code 1,
+    ``request queueId[3] is illegal``, a queue of the default route the topic does not have)
+    came from a broker that was up. Such an outage starts instead at the first unanswered
+    failure (no reply: a remoting error) at that broker before its ``up``, if any; else it is
+    left out. ``failures``: every producer's logged failed attempts (start, broker, ``RT``,
+    code, queue id), trace time."""
+    from rocketlb_core.trace.importer import SILENT_RT_MS
+
+    answered = {(f[0], f[1]) for f in failures if f[3] is not None}
+    unanswered: dict[str, list[tuple[int, int]]] = {}
+    for f in failures:
+        if f[3] is None:
+            unanswered.setdefault(f[1], []).append((f[0], f[2]))
+    for rows in unanswered.values():
+        rows.sort()
+    n = len(columns["time_ms"])
+    out = {k: list(v) for k, v in columns.items()}
+    keep = [True] * n
+    for i in range(n):
+        t, b = columns["time_ms"][i], columns["broker"][i]
+        if columns["kind"][i] != "down" or (t, b) not in answered:
+            continue
+        up = next((columns["time_ms"][j] for j in range(i + 1, n)
+                   if columns["broker"][j] == b and columns["kind"][j] == "up"), 2**62)
+        first = next(((s, rt) for s, rt in unanswered.get(b, ()) if t <= s < up), None)
+        if first is None:
+            keep[i] = False
+        else:
+            out["time_ms"][i] = first[0]
+            out["mode"][i] = "silent" if first[1] >= SILENT_RT_MS else "clean"
+    order = sorted((i for i in range(n) if keep[i]),
+                   key=lambda i: (out["time_ms"][i], out["broker"][i]))
+    return {k: [v[i] for i in order] for k, v in out.items()}
+
+
 def check_recording(recording: Path | str, trace: Path | str,
                     slack_ms: int = 1000) -> dict[str, Any]:
     """The model against one live recording (``rocketlb_core.live.record``) and the trace
@@ -588,18 +720,23 @@ def check_recording(recording: Path | str, trace: Path | str,
               for b in meta["brokers"]))
     out: dict[str, Any] = {"line": line, "producers": {}, "consumers": {},
                            "nameserver_route": nameserver_route(recording, origin)}
+    logs = {p["name"]: _client_log(recording, p["name"]) for p in meta["producers"]}
+    all_failures = {name: [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name,
+                            f.rt_ms, f.response_code, f.queue.queue_id)
+                           for f in log.send_failures if f.queue.topic == topic]
+                    for name, log in logs.items()}
     if meta["producers"]:
-        conditions = Conditions.from_columns(
-            pq.read_table(trace / "conditions.parquet").to_pydict())
+        conditions = Conditions.from_columns(_without_answered(
+            pq.read_table(trace / "conditions.parquet").to_pydict(),
+            [f for fs in all_failures.values() for f in fs]))
         costs = {p.msg_id: p.cost_ms for p in read_msgtrace(recording / "msgtrace.jsonl.gz").pubs}
     for p in meta["producers"]:
         truth = [json.loads(x) for x in gzip.decompress(
             (recording / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).decode().splitlines()]
-        log = _client_log(recording, p["name"])
+        log = logs[p["name"]]
         changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
                    for r in log.route_changes if r.topic == topic]
-        failures = [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name, f.rt_ms,
-                     f.response_code) for f in log.send_failures if f.queue.topic == topic]
+        failures = all_failures[p["name"]]
         a = producer_agreement(truth, line=line, fault_tolerance=p["fault_tolerance"],
                                topic=topic, route=route, conditions=conditions,
                                origin_ms=origin, costs=costs, route_changes=changes,
