@@ -11,6 +11,7 @@ line (``python -m rocketlb_core.live record ... --isolated``), import the record
 * how late the recorder started its events (``max_late_ms``; over ``MAX_LATE_MS`` is late).
 
     .venv/bin/python bench/live_soak.py --scenarios 3 --seed 1 --line 4 [--out DIR]
+    .venv/bin/python bench/live_soak.py --recheck DIR      # the check again, after a change
 
 A scenario that fails (the recording, the import or the check) is a row with its error, and the
 soak goes on. The table is also written as JSON to ``DIR/soak.json``, beside each scenario's
@@ -64,14 +65,11 @@ def counts(summary: dict[str, Any]) -> dict[str, int]:
 
 def run_one(seed: int, line: str, folder: Path, scratch: Path) -> dict[str, Any]:
     """Record, import and check one scenario on one line; the row of the table."""
-    from rocketlb_core.trace.agreement import check_recording
-    from rocketlb_core.trace.importer import import_recording
-
     row: dict[str, Any] = {"scenario_seed": seed, "line": line, "name": f"random-{seed}"}
     folder.mkdir(parents=True, exist_ok=True)
     toml = folder / "scenario.toml"
     toml.write_text(generate_scenario(seed, line), encoding="utf-8")
-    out, trace = folder / "recording", folder / "trace"
+    out = folder / "recording"
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     try:
@@ -94,9 +92,19 @@ def run_one(seed: int, line: str, folder: Path, scratch: Path) -> dict[str, Any]
     if run.returncode != 0:
         row["error"] = f"record exited {run.returncode}: " + text[-1500:]
         return row
+    return check_one(row, folder)
+
+
+def check_one(row: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Import and check the recording in ``folder`` (``run_one``'s layout) into ``row``."""
+    from rocketlb_core.trace.agreement import check_recording
+    from rocketlb_core.trace.importer import import_recording
+
+    out, trace = folder / "recording", folder / "trace"
     meta = json.loads((out / "recording.json").read_text(encoding="utf-8"))
     clock = lateness(meta)
     row["max_late_ms"], row["late_events"] = clock["max_late_ms"], clock["late"]
+    row.pop("error", None)
     try:
         import_recording(out, trace, force=True)
         result = check_recording(out, trace)
@@ -165,14 +173,35 @@ def table(rows: list[dict[str, Any]], line: str) -> str:
     return "\n".join(out)
 
 
+def recheck(out: Path) -> int:
+    """Check every recorded scenario of the soak in ``out`` again; rewrite its soak.json."""
+    report = json.loads((out / "soak.json").read_text(encoding="utf-8"))
+    for row in report["rows"]:
+        folder = out / str(row["line"]) / str(row["scenario_seed"])
+        if (folder / "recording" / "recording.json").is_file():
+            check_one(row, folder)
+    (out / "soak.json").write_text(json.dumps(report, indent=1) + "\n")
+    for ln in report["lines"]:
+        print(table(report["rows"], ln))
+    print(f"\nJSON: {out / 'soak.json'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenarios", type=int, required=True)
-    parser.add_argument("--seed", type=int, required=True, help="the soak's seed (>= 0)")
+    parser.add_argument("--recheck", type=Path, default=None, metavar="DIR",
+                        help="import and check again the recordings of an earlier soak in DIR "
+                             "(after a change to the check), rewriting DIR/soak.json")
+    parser.add_argument("--scenarios", type=int)
+    parser.add_argument("--seed", type=int, help="the soak's seed (>= 0)")
     parser.add_argument("--line", choices=("4", "5", "both"), default="both")
     parser.add_argument("--out", type=Path, default=None,
                         help="where recordings and soak.json go (default: a new temp folder)")
     args = parser.parse_args(argv)
+    if args.recheck is not None:
+        return recheck(args.recheck)
+    if args.scenarios is None or args.seed is None:
+        parser.error("--scenarios and --seed are required (or --recheck DIR)")
     if args.scenarios < 1 or args.seed < 0:
         parser.error("--scenarios must be >= 1 and --seed >= 0")
     out = args.out or Path(tempfile.mkdtemp(prefix="rocketlb-soak-"))
