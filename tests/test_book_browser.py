@@ -177,6 +177,85 @@ def test_pages_fit_their_column_and_show_no_raw_reprs(built_book: Path, base_url
     assert problems == {}
 
 
+# Issue 36: every code block and text output fits the text column at 1280 px (about 684 px,
+# 77 characters of code), with no sideways scrolling, even inside a box of its own. For each
+# block wider than its box or the column (the innermost such element: a pre, a .highlight, a
+# .cell_output), the lines too long for it: the first 60 characters of each, or of the block's
+# text when no line is (a wide table).
+_SIDEWAYS = """() => {
+  const art = document.querySelector('article.bd-article') || document.querySelector('main');
+  const col = art.getBoundingClientRect();
+  const wide = [];
+  document.querySelectorAll('article pre, article .cell_output, article .highlight')
+    .forEach(el => {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0) { return; }
+      const over = Math.max(el.scrollWidth - el.clientWidth, Math.round(r.right - col.right));
+      if (over > 1) { wide.push({el, over}); }
+    });
+  return wide.filter(w => !wide.some(o => o.el !== w.el && w.el.contains(o.el))).map(w => {
+    const st = getComputedStyle(w.el);
+    const probe = document.createElement('span');
+    probe.textContent = 'M'.repeat(100);
+    probe.style.font = st.font;
+    probe.style.whiteSpace = 'pre';
+    probe.style.position = 'absolute';
+    document.body.appendChild(probe);
+    const ch = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    const room = Math.min(w.el.clientWidth, col.right - w.el.getBoundingClientRect().left)
+      - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+    const fit = Math.floor(room / ch);
+    const text = w.el.textContent.trim();
+    const lines = w.el.textContent.split('\\n').filter(t => t.length > fit)
+      .map(t => ({start: t.trim().slice(0, 60), bare: t.trim().length}));
+    return {over: w.over, fit, lines, first: text.split('\\n')[0],
+            text: lines.length ? '' : text.slice(0, 60)};
+  });
+}"""
+
+# Chapters 8 to 10 are being narrowed separately (issue 36, item 1). Each must still have a
+# block too wide, so that this test fails, and the page leaves the set, once it fits.
+_WIDTH_PENDING = {"notebooks/08-beyond-rocketmq.html", "notebooks/09-troubleshooting.html",
+                  "notebooks/10-live-rocketmq.html"}
+
+
+def _accepted(block: dict) -> bool:
+    """A Java excerpt (its first line names its source: ``// rocketmq-client 4.9.8 ·
+    org/apache/.../X.java``) may keep a line too long for the column only when no re-indenting
+    could make it fit: the provenance line (``live/claims.py`` wants the file's full path in the
+    sources jar, 71 to 114 characters) and a released source line longer than the column by
+    itself (claims.py holds an excerpt to whole source lines; what is not essential is elided).
+    Issue 36 leaves these pending: they fit only once Java blocks wrap, or claims.py accepts a
+    shorter provenance. Every other block, and every other line, must fit."""
+    first = block["first"].strip()
+    if block["text"] or not (first.startswith("// rocketmq-") and "·" in first):
+        return False
+    return all(line["bare"] > block["fit"] for line in block["lines"])
+
+
+def _sideways_pages() -> list[str]:
+    notebooks = sorted(p.stem for p in (Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
+    return ["book/how-to-read.html"] + [f"notebooks/{n}.html" for n in notebooks]
+
+
+@pytest.mark.parametrize("rel", _sideways_pages())
+def test_blocks_fit_the_column_without_sideways_scrolling(built_book: Path, base_url: str,
+                                                         browser, rel: str) -> None:
+    watch = PageWatch(browser, base_url + rel, width=1280)
+    watch.wait_drawn((built_book / rel).read_text())
+    found = watch.page.evaluate(_SIDEWAYS)
+    watch.check_clean()
+    watch.page.close()
+    wide = [b for b in found if not _accepted(b)]
+    if rel in _WIDTH_PENDING:
+        assert wide, f"{rel} fits its column now: remove it from _WIDTH_PENDING"
+    else:
+        assert wide == [], "\n".join(
+            f"+{b['over']}px (fits {b['fit']} characters): "
+            f"{[t['start'] for t in b['lines']] or [b['text']]}" for b in wide)
+
+
 # Charts: no legend entry, axis title or chart title cut short (Vega ends a cut label with "…"),
 # and nothing drawn outside the canvas. Diagrams: every label inside the SVG's view box.
 _CLIPPED = """() => {
