@@ -69,14 +69,16 @@ def _ownership(inputs: Inputs) -> dict[tuple[str, str], list[tuple[str, str, int
     """(group, topic) -> [(queue, owner or "", diff)] from ``consumerProgress -s true``, else
     (diff -1) the client logs' last assignment of each member."""
     out: dict[tuple[str, str], list[tuple[str, str, int]]] = {}
+    seen: set[tuple[str, str, str]] = set()
     for pf in sorted(inputs.progress, key=lambda p: not p.with_clients):
         for r in pf.rows:
             if pf.group is None or r.topic.startswith("%"):
                 continue
             rows = out.setdefault((pf.group, r.topic), [])
             q = f"{r.broker}/{r.queue_id}"
-            if all(x[0] != q for x in rows):
-                rows.append((q, r.client or "" if pf.with_clients else "?", r.diff))
+            if (pf.group, r.topic, q) not in seen:
+                seen.add((pf.group, r.topic, q))
+                rows.append((q, (r.client or "") if pf.with_clients else "?", r.diff))
     for cl in inputs.client_logs:
         for (g, t), last in cl.last.items():
             if t.startswith("%") or ((g, t) in out and not any(x[2] == -1 for x in out[(g, t)])):

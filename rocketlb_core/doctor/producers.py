@@ -207,6 +207,15 @@ def windows_of(cl: ClientLogFile) -> dict[str, tuple[list[Window], list[Failure]
     return out
 
 
+def _inside(t: int, windows: list[Window]) -> bool:
+    """Whether ``t`` falls in one of ``windows`` (in time order, as ``windows_of`` makes them;
+    a binary search: a trace may hold millions of records)."""
+    from bisect import bisect_right
+
+    i = bisect_right([w.start_ms for w in windows], t) - 1
+    return i >= 0 and any(w.start_ms <= t < w.end_ms for w in windows[max(0, i - 8):i + 1])
+
+
 def _avoided(windows: list[Window], fs: list[Failure], line: ProducerLine) -> int:
     """How many of ``fs`` a producer with the fault strategy on would still have met: a
     failure that begins inside an isolation is not attempted (its send goes elsewhere)."""
@@ -244,8 +253,7 @@ def isolation_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
             fs = [f for f in cl.failures if f.failure.queue.broker_name == broker]
             addr = _address(broker, fs, inputs)
             mine = [p for p in pubs if p.group in groups and addr and p.store_host == addr]
-            stored_inside = [p for p in mine for w in windows
-                             if w.start_ms <= p.time_ms < w.end_ms]
+            stored_inside = [p for p in mine if _inside(p.time_ms, windows)]
             evidence = [e for f in fs[:4] for e in (f.ev, f.exception) if e is not None]
             details: dict[str, object] = {
                 "producer_groups": sorted(groups), "client_ids": _client_ids(cl),
