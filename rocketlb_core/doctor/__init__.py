@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.doctor.findings import Finding, diagnose
+from rocketlb_core.doctor.diagnosis import diagnose
+from rocketlb_core.doctor.findings import Finding
 from rocketlb_core.doctor.inputs import Inputs, read_inputs
 
 FORMAT = "rocketlb-doctor"

@@ -211,10 +211,11 @@ def _progress_evidence(inputs: Inputs, group: str, topic: str,
 
 # ------------------------------------------------------------------ the checks
 
-def diagnose(inputs: Inputs) -> tuple[list[Finding], list[str]]:
-    """Every finding, most severe first, and notes on what could not be checked. A group seen
-    in several states (a broker log) is checked in each; a problem is reported once, from the
-    latest state that shows it, with the time that state began (``details.since``)."""
+def consumer_findings(inputs: Inputs) -> tuple[list[Finding], list[str]]:
+    """The groups' and the clients' versions' findings (``diagnose`` adds the producers' and
+    sorts), and notes on what could not be checked. A group seen in several states (a broker
+    log) is checked in each; a problem is reported once, from the latest state that shows it,
+    with the time that state began (``details.since``)."""
     findings: list[Finding] = []
     notes: list[str] = []
     groups = groups_of(inputs)
@@ -249,11 +250,6 @@ def diagnose(inputs: Inputs) -> tuple[list[Finding], list[str]]:
         members = [m for _, ms in grp.states[-1:] for m in ms]
         findings += _check_versions(g, members)
     findings += _check_producer_versions(inputs)
-    from rocketlb_core.doctor.producers import producer_findings
-
-    findings += producer_findings(inputs)[0]
-    findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.group or "", f.topic or "",
-                                 f.id))
     return findings, notes
 
 
