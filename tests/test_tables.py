@@ -169,8 +169,8 @@ def test_the_soak_frame_sums_each_line_and_keeps_failed_scenarios_out_of_the_sum
     frame = live_soak_frame([soak], shipped)
     assert list(zip(frame["line"], frame["scenarios"], frame["count"], frame["failed"],
                     strict=True)) == [
-        ("4", "shipped recordings", 1, 0), ("4", "random (soak seed 7)", 2, 0),
-        ("5", "random (soak seed 7)", 2, 1)]
+        ("4", "shipped", 1, 0), ("4", "soak 7", 2, 0),
+        ("5", "soak 7", 2, 1)]
     four = frame.iloc[1]
     assert (four["sends"], four["determined"], four["agree"]) == (150, 148, 146)
     assert (four["sends unexplained"], four["drawn at random"]) == (1, 2)
@@ -178,3 +178,4 @@ def test_the_soak_frame_sums_each_line_and_keeps_failed_scenarios_out_of_the_sum
     assert four["max late (ms)"] == max(100 % 7, 50 % 7)
     assert frame.iloc[2]["sends"] == 80
     assert frame["max late (ms)"].isna().tolist() == [True, False, False]
+    assert str(frame["max late (ms)"].dtype) == "Int64"

@@ -702,19 +702,19 @@ def live_soak_frame(soaks: Sequence[Path | str],
                        | {str(x["line"]) for s in soaked for x in s["rows"]}):
         mine = [r for r in results.values() if str(r["line"])[0] == line]
         if mine:
-            rows.append(row(line, "shipped recordings", len(mine), 0,
+            rows.append(row(line, "shipped", len(mine), 0,
                             [p for r in mine for p in r["producers"].values()],
                             [c for r in mine for c in r["consumers"].values()], None))
         for s in soaked:
             xs = [x for x in s["rows"] if str(x["line"]) == line]
             if xs:
                 ok = [x for x in xs if "error" not in x]
-                rows.append(row(line, f"random (soak seed {s['seed']})", len(xs),
+                rows.append(row(line, f"soak {s['seed']}", len(xs),
                                 len(xs) - len(ok),
                                 [p for x in ok for p in x["producers"].values()],
                                 [x["consumers"] for x in ok],
                                 max((int(x.get("max_late_ms") or 0) for x in ok), default=0)))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).astype({"max late (ms)": "Int64"})   # none: shipped
 
 
 def live_consumers_frame(result: Mapping[str, Any]) -> pd.DataFrame:
