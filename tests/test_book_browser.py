@@ -214,25 +214,6 @@ _SIDEWAYS = """() => {
   });
 }"""
 
-# Chapters 9 and 10 are being narrowed separately (issue 36, item 1). Each must still have a
-# block too wide, so that this test fails, and the page leaves the set, once it fits.
-_WIDTH_PENDING = {"notebooks/09-troubleshooting.html", "notebooks/10-live-rocketmq.html"}
-
-
-def _accepted(block: dict) -> bool:
-    """A Java excerpt (its first line names its source: ``// rocketmq-client 4.9.8 ·
-    org/apache/.../X.java``) may keep a line too long for the column only when no re-indenting
-    could make it fit: the provenance line (``live/claims.py`` wants the file's full path in the
-    sources jar, 71 to 114 characters) and a released source line longer than the column by
-    itself (claims.py holds an excerpt to whole source lines; what is not essential is elided).
-    Issue 36 leaves these pending: they fit only once Java blocks wrap, or claims.py accepts a
-    shorter provenance. Every other block, and every other line, must fit."""
-    first = block["first"].strip()
-    if block["text"] or not (first.startswith("// rocketmq-") and "·" in first):
-        return False
-    return all(line["bare"] > block["fit"] for line in block["lines"])
-
-
 def _sideways_pages() -> list[str]:
     notebooks = sorted(p.stem for p in (Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
     return ["book/how-to-read.html"] + [f"notebooks/{n}.html" for n in notebooks]
@@ -246,13 +227,9 @@ def test_blocks_fit_the_column_without_sideways_scrolling(built_book: Path, base
     found = watch.page.evaluate(_SIDEWAYS)
     watch.check_clean()
     watch.page.close()
-    wide = [b for b in found if not _accepted(b)]
-    if rel in _WIDTH_PENDING:
-        assert wide, f"{rel} fits its column now: remove it from _WIDTH_PENDING"
-    else:
-        assert wide == [], "\n".join(
-            f"+{b['over']}px (fits {b['fit']} characters): "
-            f"{[t['start'] for t in b['lines']] or [b['text']]}" for b in wide)
+    assert found == [], "\n".join(
+        f"+{b['over']}px (fits {b['fit']} characters): "
+        f"{[t['start'] for t in b['lines']] or [b['text']]}" for b in found)
 
 
 # Charts: no legend entry, axis title or chart title cut short (Vega ends a cut label with "…"),
