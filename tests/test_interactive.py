@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 
 import pytest
 
@@ -227,3 +228,19 @@ def test_the_chapters_cell_tags_are_current(root) -> None:  # type: ignore[no-un
     assert cell_needs("from rocketlb_core import spark_session", set())[0] == (
         "rocketlb-kernel-spark")
     assert cell_needs("%time 1", set())[0] == "rocketlb-kernel"
+
+
+@pytest.mark.parametrize(("state", "message"), [
+    ({"zones": {}}, "state.zones: 0 consumers, expected 1 to"),
+    ({"zones": {"c1": "out", "c3": "out"}},
+     "state.zones: expected consumers c1 to c2; c2 is missing"),
+    ({"zones": {"c1": "nowhere"}}, "state.zones.c1: expected one of"),
+])
+def test_the_board_names_what_is_wrong_with_its_consumers(state: dict, message: str) -> None:
+    """Both boards read their consumers with ``fields.numbered`` (the allocation board's zones,
+    the Kafka board's racks); a bad table names the field and what it expected."""
+    from rocketlb_core.interactive.board import parse_state
+    from rocketlb_core.interactive.fields import RequestError
+
+    with pytest.raises(RequestError, match=re.escape(message)):
+        parse_state(state)

@@ -40,7 +40,7 @@ from rocketlb_core.consumer.base import AllocateStrategy, assign_all, rebalance_
 from rocketlb_core.consumer.nearby import MapResolver
 from rocketlb_core.consumer.pop import allocate4pop
 from rocketlb_core.consumer.registry import make, sweep
-from rocketlb_core.interactive.fields import RequestError, flag, integer, table
+from rocketlb_core.interactive.fields import flag, integer, numbered, table
 from rocketlb_core.model import MessageQueue
 
 ZONES = ("out", "room-1", "room-2")
@@ -87,19 +87,7 @@ class BoardState:
 
 def parse_state(raw: Any) -> BoardState:
     st = table(raw, "state")
-    zones = table(st.get("zones"), "state.zones")
-    if not 1 <= len(zones) <= MAX_CONSUMERS:
-        raise RequestError(f"state.zones: {len(zones)} consumers, expected 1 to {MAX_CONSUMERS}")
-    pairs = []
-    for k in range(1, len(zones) + 1):
-        name = f"c{k}"
-        if name not in zones:
-            raise RequestError(f"state.zones: expected consumers c1 to c{len(zones)}; "
-                               f"{name} is missing")
-        if zones[name] not in ZONES:
-            raise RequestError(f"state.zones.{name}: expected one of {', '.join(ZONES)}, "
-                               f"got {zones[name]!r}"[:200])
-        pairs.append((name, str(zones[name])))
+    pairs = numbered(st, "zones", "state", "consumers", MAX_CONSUMERS, ZONES)
     return BoardState(integer(st, "brokers", "state", 2, low=1, high=len(BROKERS)),
                       integer(st, "queues", "state", 4, low=1, high=16),
                       flag(st, "duplicate", "state", False),

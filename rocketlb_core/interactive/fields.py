@@ -55,3 +55,24 @@ def items(raw: Mapping[str, Any], key: str, where: str, *, low: int, high: int) 
     if not low <= len(value) <= high:
         raise RequestError(f"{where}.{key}: {len(value)} entries, expected {low} to {high}")
     return value
+
+
+def numbered(raw: Mapping[str, Any], key: str, where: str, noun: str, most: int,
+             options: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``raw[key]``: a table of ``c1`` ... ``cN`` (1 <= N <= ``most``, none missing), each one
+    of ``options``; the (name, option) pairs in order. The boards' consumers (``board``: each
+    one's zone; ``kafka_board``: each member's rack)."""
+    field = f"{where}.{key}"
+    got = table(raw.get(key), field)
+    if not 1 <= len(got) <= most:
+        raise RequestError(f"{field}: {len(got)} {noun}, expected 1 to {most}")
+    pairs = []
+    for k in range(1, len(got) + 1):
+        name = f"c{k}"
+        if name not in got:
+            raise RequestError(f"{field}: expected {noun} c1 to c{len(got)}; {name} is missing")
+        if got[name] not in options:
+            raise RequestError(f"{field}.{name}: expected one of {', '.join(options)}, "
+                               f"got {got[name]!r}"[:200])
+        pairs.append((name, str(got[name])))
+    return tuple(pairs)

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rocketlb_core.interactive.fields import RequestError, integer, table
+from rocketlb_core.interactive.fields import integer, numbered, table
 from rocketlb_core.kafka.assignors import (
     Member,
     StickyMember,
@@ -70,19 +70,7 @@ class KafkaBoardState:
 
 def parse_state(raw: Any) -> KafkaBoardState:
     st = table(raw, "state")
-    racks = table(st.get("racks"), "state.racks")
-    if not 1 <= len(racks) <= MAX_MEMBERS:
-        raise RequestError(f"state.racks: {len(racks)} members, expected 1 to {MAX_MEMBERS}")
-    pairs = []
-    for k in range(1, len(racks) + 1):
-        name = f"c{k}"
-        if name not in racks:
-            raise RequestError(f"state.racks: expected members c1 to c{len(racks)}; "
-                               f"{name} is missing")
-        if racks[name] not in CHOICES:
-            raise RequestError(f"state.racks.{name}: expected one of {', '.join(CHOICES)}, "
-                               f"got {racks[name]!r}"[:200])
-        pairs.append((name, str(racks[name])))
+    pairs = numbered(st, "racks", "state", "members", MAX_MEMBERS, CHOICES)
     return KafkaBoardState(
         integer(st, "partitions", "state", 6, low=1, high=MAX_PARTITIONS),
         integer(st, "replicas", "state", 1, low=1, high=len(RACKS)), tuple(pairs))
