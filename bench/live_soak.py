@@ -12,6 +12,7 @@ line (``python -m rocketlb_core.live record ... --isolated``), import the record
 
     .venv/bin/python bench/live_soak.py --scenarios 3 --seed 1 --line 4 [--out DIR]
     .venv/bin/python bench/live_soak.py --recheck DIR      # the check again, after a change
+    .venv/bin/python bench/live_soak.py --export DIR FILE --machine TEXT   # for data/live/soak
 
 A scenario that fails (the recording, the import or the check) is a row with its error, and the
 soak goes on. The table is also written as JSON to ``DIR/soak.json``, beside each scenario's
@@ -187,6 +188,35 @@ def recheck(out: Path) -> int:
     return 0
 
 
+KEPT = ("scenario_seed", "line", "record_s", "max_late_ms", "late_events", "warnings",
+        "producers", "consumers", "index")
+
+
+def export(out: Path, dst: Path, machine: str) -> None:
+    """The soak in ``out`` trimmed to what the book shows (``data/live/soak/``, documented in
+    ``data/README.md``): its rows' counts, and for a failed scenario its recorder's own error
+    lines instead of the output's tail."""
+    report = json.loads((out / "soak.json").read_text(encoding="utf-8"))
+    rows = []
+    for r in report["rows"]:
+        row = {k: r[k] for k in KEPT if k in r}
+        if "error" in r:
+            log = out / str(r["line"]) / str(r["scenario_seed"]) / "record.log"
+            text = log.read_text("utf-8", "replace") if log.is_file() else ""
+            why = [x for x in text.splitlines() if x.startswith(("error:", "Caused by:"))]
+            if r["error"].startswith("record exited -9"):
+                why = ["stopped: the soak was ended while this scenario ran"]
+            row["error"] = (" / ".join(why) or r["error"].strip().splitlines()[0])[:300]
+        rows.append(row)
+    kept = {"seed": report["seed"], "scenarios": len(rows), "lines": report["lines"],
+            "max_late_limit_ms": report["max_late_limit_ms"], "machine": machine,
+            "command": f"bench/live_soak.py --scenarios {report['scenarios']} --seed "
+                       f"{report['seed']} --line {report['lines'][0]} (stopped after the rows "
+                       "below), then --recheck with the check of this commit",
+            "rows": rows}
+    dst.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recheck", type=Path, default=None, metavar="DIR",
@@ -197,7 +227,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--line", choices=("4", "5", "both"), default="both")
     parser.add_argument("--out", type=Path, default=None,
                         help="where recordings and soak.json go (default: a new temp folder)")
+    parser.add_argument("--export", nargs=2, type=Path, metavar=("DIR", "FILE"),
+                        help="write the soak in DIR, trimmed, to FILE (data/live/soak/)")
+    parser.add_argument("--machine", default="", help="with --export: where it ran, how loaded")
     args = parser.parse_args(argv)
+    if args.export is not None:
+        export(args.export[0], args.export[1], args.machine)
+        return 0
     if args.recheck is not None:
         return recheck(args.recheck)
     if args.scenarios is None or args.seed is None:
