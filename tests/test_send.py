@@ -57,6 +57,26 @@ def test_each_attempt_gets_what_is_left_of_the_time_budget() -> None:
     assert r.end_ms == 3001
 
 
+@pytest.mark.parametrize("line", ["4.9.8", "5.3.3"])
+def test_a_slow_route_lookup_is_spent_from_the_send_budget(line: str) -> None:
+    # upstream takes beginTimestampFirst before tryToFindTopicPublishInfo: a 2,700 ms lookup
+    # leaves the first attempt 300 ms, which begins when the route came
+    budgets: list[int] = []
+    slow = AttemptResult(Outcome.REMOTING_ERROR, 5000)           # answers after the budget
+    r = send(MQFaultStrategy(line, send_latency_fault_enable=True), _tp(line),
+             _broker({"a": slow, "b": slow}, budgets), now_ms=1000, lookup_ms=2700)
+    assert budgets == [300]
+    assert r.attempts[0].start_ms == 3700
+    assert r.status == "FAILED"
+    assert r.error == "call timeout"
+    assert r.start_ms == 1000
+    assert r.end_ms == 4001
+    # no lookup: the whole budget for the first attempt, as before
+    budgets.clear()
+    send(MQFaultStrategy(line), _tp(line), _broker({"a": slow, "b": slow}, budgets), now_ms=0)
+    assert budgets[0] == 3000
+
+
 def test_a_timeout_that_eats_the_budget_ends_the_send_without_touching_other_brokers() -> None:
     """A timeout ends after its deadline, so no 0 ms attempt follows that would isolate a healthy
     broker (the 'call timeout' check of the loop)."""

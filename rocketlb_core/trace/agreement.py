@@ -252,18 +252,18 @@ class _Draw:
 
 
 def _trial(strategy: MQFaultStrategy, tp: TopicPublishInfo, model: ObservedBrokers, now: int,
-           start: int | None, draw: int, worst: int | None = None
+           start: int | None, draw: int, worst: int | None = None, lookup: int = 0
            ) -> tuple[MQFaultStrategy, TopicPublishInfo, Any]:
     """One send on copies of the producer's state: the counter at ``start`` (``None``: as it
     is), a retry's reset drawing ``draw``, the 4.x fault table's ``whichItemWorst`` at
-    ``worst`` (``None``: as it is)."""
+    ``worst`` (``None``: as it is), after a route lookup of ``lookup`` ms (``send``)."""
     s2, tp2 = copy.deepcopy(strategy), copy.deepcopy(tp)
     if start is not None:
         tp2.index.stored = start
     if worst is not None and isinstance(s2.table, FaultTable4):
         s2.table.which_item_worst.stored = worst
     tp2.index._rng = _Draw(draw)          # type: ignore[assignment]  # randrange is enough
-    return s2, tp2, send(s2, tp2, model, now)
+    return s2, tp2, send(s2, tp2, model, now, lookup_ms=lookup)
 
 
 LOGGED_RT = "the fault item holds the client's logged RT"
@@ -326,7 +326,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     model = ObservedBrokers(conditions, costs, failed=failed)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
-    late_route_seq = None
+    late_route_seq = lookup_seq = None
+    lookup_wait = 0
     if not changes:
         changes = [(first, tuple(route.queue_datas))]
     elif changes[0][0] > first:
@@ -336,11 +337,13 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         # without a route
         began = [int(r["sent_ms"]) - origin_ms for r in truth]
         lookup = max(t for t in began if t <= changes[0][0])
+        lookup_seq = max(r["seq"] for r, t in zip(truth, began, strict=True) if t == lookup)
+        lookup_wait = changes[0][0] - lookup
         if changes[0][0] - lookup > SendConfig().send_msg_timeout_ms:
             # the lookup itself outlasted the send's budget: sendDefaultImpl selects a queue,
             # then finds ``timeout < costTime`` and throws "sendDefaultImpl call timeout"
             # before any attempt (seen live on 5.x: the route came 3,039 ms after the send)
-            late_route_seq = max(r["seq"] for r, t in zip(truth, began, strict=True) if t == lookup)
+            late_route_seq = lookup_seq
         changes[0] = (lookup, changes[0][1])
     flips = sorted({t for rows in conditions.down.values() for s, u, _ in rows for t in (s, u)})
     out = Agreement()
@@ -350,11 +353,16 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     for row in truth:
         now = int(row["sent_ms"]) - origin_ms
         observed = (f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED")
+        # the send whose lookup fetched the first route spent the lookup from its budget: its
+        # first attempt began when the route came (``send``'s ``lookup_ms``; live on 5.x, a
+        # 2.7 s lookup left 300 ms, the attempt timed out and isolated its broker for 10 s)
+        wait = lookup_wait if row["seq"] == lookup_seq else 0
         model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
         while changes and changes[0][0] <= now:
             if (tp is not None and not pending
                     and now - changes[0][0] < LOG_BEFORE_INSTALL_MS
-                    and _label(_trial(strategy, tp, model, now, None, 0)[2].queue) == observed):
+                    and _label(_trial(strategy, tp, model, now, None, 0,
+                                      lookup=wait)[2].queue) == observed):
                 break               # logged, not installed yet: this send used the old list
             new_route = TopicRoute(changes.pop(0)[1], route.broker_datas)
             tp = TopicPublishInfo(publish_queues(topic, new_route),
@@ -374,7 +382,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             # kept until one is left (a broker avoided makes many starts pick alike: issue
             # 32's soak, the first send after broker-a's restart fit six of ten)
             bases = alive or [(strategy, tp, start) for start in range(n)]
-            trials = [_trial(b[0], b[1], model, now, b[2], 0) for b in bases]
+            trials = [_trial(b[0], b[1], model, now, b[2], 0, lookup=wait) for b in bases]
             fits = [tr for tr in trials if _label(tr[2].queue) == observed]
             if fits:
                 # a send every candidate predicts alike is determined; one that tells them
@@ -395,17 +403,18 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         starts: list[int | None] = list(range(n)) if pending else [None]
         verdict, chosen, undetermined = UNEXPLAINED, None, False
         for start in starts:
-            trial = _trial(strategy, tp, model, now, start, 0)
+            trial = _trial(strategy, tp, model, now, start, 0, lookup=wait)
             # a 5.x retry resets the counter to a random draw, even one that then stops for
             # the timeout before it sends: did the draw matter here?
             drew = resets and n > 1 and len(
-                {_trial(strategy, tp, model, now, start, d)[1].index.stored
+                {_trial(strategy, tp, model, now, start, d, lookup=wait)[1].index.stored
                  for d in range(n)}) > 1
             matches = [d for d in (range(n) if drew else [0])
-                       if _label(_trial(strategy, tp, model, now, start, d)[2].queue) == observed]
+                       if _label(_trial(strategy, tp, model, now, start, d,
+                                        lookup=wait)[2].queue) == observed]
             if matches:
                 chosen = trial if matches[0] == 0 else \
-                    _trial(strategy, tp, model, now, start, matches[0])
+                    _trial(strategy, tp, model, now, start, matches[0], lookup=wait)
                 undetermined = drew and len(matches) == n     # this send does not show it
                 verdict = pending_verdict if pending else \
                     RESET if drew and not undetermined else AGREE
@@ -417,7 +426,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             # ISOLATION_EDGE_MS after the client began it, so its end may come that much sooner
             for start in range(n):
                 for at in (now, now + ISOLATION_EDGE_MS):
-                    trial = _trial(strategy, tp, model, at, start, 0)
+                    trial = _trial(strategy, tp, model, at, start, 0, lookup=wait)
                     if _label(trial[2].queue) == observed:
                         chosen, verdict, reset_hidden = trial, HIDDEN_RESET, False
                         break
@@ -430,14 +439,14 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             # (WORST_INFERRED); the send that first uses it shows it
             for start in starts:
                 for w in range(WORST_STARTS):
-                    trial = _trial(strategy, tp, model, now, start, 0, worst=w)
+                    trial = _trial(strategy, tp, model, now, start, 0, worst=w, lookup=wait)
                     if _label(trial[2].queue) == observed:
                         chosen, verdict = trial, WORST_INFERRED
                         break
                 if chosen is not None:
                     break
         if chosen is None:                            # no counter explains it: step as it is
-            chosen = _trial(strategy, tp, model, now, None, 0)
+            chosen = _trial(strategy, tp, model, now, None, 0, lookup=wait)
             span = int(row.get("cost_ms", 3000))
             verdict = IN_FLIGHT if any(now - 5 <= t <= now + span + 5 for t in flips) \
                 else UNEXPLAINED
