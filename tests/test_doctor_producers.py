@@ -62,6 +62,44 @@ def test_a_4x_timeout_isolates_broker_a_for_600_s_and_the_trace_agrees() -> None
         "09-troubleshooting.ipynb#a-broker-avoided-for-ten-minutes-after-one-slow-reply")
 
 
+def test_log_zone_moves_a_4x_log_and_a_wrong_zone_is_caught_by_the_trace() -> None:
+    """A 4.x client writes its JVM's local time; the doctor reads UTC unless told. The
+    recording's host ran UTC: named so, nothing changes; named +08:00, every window moves
+    8 h earlier, outside the trace's sends, and the finding says the zone is wrong."""
+    rec = data_path("live", "producer-outage-4")
+    [base] = _by_id(_doc(rec), "broker-isolated")
+    [utc] = _by_id(_doc(rec, extra=("--log-zone", "UTC")), "broker-isolated")
+    [east] = _by_id(_doc(rec, extra=("--log-zone", "+08:00")), "broker-isolated")
+    assert base["details"]["log_times"] == "UTC (assumed for 4.x)"
+    assert utc["details"]["log_times"] == "UTC+00:00 (--log-zone)"
+    assert east["details"]["log_times"] == "UTC+08:00 (--log-zone)"
+    assert utc["details"]["windows"] == base["details"]["windows"]
+    shift = [e["start_ms"] - b["start_ms"] for b, e in
+             zip(base["details"]["windows"], east["details"]["windows"], strict=True)]
+    assert shift == [-8 * 3600 * 1000]
+    assert "zone_mismatch" not in base["details"]
+    assert east["details"]["zone_mismatch"] is True
+    assert "cannot confirm" in east["explanation"]
+    assert "The message trace agrees" in base["explanation"]
+    # 5.x clients write GMT+8 whatever the host: --log-zone does not touch them
+    rec5 = data_path("live", "producer-outage-5")
+    w5 = [f["details"].get("windows") for f in _by_id(_doc(rec5), "broker-isolated")]
+    assert w5 == [f["details"].get("windows") for f in
+                  _by_id(_doc(rec5, extra=("--log-zone=-05:30",)), "broker-isolated")]
+    assert w5
+
+
+@pytest.mark.parametrize("zone", ["bogus", "+15:00", "+08:61", "0800"])
+def test_a_bad_log_zone_is_one_clear_line_and_exit_2(zone: str) -> None:
+    status, out, err = run_command(["doctor", "--log-zone", zone,
+                                    str(data_path("live", "producer-outage-4"))])
+    assert status == 2
+    assert out == ""
+    assert err.strip().count("\n") == 0
+    assert "--log-zone" in err
+    assert "Traceback" not in err
+
+
 def test_a_4x_producer_with_the_switch_off_kept_sending_to_the_failing_broker() -> None:
     doc = _doc(data_path("live", "producer-outage-4"))
     [off] = _by_id(doc, "failing-broker-not-avoided")

@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
                         "over a file rocketlb did not write)")
     p.add_argument("--skip-bad", action="store_true",
                    help="skip and count malformed lines of known files instead of failing")
+    p.add_argument("--log-zone", metavar="OFFSET", default=None,
+                   help="the UTC offset 4.x clients wrote their log times in (their JVM's "
+                        "zone, e.g. +08:00; default UTC); 5.x clients always write GMT+8")
     p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the report (auto: only on a terminal)")
 
@@ -56,7 +59,16 @@ def doctor(args: argparse.Namespace) -> int:
         from rocketlb_core.doctor.html import check_html_target
 
         check_html_target(args.html)                # refuse before the work, not after
-    inputs, findings, notes = examine(args.paths, skip_bad=args.skip_bad)
+    zone_4x = None
+    if args.log_zone is not None:
+        from rocketlb_core.doctor.producers import parse_zone
+        from rocketlb_core.errors import InputError
+
+        try:
+            zone_4x = parse_zone(args.log_zone)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+    inputs, findings, notes = examine(args.paths, skip_bad=args.skip_bad, zone_4x=zone_4x)
     if args.html is not None:
         from rocketlb_core.doctor.html import render_html, write_html
 

@@ -28,11 +28,13 @@ FORMAT = "rocketlb-doctor"
 VERSION = 1
 
 
-def examine(paths: Sequence[Path | str], *, skip_bad: bool = False
-            ) -> tuple[Inputs, list[Finding], list[str]]:
-    """Read ``paths`` and diagnose them: (what was read, the findings, notes)."""
+def examine(paths: Sequence[Path | str], *, skip_bad: bool = False,
+            zone_4x: int | None = None) -> tuple[Inputs, list[Finding], list[str]]:
+    """Read ``paths`` and diagnose them: (what was read, the findings, notes). ``zone_4x``:
+    the 4.x clients' log times' offset from UTC in minutes (``None``: UTC; 5.x clients write
+    GMT+8 whatever the host's zone)."""
     inputs = read_inputs(paths, skip_bad=skip_bad)
-    findings, notes = diagnose(inputs)
+    findings, notes = diagnose(inputs, zone_4x=zone_4x)
     return inputs, findings, notes
 
 

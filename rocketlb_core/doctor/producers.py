@@ -15,8 +15,9 @@ attempt's own time. A later failure of the same producer on the same broker that
 that window shows the producer did not avoid it: ``sendLatencyFaultEnable`` was off.
 
 Log times: 5.x clients write GMT+8 (``clientlog.GMT8_MINUTES``); 4.x clients write the JVM's
-zone, read here as UTC (said in each finding); only comparisons with the message trace
-(epoch ms) depend on it.
+zone, read here as UTC unless the operator names it (``rocketlb doctor --log-zone +08:00``: the
+``zone_4x`` argument, minutes east of UTC), said in each finding. The report's times and the
+comparisons with the message trace (epoch ms) depend on it.
 """
 
 from __future__ import annotations
@@ -88,17 +89,50 @@ def isolation_ms(line: ProducerLine) -> int:
                                           r.not_available_duration)
 
 
-def _offset_minutes(line: ProducerLine) -> int:
+def _offset_minutes(line: ProducerLine, zone_4x: int | None = None) -> int:
     from rocketlb_core.trace.clientlog import GMT8_MINUTES
 
-    return GMT8_MINUTES if line.rules.selection == "5.x" else 0
+    return GMT8_MINUTES if line.rules.selection == "5.x" else (zone_4x or 0)
 
 
-def _ms(stamp: str, line: ProducerLine) -> int | None:
+def zone_text(line: ProducerLine, zone_4x: int | None = None) -> str:
+    """How the doctor read ``line``'s log times.
+
+    >>> zone_text(ProducerLine.V5_3_3), zone_text(ProducerLine.V4_9_8)
+    ('GMT+8 (5.x)', 'UTC (assumed for 4.x)')
+    >>> zone_text(ProducerLine.V4_9_8, -330)
+    'UTC-05:30 (--log-zone)'
+    """
+    if line.rules.selection == "5.x":
+        return "GMT+8 (5.x)"
+    if zone_4x is None:
+        return "UTC (assumed for 4.x)"
+    sign, m = ("+" if zone_4x >= 0 else "-"), abs(zone_4x)
+    return f"UTC{sign}{m // 60:02d}:{m % 60:02d} (--log-zone)"
+
+
+def parse_zone(text: str) -> int:
+    """``--log-zone``: ``+08:00``, ``-0530``, ``UTC``/``Z`` -> minutes east of UTC.
+
+    >>> parse_zone("+08:00"), parse_zone("-0530"), parse_zone("UTC"), parse_zone("+8")
+    (480, -330, 0, 480)
+    """
+    t = text.strip().upper()
+    if t in ("Z", "UTC", "GMT"):
+        return 0
+    m = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d\d))?", t)
+    if m is None or int(m.group(2)) > 14 or int(m.group(3) or 0) > 59:
+        raise ValueError(f"--log-zone {text!r}: give the logs' offset from UTC as +HH:MM, "
+                         f"-HHMM or UTC (a 4.x client writes its JVM's local time)")
+    minutes = int(m.group(2)) * 60 + int(m.group(3) or 0)
+    return minutes if m.group(1) == "+" else -minutes
+
+
+def _ms(stamp: str, line: ProducerLine, zone_4x: int | None = None) -> int | None:
     from rocketlb_core.trace.clientlog import stamp_ms
 
     try:
-        return stamp_ms(stamp[:23], _offset_minutes(line))
+        return stamp_ms(stamp[:23], _offset_minutes(line, zone_4x))
     except ValueError:
         return None
 
@@ -175,10 +209,12 @@ def _address(broker: str, fs: list[Failure], inputs: Inputs) -> str | None:
     return None
 
 
-def windows_of(cl: ClientLogFile) -> dict[str, tuple[list[Window], list[Failure]]]:
+def windows_of(cl: ClientLogFile, zone_4x: int | None = None
+               ) -> dict[str, tuple[list[Window], list[Failure]]]:
     """Per broker, the isolations the core computes from ``cl``'s failed attempts as if the
     fault strategy were on, and the failures that began inside an earlier one (the producer
-    did not avoid the broker: the strategy was off)."""
+    did not avoid the broker: the strategy was off). ``zone_4x``: a 4.x log's offset from
+    UTC in minutes (``None``: UTC)."""
     from rocketlb_core.producer.strategy import MQFaultStrategy
 
     line = line_of(cl.version[0] if cl.version else None)[0]
@@ -192,7 +228,7 @@ def windows_of(cl: ClientLogFile) -> dict[str, tuple[list[Window], list[Failure]
         windows: list[Window] = []
         inside: list[Failure] = []
         for f in fs:
-            t = _ms(f.failure.stamp, line)
+            t = _ms(f.failure.stamp, line, zone_4x)
             if t is None:
                 continue
             if windows and t - f.failure.rt_ms < windows[-1].end_ms:
@@ -216,7 +252,8 @@ def _inside(t: int, windows: list[Window]) -> bool:
     return i >= 0 and any(w.start_ms <= t < w.end_ms for w in windows[max(0, i - 8):i + 1])
 
 
-def _avoided(windows: list[Window], fs: list[Failure], line: ProducerLine) -> int:
+def _avoided(windows: list[Window], fs: list[Failure], line: ProducerLine,
+             zone_4x: int | None = None) -> int:
     """How many of ``fs`` a producer with the fault strategy on would still have met: a
     failure that begins inside an isolation is not attempted (its send goes elsewhere)."""
     from rocketlb_core.producer.strategy import MQFaultStrategy
@@ -224,7 +261,7 @@ def _avoided(windows: list[Window], fs: list[Failure], line: ProducerLine) -> in
     strategy = MQFaultStrategy(line, send_latency_fault_enable=True)
     met = 0
     for f in fs:
-        t = _ms(f.failure.stamp, line)
+        t = _ms(f.failure.stamp, line, zone_4x)
         if t is None:
             continue
         broker = f.failure.queue.broker_name
@@ -236,9 +273,11 @@ def _avoided(windows: list[Window], fs: list[Failure], line: ProducerLine) -> in
     return met
 
 
-def isolation_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
+def isolation_findings(inputs: Inputs, zone_4x: int | None = None
+                       ) -> tuple[list[Finding], list[Window]]:
     """``broker-isolated`` and ``failing-broker-not-avoided`` for every producer log with
-    failed attempts, and every isolation window (the ``--html`` timeline)."""
+    failed attempts, and every isolation window (the ``--html`` timeline); ``zone_4x`` as in
+    ``windows_of``."""
     out: list[Finding] = []
     timeline: list[Window] = []
     pubs = [p for t in inputs.traces for p in t.published]
@@ -248,8 +287,8 @@ def isolation_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
         line, assumed = line_of(cl.version[0] if cl.version else None)
         groups = {g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)}
         name = _producer_name(cl)
-        zone = "GMT+8 (5.x)" if line.rules.selection == "5.x" else "UTC (assumed for 4.x)"
-        for broker, (windows, inside) in windows_of(cl).items():
+        zone = zone_text(line, zone_4x)
+        for broker, (windows, inside) in windows_of(cl, zone_4x).items():
             fs = [f for f in cl.failures if f.failure.queue.broker_name == broker]
             addr = _address(broker, fs, inputs)
             mine = [p for p in pubs if p.group in groups and addr and p.store_host == addr]
@@ -264,10 +303,11 @@ def isolation_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
             if assumed:
                 details["assumed"] = assumed
             if inside or stored_inside:
-                met = _avoided(windows, fs, line)
+                met = _avoided(windows, fs, line, zone_4x)
                 slowest = max(x.failure.rt_ms for x in fs)
                 details["failure_ms"] = [t for f in fs[:MAX_TICKS]
-                                         if (t := _ms(f.failure.stamp, line)) is not None]
+                                         if (t := _ms(f.failure.stamp, line, zone_4x))
+                                         is not None]
                 whys = sorted({w.why.split(" (")[0].split(" after")[0] for w in windows})
                 f = Finding(
                     "failing-broker-not-avoided", "warning",
@@ -301,7 +341,17 @@ def isolation_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
             total = sum(w.end_ms - w.start_ms for w in windows)
             long = max((w.end_ms - w.start_ms for w in windows), default=0)
             check = ""
-            if mine and addr:
+            sent = [p.time_ms for p in pubs if p.group in groups]      # on every broker
+            span = (min(sent), max(sent)) if sent else None
+            if span and all(w.end_ms <= span[0] or w.start_ms >= span[1] for w in windows):
+                # the log's times and the trace's do not meet: the zone the doctor read the
+                # 4.x log in is most likely not the one it was written in
+                check = (f" The message trace cannot confirm it: the window(s) fall outside the "
+                         f"trace's sends of {', '.join(sorted(groups))} ({_utc(span[0])} to "
+                         f"{_utc(span[1])}), so the log times were read in another zone than "
+                         f"they were written in ({zone}; --log-zone names the clients' zone).")
+                details["zone_mismatch"] = True
+            elif mine and addr:
                 check = (f" The message trace agrees: no message of {', '.join(sorted(groups))} "
                          f"was stored on {addr} inside the window(s) "
                          f"({len(mine)} stored there outside them).")
@@ -532,8 +582,10 @@ def permission_findings(inputs: Inputs) -> list[Finding]:
     return out
 
 
-def producer_findings(inputs: Inputs) -> tuple[list[Finding], list[Window]]:
-    """Every check of this module, and the isolation timeline."""
-    isolated, timeline = isolation_findings(inputs)
+def producer_findings(inputs: Inputs, zone_4x: int | None = None
+                      ) -> tuple[list[Finding], list[Window]]:
+    """Every check of this module, and the isolation timeline; ``zone_4x``: the 4.x logs'
+    offset from UTC in minutes (``--log-zone``; ``None``: UTC)."""
+    isolated, timeline = isolation_findings(inputs, zone_4x)
     return (isolated + skew_findings(inputs) + storm_findings(inputs)
             + permission_findings(inputs)), timeline
