@@ -17,7 +17,8 @@ echo "[test] mypy" >&2;  mypy
 echo "[test] pytest" >&2
 set +e
 python -m pytest tests rocketlb_core notebooks --doctest-modules \
-  --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout 600 "$@"
+  --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg --nbval-cell-timeout 600 \
+  --durations=30 "$@"
 status=$?
 set -e
 if [ "$status" = 5 ]; then echo "[test] pytest collected no tests: that is a failure" >&2; exit 1; fi
