@@ -3,30 +3,37 @@
 the doctor looks for injected on purpose.
 
     python -m rocketlb_core.live.capture --line 4 --out data/live/doctor/capture-4 --isolated
+    python -m rocketlb_core.live.capture --line 4 --groups GID_strat,GID_tags \
+        --out data/live/doctor/strategies-4 --isolated
 
-One cluster of the line (a name server, ``broker-a`` and ``broker-b``), two topics
-(``TopicDoc``: 2 queues per broker, 4 in all; ``TopicSmall``: 1 per broker, 2 in all), a producer
-that sends 40 messages to ``TopicDoc``, and four consumer groups of upstream's
-``DefaultMQPushConsumer`` (``live/java/Consume.java``, strategy AVG):
+One cluster of the line (a name server, ``broker-a`` and ``broker-b``), the topics the groups
+use (``TopicDoc``: 2 queues per broker, 4 in all; ``TopicSmall``: 1 per broker, 2 in all), a
+producer that sends 40 messages to ``TopicDoc``, and the consumer groups ``--groups`` names
+(default: the first four, ``DEFAULT_GROUPS``, what ``capture-<line>`` holds) of upstream's
+``DefaultMQPushConsumer`` (``live/java/Consume.java``; strategy AVG and subscription ``*``
+unless said):
 
 * ``GID_dup``: ``dup-1`` and ``dup-2`` both with instanceName ``dup`` (one client id for two
   processes: the duplicate client id trap) and ``other``, on ``TopicDoc``;
 * ``GID_idle``: three consumers on ``TopicSmall``'s two queues (one idle member);
 * ``GID_mixed``: ``mx-doc`` subscribes ``TopicDoc``, ``mx-small`` ``TopicSmall`` (one group,
   two different subscriptions);
-* ``GID_clean``: two consumers on ``TopicDoc``: nothing wrong (the doctor must find nothing).
+* ``GID_clean``: two consumers on ``TopicDoc``: nothing wrong (the doctor must find nothing);
+* ``GID_strat``: ``st-avg`` allocates ``TopicDoc`` with AVG, ``st-circle`` with AVG_BY_CIRCLE
+  (mixed strategies: each computes its own share with its own strategy);
+* ``GID_tags``: ``tg-a`` subscribes ``TopicDoc`` with tag ``TagA``, ``tg-b`` with ``TagB`` (one
+  group, one topic, two tag expressions).
 
 Once the group has settled (a rebalance every 20 s), it runs ``clusterList``, ``topicRoute -t``
 for each topic, ``brokerStatus -b`` for each broker, and per group ``consumerConnection -g``,
 ``consumerProgress -g`` and ``consumerProgress -g ... -s true`` (the client per queue), and
-writes each output untouched to ``<out>/<name>.txt``, every consumer's ``rocketmq_client.log``
-(gzip; it runs on past the outputs, to the consumers' clean shutdown one after the other, so
-its last assignments are those of the shutdown) to ``<out>/logs/<name>/``, and
-``provenance.json``: the line, RocketMQ's versions, the exact command of every file, the date,
-what was injected. The folder is written whole or not at
-all (``rocketlb_core.atomic``). Every process it starts is stopped, by pid, before it returns.
-
-Mixed allocation strategies are not captured: ``Consume.java`` always uses AVG.
+writes each output untouched to ``<out>/<name>.txt`` (``.txt.gz`` on line 5, ``GZIP_LINES``:
+5.3.3's ``mqadmin`` prints about 225 lines of logback status before each output), every
+consumer's ``rocketmq_client.log`` (gzip; it runs on past the outputs, to the consumers' clean
+shutdown one after the other, so its last assignments are those of the shutdown) to
+``<out>/logs/<name>/``, and ``provenance.json``: the line, RocketMQ's versions, the exact
+command of every file, the date, what was injected. The folder is written whole or not at all
+(``rocketlb_core.atomic``). Every process it starts is stopped, by pid, before it returns.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -46,31 +54,39 @@ from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.errors import InputError
 from rocketlb_core.live import cluster as live
 from rocketlb_core.live.jars import LINES, ROLES, LiveError, line, resolve
-from rocketlb_core.live.record import _gzip_copy
+from rocketlb_core.live.record import _gzip_copy, _gzip_text
 
 TOPICS = {"TopicDoc": 2, "TopicSmall": 1}          # queues per broker
-CONSUMERS = (                                       # (name, group, instance, topic)
-    ("dup-1", "GID_dup", "dup", "TopicDoc"),
-    ("dup-2", "GID_dup", "dup", "TopicDoc"),
-    ("other", "GID_dup", "other", "TopicDoc"),
-    ("idle-1", "GID_idle", "idle-1", "TopicSmall"),
-    ("idle-2", "GID_idle", "idle-2", "TopicSmall"),
-    ("idle-3", "GID_idle", "idle-3", "TopicSmall"),
-    ("mx-doc", "GID_mixed", "mx-doc", "TopicDoc"),
-    ("mx-small", "GID_mixed", "mx-small", "TopicSmall"),
-    ("clean-1", "GID_clean", "clean-1", "TopicDoc"),
-    ("clean-2", "GID_clean", "clean-2", "TopicDoc"),
+CONSUMERS = (                   # (name, group, instance, topic, strategy, subscription)
+    ("dup-1", "GID_dup", "dup", "TopicDoc", "AVG", "*"),
+    ("dup-2", "GID_dup", "dup", "TopicDoc", "AVG", "*"),
+    ("other", "GID_dup", "other", "TopicDoc", "AVG", "*"),
+    ("idle-1", "GID_idle", "idle-1", "TopicSmall", "AVG", "*"),
+    ("idle-2", "GID_idle", "idle-2", "TopicSmall", "AVG", "*"),
+    ("idle-3", "GID_idle", "idle-3", "TopicSmall", "AVG", "*"),
+    ("mx-doc", "GID_mixed", "mx-doc", "TopicDoc", "AVG", "*"),
+    ("mx-small", "GID_mixed", "mx-small", "TopicSmall", "AVG", "*"),
+    ("clean-1", "GID_clean", "clean-1", "TopicDoc", "AVG", "*"),
+    ("clean-2", "GID_clean", "clean-2", "TopicDoc", "AVG", "*"),
+    ("st-avg", "GID_strat", "st-avg", "TopicDoc", "AVG", "*"),
+    ("st-circle", "GID_strat", "st-circle", "TopicDoc", "AVG_BY_CIRCLE", "*"),
+    ("tg-a", "GID_tags", "tg-a", "TopicDoc", "AVG", "TagA"),
+    ("tg-b", "GID_tags", "tg-b", "TopicDoc", "AVG", "TagB"),
 )
 INJECTED = {
     "GID_dup": "dup-1 and dup-2 share instanceName 'dup' (one client id, two processes)",
     "GID_idle": "three consumers on TopicSmall's two queues",
     "GID_mixed": "mx-doc subscribes TopicDoc, mx-small subscribes TopicSmall",
     "GID_clean": "nothing: two consumers on TopicDoc's four queues",
+    "GID_strat": "st-avg allocates TopicDoc with AVG, st-circle with AVG_BY_CIRCLE",
+    "GID_tags": "tg-a subscribes TopicDoc with tag TagA, tg-b with tag TagB",
 }
+DEFAULT_GROUPS = ("GID_dup", "GID_idle", "GID_mixed", "GID_clean")
 SETTLE_S = 25.0
 ATTEMPTS = 3                                        # to start a consumer
 CLIENT_OPTIONS = "-Dcom.rocketmq.remoting.client.connect.timeout=15000"
 MESSAGES = 40
+GZIP_LINES = {"5"}             # outputs gzipped: 5.x's mqadmin prints logback's status first
 
 
 def _say(msg: str) -> None:
@@ -79,22 +95,76 @@ def _say(msg: str) -> None:
 
 def _admin(c: live.Cluster, files: list[dict[str, Any]], tmp: Path, name: str,
            *args: str) -> None:
-    """Run ``mqadmin args`` and keep what it printed as ``<name>.txt`` (a refusal too: what
-    mqadmin prints then is also a real output)."""
+    """Run ``mqadmin args`` and keep what it printed as ``<name>.txt`` (``.txt.gz`` on the
+    lines of ``GZIP_LINES``; a refusal too: what mqadmin prints then is also a real output)."""
     started = time.time()
     try:
         text, status = live.admin(c, *args), 0
     except LiveError as exc:
         text, status = str(exc), 1
-    (tmp / f"{name}.txt").write_text(text, encoding="utf-8")
-    files.append({"file": f"{name}.txt", "command": "mqadmin " + " ".join(args)
+    file = f"{name}.txt"
+    if c.line in GZIP_LINES:
+        file += ".gz"
+        _gzip_text(tmp / file, text)
+    else:
+        (tmp / file).write_text(text, encoding="utf-8")
+    files.append({"file": file, "command": "mqadmin " + " ".join(args)
                   + f" -n {c.namesrv_addr}", "ok": status == 0,
                   "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))})
 
 
-def capture(line_name: str, out: Path, *, force: bool = False) -> dict[str, Any]:
-    """Run the capture (module docstring) on a fresh cluster and write ``out``."""
+def _start_consumer(c: live.Cluster, name: str, group: str, instance: str, topic: str,
+                    strategy: str, subscription: str, timeout_s: float = 120.0) -> live.Consumer:
+    """``live.start_consumer`` with ``Consume.java``'s optional strategy and subscription
+    arguments: the same process, folder and bookkeeping (``down`` stops it too)."""
+    home = c.home / "clients" / name
+    home.mkdir(parents=True, exist_ok=True)
+    stop = home / "stop"
+    stop.unlink(missing_ok=True)
+    proc = subprocess.Popen(
+        [*live._client_command(c, home, "Consume.java"), c.namesrv_addr, topic, group,
+         instance, str(stop), "off", strategy, subscription],
+        stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
+        stdin=subprocess.DEVNULL, start_new_session=True)
+    consumer = live.Consumer(instance, proc, stop, home, name)
+    c.processes.append(live.Process(name, "consumer", 0, proc.pid, str(home)))
+    c.save()
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if not ready:
+            if proc.poll() is not None:
+                break
+            continue
+        line_out = proc.stdout.readline()
+        if line_out.startswith('{"started"'):
+            consumer.start_error = json.loads(line_out).get("start_error")
+            return consumer
+        if not line_out and proc.poll() is not None:
+            break
+    live.kill_consumer(consumer)
+    raise LiveError(f"consumer {name} did not start; {live._tail(home / 'stderr.log')}")
+
+
+def groups_arg(text: str) -> tuple[str, ...]:
+    """``--groups G1,G2``: known groups, in the order given, each once."""
+    groups = tuple(dict.fromkeys(g.strip() for g in text.split(",") if g.strip()))
+    unknown = [g for g in groups if g not in INJECTED]
+    if unknown or not groups:
+        raise argparse.ArgumentTypeError(
+            f"unknown group(s) {', '.join(unknown) or '(none given)'}; known: "
+            f"{', '.join(INJECTED)}")
+    return groups
+
+
+def capture(line_name: str, out: Path, *, force: bool = False,
+            groups: tuple[str, ...] = DEFAULT_GROUPS) -> dict[str, Any]:
+    """Run the capture (module docstring) of ``groups`` on a fresh cluster and write ``out``."""
     spec = line(line_name)
+    chosen = [k for k in CONSUMERS if k[1] in groups]
+    topics = {t: q for t, q in TOPICS.items() if any(k[3] == t for k in chosen)}
+    topics.setdefault("TopicDoc", TOPICS["TopicDoc"])       # the producer's
     scratch = Path(tempfile.mkdtemp(prefix="rocketlb-capture-"))
     home = scratch / "cluster"
     consumers: list[live.Consumer] = []
@@ -102,7 +172,7 @@ def capture(line_name: str, out: Path, *, force: bool = False) -> dict[str, Any]
         with atomic_folder(out, "live capture", inputs=[], force=force) as tmp:
             _say(f"starting a {line_name}.x cluster")
             c = live.up(home, line_name, 2, trace_brokers=0)
-            for topic, queues in TOPICS.items():
+            for topic, queues in topics.items():
                 live.create_topic(c, topic, queues)
                 live.topic_route(c, topic, brokers=2, wait_s=60)
             # on a loaded machine a client's start fails now and then ("send request to
@@ -112,28 +182,29 @@ def capture(line_name: str, out: Path, *, force: bool = False) -> dict[str, Any]
             os.environ["JAVA_TOOL_OPTIONS"] = CLIENT_OPTIONS
             producer = live.start_producer(c, "TopicDoc", MESSAGES, group="PG_doc",
                                            instance="p-doc", go=True)
-            for name, group, instance, topic in CONSUMERS:
+            for name, group, instance, topic, strategy, sub in chosen:
                 for attempt in range(1, ATTEMPTS + 1):
                     try:
-                        consumers.append(live.start_consumer(c, topic, group, instance,
-                                                             name=name))
+                        consumers.append(_start_consumer(c, name, group, instance, topic,
+                                                         strategy, sub))
                         break
                     except LiveError as exc:       # a loaded machine: a 3 s call timed out
                         if attempt == ATTEMPTS:
                             raise
                         _say(f"{name} did not start ({str(exc)[:200]}); again")
-                _say(f"{name} started ({group}, instanceName {instance}, {topic})")
+                _say(f"{name} started ({group}, instanceName {instance}, {topic} {sub!r}, "
+                     f"{strategy})")
             live.collect_sends(producer, timeout_s=120)
             _say(f"settling {SETTLE_S:.0f} s")
             time.sleep(SETTLE_S)
             files: list[dict[str, Any]] = []
             _admin(c, files, tmp, "clusterList", "clusterList")
-            for topic in TOPICS:
+            for topic in topics:
                 _admin(c, files, tmp, f"topicRoute-{topic}", "topicRoute", "-t", topic)
             for b in c.brokers():
                 _admin(c, files, tmp, f"brokerStatus-{b.name}", "brokerStatus",
                        "-b", f"127.0.0.1:{b.port}")
-            for group in INJECTED:
+            for group in groups:
                 _admin(c, files, tmp, f"consumerConnection-{group}", "consumerConnection",
                        "-g", group)
                 _admin(c, files, tmp, f"consumerProgress-{group}", "consumerProgress",
@@ -154,17 +225,19 @@ def capture(line_name: str, out: Path, *, force: bool = False) -> dict[str, Any]
                 "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "isolated": bool(os.environ.get(live.ENV_ISOLATED)),
                 "topics": {t: {"queues_per_broker": q, "brokers": ["broker-a", "broker-b"]}
-                           for t, q in TOPICS.items()},
+                           for t, q in topics.items()},
                 "brokers": [{"name": p.name, "address": f"127.0.0.1:{p.port}"}
                             for p in c.brokers()],
                 "consumers": [{"name": n, "group": g, "instance": i, "topic": t,
-                               "client_id": f"127.0.0.1@{i}", "strategy": "AVG"}
-                              for n, g, i, t in CONSUMERS],
+                               "client_id": f"127.0.0.1@{i}", "strategy": st,
+                               "subscription": sub}
+                              for n, g, i, t, st, sub in chosen],
                 "producer": {"group": "PG_doc", "topic": "TopicDoc", "messages": MESSAGES},
-                "injected": INJECTED, "settle_s": SETTLE_S, "files": files,
+                "injected": {g: INJECTED[g] for g in groups}, "settle_s": SETTLE_S, "files": files,
                 "client_jvm_options": CLIENT_OPTIONS,
                 "command": f"python -m rocketlb_core.live.capture --line {line_name} "
-                           f"--out {out} --isolated",
+                           + ("" if groups == DEFAULT_GROUPS else f"--groups {','.join(groups)} ")
+                           + f"--out {out} --isolated",
             }
             (tmp / "provenance.json").write_text(json.dumps(meta, indent=1) + "\n",
                                                  encoding="utf-8")
@@ -182,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--line", choices=sorted(LINES), default="5")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--groups", type=groups_arg, default=DEFAULT_GROUPS,
+                    help=f"the groups to capture, comma-separated (default "
+                         f"{','.join(DEFAULT_GROUPS)}; known: {','.join(INJECTED)})")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--isolated", action="store_true",
                     help="run the cluster in a private network namespace (Linux unshare)")
@@ -191,10 +267,10 @@ def main(argv: list[str] | None = None) -> int:
             for role in ROLES:                      # no network inside the namespace
                 resolve(args.line, role)
             argv_in = [sys.executable, "-m", "rocketlb_core.live.capture", "--line", args.line,
-                       "--out", str(args.out), "--isolated"]
+                       "--groups", ",".join(args.groups), "--out", str(args.out), "--isolated"]
             return live.run_isolated(argv_in + (["--force"] if args.force else []),
                                      check=False).returncode
-        meta = capture(args.line, args.out, force=args.force)
+        meta = capture(args.line, args.out, force=args.force, groups=args.groups)
         print(json.dumps({"capture": str(args.out), "files": len(meta["files"])}))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
