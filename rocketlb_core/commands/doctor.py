@@ -12,7 +12,10 @@ by its content, so name them as you like):
 
 plus each consumer's and producer's ~/logs/rocketmqlogs/rocketmq_client.log, each broker's
 ~/logs/rocketmqlogs/broker.log (.gz allowed), and a dump of RMQ_SYS_TRACE_TOPIC. Put them in a
-folder and run ``rocketlb doctor FOLDER``.
+folder and run ``rocketlb doctor FOLDER``. Only the consumers' client logs say which allocation
+strategy each member uses (its rebalance lines) and which tags it subscribes (its heartbeat
+lines): mixed strategies and different tags on one topic are found from them (give every
+member's log; the broker lists one subscription per topic for the whole group).
 
 The report goes to stdout (colour only on a terminal); ``--json`` prints the findings as one
 JSON document instead (schema: data/README.md, "rocketlb doctor"); ``--html PAGE`` also writes

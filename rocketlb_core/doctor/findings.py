@@ -363,8 +363,8 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             "Each member divides a topic's queues over every member of the group the broker "
             "lists, subscribers or not, so the share of a member that does not subscribe the "
             "topic is read by no one; and the broker keeps one subscription per topic for the "
-            "whole group, overwritten by each heartbeat, so tags flap between the members' "
-            "expressions.",
+            "whole group (the newest a member sent: each renews it when its assignment "
+            "changes), so tags change with whichever member rebalanced last.",
             "Give each distinct subscription its own consumer group (or subscribe the same "
             "topics and tags in every member).",
             BOOK.format("04-consumers-and-heartbeats", "inside-a-heartbeat-registerconsumer"),
@@ -391,19 +391,25 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             explained |= set(unowned)
         out.append(f)
 
+    # -------------------------------------------------- different tags on one topic
+    if not (others and subscribers):
+        tags = _check_tags(inputs, grp, cids, topic, queues, source, strategy, named, assumed)
+        if tags is not None:
+            out.append(tags)
+
     # -------------------------------------------------- mixed strategies
     if len(named) > 1:
         f = Finding(
             "mixed-strategies", "critical",
-            f"members of {g} allocate {topic} with different strategies: {', '.join(named)}",
-            g, topic,
+            f"members of {g} allocate {topic} with different strategies: "
+            + ", ".join(f"{s} ({c})" for c, s in sorted(strategies.items())), g, topic,
             "Each member computes only its own share, with its own strategy, assuming the others "
             "use the same one. With different strategies the shares overlap and leave gaps: "
             "some queues are read by two members, some by none.",
             "Configure one AllocateMessageQueueStrategy for every member of the group.",
             BOOK.format("05-allocation-strategies", "six-strategies-one-view"),
-            members=sorted(strategies), evidence=[cl.last[(g, topic)].ev for cl in grp.logs
-                                                  if (g, topic) in cl.last])
+            members=sorted(strategies),
+            evidence=_logged(grp, topic, sorted(strategies), len(cids)))
         shares_by: dict[str, list[MessageQueue]] = {}
         computable = queues and all(s in COMPUTABLE for s in named)
         if computable:
@@ -423,12 +429,115 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
                 "queues", "before": len(unowned) + len(double),
                 "after": len(un_after) + len(double_after),
                 "text": f"with {common} everywhere: {len(un_after)} unconsumed and "
-                        f"{len(double_after)} doubly read queues, was {len(unowned)} and "
-                        f"{len(double)}"}
+                        f"{len(double_after)} doubly read queues, was {len(unowned)}"
+                        + _listed(unowned) + f" and {len(double)}" + _listed(double)}
             explained |= set(unowned) | set(double)
         out.append(f)
 
     return out, explained
+
+
+def tag_set(expression: str) -> frozenset[str] | None:
+    """The tags a TAG expression matches (``None``: every tag, ``*``), as upstream's
+    ``FilterAPI.build`` splits it on ``||``."""
+    tags = frozenset(t.strip() for t in expression.split("||") if t.strip())
+    return None if not tags or "*" in tags else tags
+
+
+def _tags_text(tags: frozenset[str] | None) -> str:
+    return "*" if tags is None else ", ".join(sorted(tags)) or "no tag"
+
+
+def _check_tags(inputs: Inputs, grp: Group, cids: list[str], topic: str,
+                queues: list[MessageQueue], source: str, strategy: str, named: list[str],
+                assumed: str) -> Finding | None:
+    """Members that subscribe ``topic`` with different expressions (their heartbeats, as their
+    client logs quote them). The broker keeps one subscription per group and topic, the highest
+    ``subVersion`` (``ConsumerGroupInfo.updateSubscription``; each member renews its version when
+    its assignment changes, ``RebalancePushImpl.messageQueueChanged``), and filters every pull of
+    the group with it (``PullMessageProcessor``: a push consumer does not post its own,
+    ``postSubscriptionWhenPull`` is false); the member then drops what its own tags do not match
+    (``PullAPIWrapper.processPullResult``) and its offset moves past both. So a queue delivers
+    only the tags both the broker's expression and its owner's match: the rest of what the
+    group subscribes is lost there. Owners from the core's allocation, the broker's expression
+    from ``consumerConnection`` (else the newest heartbeat)."""
+    g = grp.name
+    ids = set(cids)
+    seen: dict[str, Any] = {}
+    for cl in grp.logs:
+        sub = cl.subscriptions.get((g, topic))
+        if sub is not None and sub.client_id in ids:
+            old = seen.get(sub.client_id)
+            if old is None or sub.sub_version > old.sub_version:
+                seen[sub.client_id] = sub
+    expressions = {c: seen[c].expression for c in sorted(seen)}
+    if len(set(expressions.values())) < 2:
+        return None
+    held = [(s.expression, s.ev, "consumerConnection") for cf in inputs.connections
+            if cf.group == g for s in cf.subscriptions if s.topic == topic]
+    if held:
+        broker_expr, broker_ev, held_from = held[0]
+    else:
+        newest = max(seen.values(), key=lambda x: x.sub_version)
+        broker_expr, broker_ev, held_from = newest.expression, newest.ev, "the newest heartbeat"
+    listing = ", ".join(f"{e} ({c})" for c, e in expressions.items())
+    f = Finding(
+        "different-subscriptions", "critical",
+        f"members of {g} subscribe {topic} with different expressions: {listing}", g, topic,
+        "The members of a group must subscribe the same topics with the same expressions. The "
+        f"broker keeps one subscription of {topic} for the whole group, the newest a member "
+        "sent (each member renews it when its assignment changes), and filters every member's "
+        "pulls with it; the member then drops what its own expression does not match, and its "
+        "offset moves past both. So each queue delivers only the tags that both the broker's "
+        "expression and its owner's match: messages of the other members' tags on a member's "
+        "queues are skipped, lost to the group, and the expression the broker holds changes "
+        "with whichever member rebalanced last.",
+        "Give each distinct subscription its own consumer group (or subscribe the same "
+        "expression in every member).",
+        BOOK.format("04-consumers-and-heartbeats", "inside-a-heartbeat-registerconsumer"),
+        members=sorted(expressions),
+        evidence=[seen[c].ev for c in sorted(seen)] + [broker_ev])
+    f.details = {"expressions": expressions, "broker_expression": broker_expr,
+                 "broker_expression_from": held_from}
+    types = {seen[c].expression_type for c in seen}
+    shares = allocate(strategy, g, queues, cids) if len(named) <= 1 else None
+    if types != {"TAG"} or shares is None:
+        return f
+    wanted: frozenset[str] | None = frozenset()
+    for e in expressions.values():
+        t = tag_set(e)
+        wanted = None if t is None or wanted is None else wanted | t
+    broker = tag_set(broker_expr)
+    lost_on: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for cid in dict.fromkeys(cids):
+        mine = tag_set(expressions.get(cid, broker_expr))
+        delivered = mine if broker is None else broker if mine is None else broker & mine
+        for q in shares.get(cid, []):
+            owners[_short(q)] = cid
+            if wanted is None:
+                lost = "" if delivered is None else "every tag but " + _tags_text(delivered) \
+                    if delivered else "every tag"
+            else:
+                rest = wanted - delivered if delivered is not None else frozenset()
+                lost = _tags_text(rest) if rest else ""
+            if lost:
+                lost_on[_short(q)] = lost
+    f.queues = [_short(q) for q in queues if _short(q) in lost_on]
+    f.details.update({"strategy": strategy + assumed, "queues_source": source,
+                      "owners": owners, "lost_on": lost_on})
+    # one group per expression: the broker holds each group's only expression, so every
+    # queue delivers all its group subscribes
+    f.before_after = {
+        "with": "one group per subscription", "metric": "queues that lose messages",
+        "before": len(f.queues), "after": 0,
+        "text": f"with one group per subscription: 0 queues of {topic} lose messages, was "
+                f"{len(f.queues)}"}
+    return f
+
+
+def _listed(queues: list[MessageQueue]) -> str:
+    return f" ({', '.join(_short(q) for q in queues)})" if queues else ""
 
 
 def _observed(inputs: Inputs, grp: Group, topic: str, queues: list[MessageQueue],

@@ -19,7 +19,9 @@ Kinds (``KINDS``):
 * ``brokerStatus``: ``mqadmin brokerStatus -b ADDR``: ``key : value`` lines;
 * ``clientLog`` and ``brokerLog``: a RocketMQ log (lines that start with a log timestamp), read
   with the importers' parsers (``trace.clientlog``, ``trace.brokerlog``): rebalances, failed
-  sends, route changes, client versions, consumer membership. A log with none of these records
+  sends, route changes, client versions, consumer membership; and a client's subscriptions, from
+  the ``HeartbeatData [clientID=...]`` lines it logs (its first heartbeat and every 20th, 4.9.x
+  and 5.x: ``MQClientInstance.sendHeartbeatToAllBroker``). A log with none of these records
   (a name server's, a broker's ``stats.log``) is listed as ignored;
 * ``msgtrace``: a dump of ``RMQ_SYS_TRACE_TOPIC`` (JSON lines with a ``body``), read with
   ``trace.msgtrace``.
@@ -179,6 +181,21 @@ class RouteSeen:
     ev: Evidence
 
 
+@dataclass(frozen=True)
+class SubscriptionSeen:
+    """A consumer's subscription of ``topic`` in ``group`` as its last logged heartbeat sent it
+    (``SubscriptionData [... topic=T, subString=E, ..., subVersion=N, expressionType=TAG]``):
+    the broker keeps, per group and topic, the one with the highest ``sub_version``."""
+
+    client_id: str
+    group: str
+    topic: str
+    expression: str
+    sub_version: int
+    expression_type: str
+    ev: Evidence
+
+
 @dataclass
 class ClientLogFile:
     path: str
@@ -198,6 +215,8 @@ class ClientLogFile:
     changes: dict[tuple[str, str], list[LastRebalance]] = field(default_factory=dict)
     """Every ``rebalanced result changed`` line per group and topic (at most ``MAX_CHANGES``
     each): what ``doctor.producers.rebalance_storms`` counts."""
+    subscriptions: dict[tuple[str, str], SubscriptionSeen] = field(default_factory=dict)
+    """(group, topic) -> the subscription the log's last heartbeat line sent."""
 
 
 @dataclass(frozen=True)
@@ -611,6 +630,34 @@ def read_status(path: Path, bad: _Bad) -> StatusFile:
 _CREATED = re.compile(r"ClientID:([^,\s]+),.*ClientVersion:(V\w+)")
 _CONSUMER_START = re.compile(r"the consumer \[([^\]]+)\] start beginning")
 _CONSUMER_DOWN = re.compile(r"the consumer \[([^\]]+)\] shutdown OK")
+_HEARTBEAT = re.compile(r"HeartbeatData \[clientID=([^,\s]{1,255}), ")
+_CONSUMER_DATA = re.compile(r"ConsumerData \[groupName=([^,\s]{1,255}), ")
+_SUBSCRIPTION = re.compile(      # matched at the start of each piece: linear in the line
+    r"classFilterMode=\w{1,5}, topic=([^,\s]{1,255}), subString=([^\n]{0,255}?), "
+    r"tagsSet=\[[^\]]*\], codeSet=\[[^\]]*\], subVersion=(-?\d{1,19}), expressionType=(\w{1,32})\]")
+
+
+def heartbeat_subscriptions(path: Path | str, n: int, text: str) -> list[SubscriptionSeen]:
+    """The subscriptions of a client log's ``HeartbeatData [...]`` line (none: not one), each
+    quoted as the line's start, the client id and its own ``SubscriptionData`` (a heartbeat
+    line is longer than a quote)."""
+    hb = _HEARTBEAT.search(text)
+    if hb is None:
+        return []
+    out = []
+    cds = list(_CONSUMER_DATA.finditer(text, hb.end()))
+    for i, cd in enumerate(cds):
+        end = cds[i + 1].start() if i + 1 < len(cds) else len(text)
+        for piece in text[cd.end():end].split("SubscriptionData [")[1:]:
+            m = _SUBSCRIPTION.match(piece)
+            if m is None:
+                continue
+            head = f"{text[:23]} ... HeartbeatData [clientID={hb[1]}"
+            ev = quote(path, n, f"{head} ... groupName={cd[1]} ... topic={m[1]}, "
+                                f"subString={m[2]}, subVersion={m[3]}")
+            out.append(SubscriptionSeen(hb[1][:255], cd[1][:255], m[1][:255], m[2][:255],
+                                        int(m[3]), m[4][:32], ev))
+    return out
 _PRODUCER_START = re.compile(r"the producer \[([^\]]+)\] start OK")
 _REMOTE = re.compile(r"R:/?([^\]\s]+)\]")
 
@@ -684,6 +731,9 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
         elif m := _PRODUCER_START.search(text):
             is_client = True
             client.producer_groups.setdefault(m[1][:255], quote(path, n, text))
+        elif "HeartbeatData [" in text:
+            for sub in heartbeat_subscriptions(path, n, text):
+                client.subscriptions[(sub.group, sub.topic)] = sub
 
     for _ in clientlog.parsed_lines(path, line, bad.skip_bad, bad.bad):
         pass
