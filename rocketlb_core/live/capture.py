@@ -185,13 +185,23 @@ def capture(line_name: str, out: Path, *, force: bool = False,
             for name, group, instance, topic, strategy, sub in chosen:
                 for attempt in range(1, ATTEMPTS + 1):
                     try:
-                        consumers.append(_start_consumer(c, name, group, instance, topic,
-                                                         strategy, sub))
-                        break
+                        k = _start_consumer(c, name, group, instance, topic, strategy, sub)
                     except LiveError as exc:       # a loaded machine: a 3 s call timed out
                         if attempt == ATTEMPTS:
                             raise
                         _say(f"{name} did not start ({str(exc)[:200]}); again")
+                        continue
+                    consumers.append(k)
+                    if k.start_error is None:
+                        break
+                    # start() threw (a route lookup timed out): 5.x shuts the consumer down
+                    # then, so the group would miss a member; stop it and start it again
+                    live.stop_consumer(k)
+                    consumers.remove(k)
+                    if attempt == ATTEMPTS:
+                        raise LiveError(f"{name}: start() threw {ATTEMPTS} times, last: "
+                                        f"{k.start_error[:300]}")
+                    _say(f"{name}: start() threw ({k.start_error[:200]}); again")
                 _say(f"{name} started ({group}, instanceName {instance}, {topic} {sub!r}, "
                      f"{strategy})")
             live.collect_sends(producer, timeout_s=120)
