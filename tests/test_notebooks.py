@@ -15,6 +15,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# The numbered chapters; the other notebooks are short pages (issue 35's "When your cluster
+# misbehaves"), held to the same stored outputs and table of contents, not to a chapter's floor.
+CHAPTERS = [p for p in NOTEBOOKS if p.name[:2].isdigit()]
+PAGES = [p for p in NOTEBOOKS if p not in CHAPTERS]
 
 
 def _displays(source: str) -> bool:
@@ -42,7 +46,8 @@ def test_every_chapter_is_in_the_table_of_contents() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = {ch["file"] for part in toc["parts"] for ch in part["chapters"]}
     assert {f"notebooks/{p.stem}" for p in NOTEBOOKS} <= files
-    assert len(NOTEBOOKS) == 10
+    assert len(CHAPTERS) == 10
+    assert [p.stem for p in PAGES] == ["when-your-cluster-misbehaves"]
 
 
 def _figures(cell: nbformat.NotebookNode) -> int:
@@ -52,7 +57,7 @@ def _figures(cell: nbformat.NotebookNode) -> int:
     return html.count('class="rlb-chart"') + html.count('class="rlb-seq"')
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_every_chapter_teaches_with_pictures_practice_and_key_points(path: Path) -> None:
     """Issue 13's floor for a chapter: two or more charts or diagrams in its stored outputs, four
     or more exercises each with a worked solution, and a key-points box after them (only the
