@@ -69,6 +69,10 @@ def test_python_and_spark_engines_give_identical_outputs(spark, trace: Path,
     assert replay_producers_python(trace, tmp_path / "kpy", kafka) == \
         replay_producers_spark(trace, tmp_path / "kspark", kafka)
     assert _files(tmp_path / "kpy") == _files(tmp_path / "kspark")
+    grpc = ReplayConfig(client="grpc", seed=5)                         # the gRPC producer
+    assert replay_producers_python(trace, tmp_path / "gpy", grpc) == \
+        replay_producers_spark(trace, tmp_path / "gspark", grpc)
+    assert _files(tmp_path / "gpy") == _files(tmp_path / "gspark")
     if load_trace(trace).membership is not None:
         ca = replay_consumers_python(trace, tmp_path / "cpy", None, STRATEGIES + KAFKA, seed=3)
         cb = replay_consumers_spark(trace, tmp_path / "cspark", None, STRATEGIES + KAFKA,

@@ -1,7 +1,8 @@
 """``rocketlb replay producer|consumer --trace PATH --out DIR [options]``
 
 producer: replay every producer's recorded sends through the real selection, fault table and
-retry loop under the chosen line and ``sendLatencyFaultEnable``; writes ``sends.parquet/`` (one
+retry loop under the chosen line and ``sendLatencyFaultEnable`` (or, ``--client grpc``, through
+the gRPC producer's publishing load balancer and retry loop); writes ``sends.parquet/`` (one
 part file per sends file) and ``summary.json``. consumer: replay a group's recorded membership
 through allocation strategies; writes ``assignments.parquet`` and ``summary.json``. ``--engine
 spark`` runs the same replay on Spark, with the same bytes out, on the master of your choice
@@ -57,6 +58,11 @@ def register(sub: Any) -> None:
     prod.add_argument("--partitioner", choices=("rocketmq", "kafka"), default="rocketmq",
                       help="kafka: send through Kafka's sticky, adaptive partitioner instead "
                            "(rocketlb_core.kafka.producer; --line and --fault-tolerance unused)")
+    prod.add_argument("--client", choices=("remoting", "grpc"), default="remoting",
+                      help="grpc: send through the gRPC producer of rocketmq-client-java 5.0.8 "
+                           "instead (its publishing load balancer, endpoint isolation and "
+                           "retry loop: rocketlb_core.replay.grpc_producer; --line and "
+                           "--fault-tolerance unused; the balancer's start from --seed)")
     add_seed(prod)
     cons = kinds.choices["consumer"]
     cons.add_argument("--group", default=None, help="consumer group (default: the only one)")
@@ -76,9 +82,12 @@ def producer(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--line: {exc}") from None
     check_seed(args.seed)
+    if args.client == "grpc" and args.partitioner == "kafka":
+        raise UsageError("--client grpc and --partitioner kafka exclude each other")
     ft = {"recorded": None, "on": True, "off": False}[args.fault_tolerance]
     config = ReplayConfig(line=args.line, fault_tolerance=ft, seed=args.seed,
-                          partitioner=None if args.partitioner == "rocketmq" else "kafka")
+                          partitioner=None if args.partitioner == "rocketmq" else "kafka",
+                          client=None if args.client == "remoting" else "grpc")
     quiet = args.quiet
     if args.engine == "spark":
         from rocketlb_core.spark.producer_replay import replay_producers_spark

@@ -31,11 +31,19 @@ class ReplayConfig:
     partitioner: str | None = None
     """``"kafka"``: send through Kafka's partitioner instead of RocketMQ's selection
     (``rocketlb_core.kafka.producer``; ``line`` and ``fault_tolerance`` then play no part)."""
+    client: str | None = None
+    """``"grpc"``: send through the gRPC producer of rocketmq-client-java 5.0.8 (its publishing
+    load balancer and send loop: ``rocketlb_core.replay.grpc_producer``) instead of the remoting
+    client of ``line`` (``line`` and ``fault_tolerance`` then play no part)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "line", ProducerLine.parse(self.line))
         if self.partitioner not in (None, "kafka"):
             raise ValueError(f"unknown partitioner {self.partitioner!r} (only 'kafka')")
+        if self.client not in (None, "grpc"):
+            raise ValueError(f"unknown client {self.client!r} (only 'grpc')")
+        if self.client is not None and self.partitioner is not None:
+            raise ValueError("a client and a partitioner exclude each other")
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"line": self.line.value, "fault_tolerance": self.fault_tolerance,
@@ -44,4 +52,6 @@ class ReplayConfig:
             out["index_start"] = self.index_start
         if self.partitioner is not None:
             out["partitioner"] = self.partitioner
+        if self.client is not None:
+            out["client"] = self.client
         return out

@@ -855,6 +855,12 @@ def replay_producer(producer: str, due_times: Sequence[int], topic: str, route: 
         k = KafkaProducerReplayer(producer, topic, route, conditions, config, brokers, errors)
         yield from rows_of(producer, k.run(due), brokers, errors)
         return
+    if config.client == "grpc":
+        from rocketlb_core.replay.grpc_producer import GrpcProducerReplayer
+
+        g = GrpcProducerReplayer(producer, topic, route, conditions, config, brokers, errors)
+        yield from rows_of(producer, g.run(due), brokers, errors)
+        return
     r = ProducerReplayer(producer, topic, route, conditions, fault_tolerance, config, brokers,
                          errors, vectorise)
     yield from rows_of(producer, r.run(due), brokers, errors)

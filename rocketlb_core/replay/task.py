@@ -30,6 +30,7 @@ from rocketlb_core.limits import MAX_TIME_MS
 from rocketlb_core.model import TopicRoute
 from rocketlb_core.replay.aggregates import Aggregates
 from rocketlb_core.replay.config import OUTPUT_COLUMNS, STATUSES, ReplayConfig
+from rocketlb_core.replay.grpc_producer import GrpcProducerReplayer
 from rocketlb_core.replay.stepped import Columns
 from rocketlb_core.replay.stretch import ProducerReplayer
 from rocketlb_core.replay.timeline import Conditions
@@ -38,6 +39,9 @@ from rocketlb_core.trace.schema import TraceError
 
 ROW_GROUP_ROWS = 1 << 20
 AGGREGATE_SCHEMA = "kind string, key string, value bigint"
+CLIENT_KEY = "rocketlb.client"
+"""The part files' footer key naming the client a replay sent through (``--client grpc``;
+absent for the remoting client, whose files are as they always were)."""
 VALUE_COLUMNS = ("producer", "topic", "size")     # read beside time_ms, to be checked
 Values = tuple[Any, Any, Any]                       # pyarrow arrays: producer, topic, size
 Batch = tuple[np.ndarray[Any, Any], int, Values]    # time_ms, its first row (0-based), values
@@ -81,7 +85,8 @@ def _schema(producers: list[str]) -> Any:
 class _PartWriter:
     """Buffers output batches and writes row groups of exactly ``ROW_GROUP_ROWS`` rows."""
 
-    def __init__(self, path: Path, producers: list[str], brokers: tuple[str, ...]) -> None:
+    def __init__(self, path: Path, producers: list[str], brokers: tuple[str, ...],
+                 client: str | None = None) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -95,6 +100,8 @@ class _PartWriter:
                                        compression_level=1, store_schema=False,
                                        use_dictionary=["producer", "status", "broker", "error"],
                                        column_encoding=delta)
+        if client is not None:                 # the footer names a client other than remoting
+            self.writer.add_key_value_metadata({CLIENT_KEY: client})
         self.pending: list[Any] = []
         self.buffered = 0
 
@@ -272,9 +279,10 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[Batch],
     how many sends were stepped rather than stretched."""
     producers = [p for p, _ in f.runs]
     bounds = np.cumsum([0] + [n for _, n in f.runs])
-    writer = _PartWriter(out_dir / f"part-{f.index:05d}.parquet", producers, job.brokers)
+    writer = _PartWriter(out_dir / f"part-{f.index:05d}.parquet", producers, job.brokers,
+                         job.config.client)
     agg, errors = Aggregates(), dict[str, int]()
-    replayer: ProducerReplayer | KafkaProducerReplayer | None = None
+    replayer: ProducerReplayer | KafkaProducerReplayer | GrpcProducerReplayer | None = None
     run, expected, last_time, stepped = -1, 0, 0, 0
     try:
         for times, first, values in batches:
@@ -300,6 +308,10 @@ def replay_file(job: ReplayJob, f: SendsFile, batches: Iterable[Batch],
                         replayer = KafkaProducerReplayer(producer, job.topic, job.route,
                                                          job.conditions, job.config,
                                                          job.brokers, errors)
+                    elif job.config.client == "grpc":
+                        replayer = GrpcProducerReplayer(producer, job.topic, job.route,
+                                                        job.conditions, job.config,
+                                                        job.brokers, errors)
                     else:
                         replayer = ProducerReplayer(producer, job.topic, job.route,
                                                     job.conditions, job.fault_tolerance(producer),
