@@ -5,6 +5,18 @@ Each case starts from its ``queues`` and ``index_start`` and applies its steps t
 (``grpc.publishing``, ``grpc.subscription``, ``grpc.send``, ``grpc.siphash``), comparing every
 ``expect``, the counter after each step (``stored``) and, for sends, the isolated endpoints.
 ``rocketlb conformance`` dispatches a record with a ``grpc`` field here.
+
+``proxy-assignment`` (``tests/vectors/grpc/proxy-assignment-{5.3.3,5.5.0}.jsonl.gz``, made by
+``rocketlb_core.vectorgen.proxy`` from each release's real ``RouteActivity.queryAssignment``):
+one request a case, its route and group config given, the Proxy's whole answer compared
+(``proxy_assignment_answer``: status code and message, every assignment as
+``[topic, broker, brokerId, endpoints, queueId, permission]``, or the exception it failed with),
+by the rules of the release in the case's ``source`` or of another (the cross-check).
+``broker-assignment`` (``broker-assignment-{5.3.3,5.5.0}.jsonl.gz``, from each release's real
+``QueryAssignmentProcessor``): one ``QUERY_ASSIGNMENT`` a case, the broker's route cache, consumer
+list, stored mode and config given; the assignments compared as a set (the broker's
+``HashSet``), each ``[topic, broker, queueId, mode]``, or ``null``
+(``broker_assignment_answer``).
 """
 
 from __future__ import annotations
@@ -12,10 +24,17 @@ from __future__ import annotations
 from typing import Any
 
 from rocketlb_core.conformance.report import Report
+from rocketlb_core.grpc.assignment import (
+    broker_query_assignment,
+    proxy_endpoints,
+    proxy_group_flags,
+    proxy_query_assignment,
+)
 from rocketlb_core.grpc.publishing import GrpcQueue, PublishingLoadBalancer
 from rocketlb_core.grpc.send import Outcome, ProducerSendLoop
 from rocketlb_core.grpc.siphash import message_group_index, sip_hash24
 from rocketlb_core.grpc.subscription import SubscriptionLoadBalancer
+from rocketlb_core.model import MessageQueue
 
 ERRORS = {"IllegalArgumentException": ValueError}
 
@@ -31,6 +50,12 @@ def _shorts(qs: list[GrpcQueue]) -> list[list[object]]:
 def run_grpc_case(obj: dict[str, Any], report: Report) -> None:
     family = obj["grpc"]
     cid = obj["id"]
+    if family == "proxy-assignment":
+        report.check(cid, proxy_assignment_answer(obj), obj["expect"])
+        return
+    if family == "broker-assignment":
+        report.check(cid, broker_assignment_answer(obj), _sorted_rows(obj["expect"]))
+        return
     if family == "siphash":
         group = obj["group"]
         got = {"hash": sip_hash24(group.encode("utf-8", errors="replace")),
@@ -112,3 +137,59 @@ def _send(obj: dict[str, Any], lb: PublishingLoadBalancer, report: Report) -> No
             raise ValueError(f"unknown step op {op!r}")
         report.check(case, [got, sorted(loop.isolated), lb.stored],
                      [want, step["isolated"], step["stored"]])
+
+
+def proxy_assignment_answer(obj: dict[str, Any], release: str | None = None) -> dict[str, Any]:
+    """What the port answers a ``proxy-assignment`` case, in the vectors' form, by the rules of
+    ``release`` (default: the release that made the case)."""
+    release = release or str(obj["source"]["version"])
+    config = obj["group_config"]
+    fifo, lite = proxy_group_flags(
+        release, None if config is None else bool(config["consume_message_orderly"]),
+        None if config is None else config.get("lite_bind_topic"))
+    queue_datas = [(str(b), int(read), int(perm)) for b, read, _write, perm in obj["queue_datas"]]
+    broker_datas = [(str(name), {int(i): proxy_endpoints([(str(sc), str(h), int(p))
+                                                          for sc, h, p in addrs])
+                                 for i, addrs in ids.items()})
+                    for name, ids in obj["broker_datas"]]
+    try:
+        got = proxy_query_assignment(str(obj["topic"]), queue_datas, broker_datas, fifo=fifo,
+                                     lite=lite)
+    except ArithmeticError as e:
+        return {"error": {"type": "ArithmeticException", "message": str(e)}}
+    except ValueError:
+        return {"error": {"type": "NullPointerException", "message": None}}
+    if got is None:
+        return {"code": "FORBIDDEN", "message": "no readable queue", "assignments": []}
+    return {"code": "OK", "message": "OK",
+            "assignments": [[q.topic, q.broker, q.broker_id, q.endpoints, q.queue_id,
+                             q.permission.value] for q in got]}
+
+
+def _sorted_rows(expect: dict[str, Any]) -> dict[str, Any]:
+    rows = expect["assignments"]
+    return {**expect, "assignments": None if rows is None else sorted(rows, key=_row_key)}
+
+
+def _row_key(row: list[Any]) -> tuple[str, int, str]:
+    return str(row[1]), int(row[2]), str(row[3])
+
+
+def broker_assignment_answer(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the port answers a ``broker-assignment`` case, in the vectors' form."""
+    config = obj["broker_config"]
+    stored = obj["stored_mode"]
+    mq_set = (None if obj["mq_set"] is None
+              else [MessageQueue(str(t), str(b), int(q)) for t, b, q in obj["mq_set"]])
+    got, mode = broker_query_assignment(
+        str(obj["topic"]), str(obj["group"]), str(obj["client_id"]), str(obj["strategy"]),
+        mq_set, obj["consumer_ids"], model=str(obj["message_model"]),
+        mode=None if stored is None else str(stored["mode"]),
+        pop_share_queue_num=None if stored is None else int(stored["pop_share_queue_num"]),
+        default_mode=str(config["default_message_request_mode"]),
+        default_pop_share_queue_num=int(config["default_pop_share_queue_num"]),
+        server_load_balancer_enable=bool(config["server_load_balancer_enable"]),
+        broker_name=str(config["broker_name"]))
+    rows = None if got is None else sorted(
+        ([q.topic, q.broker_name, q.queue_id, mode] for q in got), key=_row_key)
+    return {"code": 0, "assignments": rows}

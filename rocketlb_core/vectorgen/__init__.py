@@ -8,6 +8,11 @@
   ``PublishingLoadBalancer``, ``SubscriptionLoadBalancer``, the ``ProducerImpl`` retry loop,
   Guava's SipHash-2-4) and the broker's ``allocate4Pop`` (``java/rocketlb/GrpcVectors.java``),
   written to ``tests/vectors/grpc/``.
+* ``proxy`` (issue 34, item 2): the push consumer's assignment as the servers compute it, on
+  rocketmq-proxy 5.3.3 and 5.5.0's class path: the Proxy's ``RouteActivity.queryAssignment``
+  (``java/rocketlb/ProxyAssignmentVectors.java``) and the broker's ``QueryAssignmentProcessor``
+  (``java/rocketlb/BrokerAssignmentVectors.java``), written to
+  ``tests/vectors/grpc/{proxy,broker}-assignment-<version>.jsonl.gz``.
 
 Not core (they run Maven and Java); the ports they check are (``rocketlb_core.grpc``).
 """
