@@ -4,6 +4,8 @@ repository's root, one problem's findings with the others counted, never hidden.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 import pytest
 
@@ -14,9 +16,11 @@ from rocketlb_core.doctor.book import (
     examine_shipped,
     json_excerpt,
     recognised,
+    write_page,
 )
 
 CAPTURE = "data/live/doctor/capture-4"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_one_problem_is_shown_with_the_command_and_the_others_counted() -> None:
@@ -64,10 +68,36 @@ def test_files_are_named_as_read_and_only_shipped_paths_are_taken() -> None:
 
 def test_chapter_9_ends_each_problem_with_the_doctor() -> None:
     """Each of chapter 9's problem sections says what the doctor says about it."""
-    nb = nbformat.read("notebooks/09-troubleshooting.ipynb", as_version=4)
+    nb = nbformat.read(ROOT / "notebooks" / "09-troubleshooting.ipynb", as_version=4)
     text = "\n".join(c.source for c in nb.cells)
     sections = [s for s in text.split("\n## ")[1:] if not s.startswith("Exercises")]
     assert len(sections) == 6
     for s in sections:
         assert "**What `rocketlb doctor` says.**" in s, s.splitlines()[0]
         assert "rocketlb doctor data/live/" in s or "--html" in s, s.splitlines()[0]
+
+
+def test_the_books_html_page_links_into_the_built_book(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rocketlb_core.atomic import OutputError
+
+    page = tmp_path / "doctor.html"
+    said = write_page(CAPTURE, page=str(page), book="../../")
+    assert said.startswith(f"$ rocketlb doctor {CAPTURE} --html {page}")
+    text = page.read_text()
+    assert 'href="../../notebooks/09-troubleshooting.html#duplicate-client-ids' in text
+    assert ".ipynb#" not in text
+    assert "http" not in text                    # self-contained: nothing to fetch
+    assert str(tmp_path) not in text.replace(str(page), "")
+    foreign = tmp_path / "mine.html"
+    foreign.write_text("not the doctor's")
+    with pytest.raises(OutputError):
+        write_page(CAPTURE, page=str(foreign))
+
+
+def test_the_shipped_page_is_what_the_doctor_writes_now(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The book links notebooks/doctor-capture-4.html (written by the page's cell): current."""
+    page = tmp_path / "doctor-capture-4.html"
+    write_page(CAPTURE, page=str(page), book="../../")
+    shipped = (ROOT / "notebooks" / "doctor-capture-4.html").read_text()
+    assert page.read_text() == shipped, \
+        "run bash scripts/regenerate-outputs.sh notebooks/when-your-cluster-misbehaves.ipynb"

@@ -132,3 +132,20 @@ def recognised(path: str) -> list[tuple[str, str]]:
     cut = len(path.rstrip("/")) + 1
     return ([(p[cut:], k) for p, k in inputs.read]
             + [(p[cut:], "ignored: " + why) for p, why in inputs.ignored])
+
+
+def write_page(*paths: str, page: str, book: str | None = None) -> str:
+    """Write what ``rocketlb doctor PATHS --html PAGE`` writes (``doctor.html``: one
+    self-contained offline page), its files named ``data/...``; returns what was done. With
+    ``book`` (the built book's root, relative to where the page will be served), each
+    finding's "read" link points at the built chapter (``.html``) instead of the notebook."""
+    from rocketlb_core.doctor.html import render_html, write_html
+
+    inputs, findings, notes = examine_shipped(*paths)
+    if book is not None:
+        findings = [replace(f, book=book + f.book.replace(".ipynb#", ".html#", 1))
+                    for f in findings]
+    text = render_html(inputs, findings, notes)
+    write_html(page, text)
+    return (f"$ rocketlb doctor {' '.join(paths)} --html {page}\n"
+            f"wrote {page}: {len(findings)} findings, {text.count('<svg')} charts")
