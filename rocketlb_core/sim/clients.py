@@ -42,7 +42,23 @@ from rocketlb_core.consumer.rebalance import (
     compute_pull_from_where,
     update_process_queue_table,
 )
-from rocketlb_core.model import MessageQueue, sort_client_ids, sort_queues, subscribe_queues
+from rocketlb_core.grpc.publishing import (
+    MASTER_BROKER_ID,
+    AtomicCounter,
+    GrpcQueue,
+    Permission,
+    PublishingLoadBalancer,
+)
+from rocketlb_core.grpc.send import Outcome as GrpcOutcome
+from rocketlb_core.grpc.send import ProducerSendLoop
+from rocketlb_core.javamath import INT_MAX
+from rocketlb_core.model import (
+    MessageQueue,
+    publish_queues,
+    sort_client_ids,
+    sort_queues,
+    subscribe_queues,
+)
 from rocketlb_core.producer import (
     AttemptResult,
     MQFaultStrategy,
@@ -486,3 +502,103 @@ class Consumer:
             if self.slow_next is not None:          # its first message is the slow one
                 slows[mq] = (start, env.now + self.slow_next)
                 self.slow_next = None
+
+
+GRPC_MAX_ATTEMPTS = 3
+"""``ProducerBuilder.setMaxAttempts``'s default (rocketmq-client-java 5.0.8)."""
+GRPC_REQUEST_TIMEOUT_MS = 3_000
+"""``ClientConfigurationBuilder``'s ``requestTimeout``: one attempt's deadline."""
+GRPC_HEARTBEAT_MS = 10_000
+"""``ClientManagerImpl.HEART_BEAT_PERIOD`` (the first 1 s after the start)."""
+
+
+class GrpcProducer(Producer):
+    """A producer of the gRPC client (rocketmq-client-java 5.0.8; scenario ``client =
+    "grpc"``): the core's ``PublishingLoadBalancer`` (its counter from the producer's random
+    stream, ``RandomUtils.nextInt(0, Integer.MAX_VALUE)``, kept across route updates) and
+    ``ProducerSendLoop`` (candidates taken once, the retry walking them, a failed attempt
+    isolating its endpoints, at most 3 attempts of 3 s each); heartbeats every 10 s (first
+    after 1 s) to the route's brokers end the isolation of those that answer. Assumed: a Proxy
+    in local mode, one per broker (each broker its own endpoints); no message groups. The
+    route is fetched at the first send and every 30 s after 10 s (``ClientImpl.startUp``)."""
+
+    def __init__(self, spec: ProducerSpec, world: Services, env: Environment) -> None:
+        super().__init__(spec, world, env)
+        self.counter = AtomicCounter(self.rng.randrange(INT_MAX))
+        self.loop = ProducerSendLoop(GRPC_MAX_ATTEMPTS)
+        self.balancer: PublishingLoadBalancer | None = None
+        self.polled = False
+
+    def start(self, env: Environment) -> None:
+        start = self.spec.start_ms
+        env.schedule_at(start + 10_000, RoutePoll(self.name))
+        env.schedule_at(start + 1_000, Heartbeat(self.name))
+        env.schedule_at(start + self.world.tick_ms, SendTick(self.name))
+
+    def handle(self, env: Environment, event: Event) -> None:
+        match event:
+            case Heartbeat():
+                net = self.world.network
+                if self.route is not None and self.loop.isolated:
+                    self.loop.rejoin(qd.broker_name for qd in self.route.queue_datas
+                                     if net.reachable(self.name, qd.broker_name)
+                                     and not net.waits(self.name, qd.broker_name))
+                env.schedule(GRPC_HEARTBEAT_MS, event)
+            case _:
+                super().handle(env, event)
+
+    def poll_route(self, env: Environment) -> None:
+        self.polled = True
+        route = self.world.query_route(self.name, self.spec.topic, self.rng)
+        if route is None or route == self.route:
+            return                                  # keep the cached route and balancer
+        self.route = route
+        queues = [GrpcQueue(q.topic, q.broker_name, MASTER_BROKER_ID, q.broker_name,
+                            q.queue_id, Permission.READ_WRITE)
+                  for q in publish_queues(self.spec.topic, route)]
+        self.balancer = PublishingLoadBalancer(queues, self.counter) if queues else None
+        env.log("producer_route", self.name, queues=[q.short() for q in queues])
+
+    def tick(self, env: Environment) -> None:
+        if not self.polled:
+            self.poll_route(env)                 # the route is fetched before the first send
+        end, ledger = self.stop_ms, self.world.ledger
+        while True:
+            due = self.due_at(self.sent)
+            if due >= end or due >= env.now or self.busy_until >= env.now:
+                break
+            self.send_one(due, ledger)
+
+    def send_one(self, due: int, ledger: Ledger) -> None:
+        self.world.settle_stores()
+        self.sent += 1
+        if self.balancer is None:
+            ledger.record_send(self.name, due, FAILED, error="No writable message queue found")
+            return
+        clock = max(due, self.busy_until)
+        errors: list[str] = []
+
+        def outcome(q: GrpcQueue, attempt: int) -> GrpcOutcome:
+            nonlocal clock
+            mq = MessageQueue(q.topic, q.broker, q.queue_id)
+            r = self.broker_model(mq, clock, GRPC_REQUEST_TIMEOUT_MS)
+            if r.outcome is Outcome.SEND_OK and r.latency_ms < GRPC_REQUEST_TIMEOUT_MS:
+                clock += r.latency_ms
+                return "ok"
+            clock += min(r.latency_ms, GRPC_REQUEST_TIMEOUT_MS)
+            errors.append("DEADLINE_EXCEEDED" if r.latency_ms >= GRPC_REQUEST_TIMEOUT_MS
+                          else "UNAVAILABLE" if r.outcome is Outcome.REMOTING_ERROR
+                          else "INTERNAL_SERVER_ERROR")
+            return "fail"
+
+        result = self.loop.send(self.balancer, outcome)
+        self.busy_until = clock
+        if result.ok:
+            q = result.attempts[-1].queue
+            queue = MessageQueue(q.topic, q.broker, q.queue_id)
+            offset = self.world.brokers[q.broker].append(q.topic, q.queue_id)
+            ledger.record_send(self.name, due, "SEND_OK", queue, offset, len(result.attempts),
+                               clock - due)
+        else:
+            ledger.record_send(self.name, due, FAILED, None, -1, len(result.attempts),
+                               clock - due, errors[-1])

@@ -80,6 +80,8 @@ class ProducerSpec:
     start_ms: int = 0
     stop_ms: int | None = None
     ip: str = ""
+    client: str = "remoting"
+    """``grpc``: the gRPC client's producer (``sim.clients.GrpcProducer``)."""
 
 
 @dataclass(frozen=True)
@@ -270,17 +272,19 @@ def loads(text: str, path: str) -> Scenario:
     for i, p in enumerate(r.array(top, "producers", "", MAX_PRODUCERS)):
         w = f"producers[{i}]"
         p = r.table(p, w, {"name", "topic", "rate_per_s"},
-                    {"fault_tolerance", "start_ms", "stop_ms", "ip"})
+                    {"fault_tolerance", "start_ms", "stop_ms", "ip", "client"})
         if not isinstance(p["topic"], str) or p["topic"] not in topic_names:
             raise r.fail(f"{w}.topic", f"unknown topic {p['topic']!r}")
         if not isinstance(p.get("fault_tolerance", False), bool):
             raise r.fail(f"{w}.fault_tolerance", "expected true or false")
+        if p.get("client", "remoting") not in ("remoting", "grpc"):
+            raise r.fail(f"{w}.client", "expected \"remoting\" or \"grpc\"")
         producers.append(ProducerSpec(
             r.text(p, "name", w), p["topic"],
             r.num(p, "rate_per_s", w, positive=True, maximum=MAX_RATE_PER_S),
             p.get("fault_tolerance", False), r.num(p, "start_ms", w, 0, **when),
             r.num(p, "stop_ms", w, None, **when),
-            r.text(p, "ip", w, f"10.1.0.{i + 1}")))
+            r.text(p, "ip", w, f"10.1.0.{i + 1}"), p.get("client", "remoting")))
     groups = []
     for i, g in enumerate(r.array(top, "consumer_groups", "", MAX_GROUPS)):
         w = f"consumer_groups[{i}]"
@@ -388,7 +392,8 @@ def timer_firings(sc: Scenario) -> dict[str, int]:
     """About how much periodic work a run of ``sc`` does, whatever happens in it: each timer's
     firings over the run (``duration_ms + drain_ms``), a firing that visits queues counted once
     per queue it may visit (``limits.MAX_SIM_TIMER_FIRINGS``). By source: ``ticks`` (producers'
-    send ticks, every ``tick_ms`` while they send), ``producers`` (their route polls, 30 s),
+    send ticks, every ``tick_ms`` while they send), ``producers`` (their route polls, 30 s, and
+    a gRPC producer's heartbeats, 10 s),
     ``consumers`` (each member's pulls every 500 ms, commits every 5 s, rebalances every 20 s,
     heartbeats and route polls every 30 s, each counted 1 + its topic's queues), ``servers``
     (brokers' registrations and channel scans, name servers' broker scans) and ``lag`` (a
@@ -398,6 +403,8 @@ def timer_firings(sc: Scenario) -> dict[str, int]:
     ticks = sum(max(0, min(p.stop_ms if p.stop_ms is not None else sc.duration_ms, end)
                     - p.start_ms) // sc.tick_ms for p in sc.producers)
     polls = sum(max(0, end - p.start_ms) // ROUTE_POLL_MS + 1 for p in sc.producers)
+    polls += sum(max(0, end - p.start_ms) // 10_000 + 1     # sim.clients.GRPC_HEARTBEAT_MS
+                 for p in sc.producers if p.client == "grpc")
     consumers = 0
     for g in sc.groups:
         for m in g.members:

@@ -25,7 +25,7 @@ from rocketlb_core.model import (
     sort_queues,
 )
 from rocketlb_core.producer.line import ProducerLine
-from rocketlb_core.sim.clients import Consumer, Producer
+from rocketlb_core.sim.clients import Consumer, GrpcProducer, Producer
 from rocketlb_core.sim.cluster import Broker, BrokerEntity, NameServer, NameServerEntity, Network
 from rocketlb_core.sim.events import LAG_SAMPLE_MS, BrokerScan, LagSample, Priority, Scripted
 from rocketlb_core.sim.faults import FAULTS
@@ -67,7 +67,8 @@ class World:
         for ns in self.name_servers:
             env.register(ns.name, NameServerEntity(ns, self, scan))
             env.schedule(5_000, BrokerScan(ns.name))
-        self.producers = [producer_class(p, self, env) for p in scenario.producers]
+        self.producers = [(GrpcProducer if p.client == "grpc" else producer_class)(p, self, env)
+                          for p in scenario.producers]
         for p in self.producers:
             env.register(p.name, p)
         id_rng = env.rng("client-ids")
