@@ -270,7 +270,9 @@ def test_a_fresh_capture_of_mixed_strategies_is_diagnosed(line_name: str,
     try:
         run = subprocess.run(
             [sys.executable, "-m", "rocketlb_core.live.capture", "--line", line_name,
-             "--groups", "GID_strat", "--out", str(out), "--isolated"],
+             "--groups", "GID_strat", "--outputs",
+             "topicRoute,consumerConnection,consumerProgress-s", "--out", str(out),
+             "--isolated"],
             capture_output=True, text=True, timeout=900, check=False,
             env=dict(os.environ, TMPDIR=str(scratch)))
         took = time.monotonic() - started
@@ -282,6 +284,22 @@ def test_a_fresh_capture_of_mixed_strategies_is_diagnosed(line_name: str,
             os.kill(pid, signal.SIGKILL)
     meta = _meta(out)
     assert list(meta["injected"]) == ["GID_strat"]
+    # only the outputs the finding needs (--outputs): each 5.x mqadmin call is a JVM
+    assert sorted({row["command"].split()[1] for row in meta["files"]}) == \
+        ["consumerConnection", "consumerProgress", "topicRoute"]
+    assert "--outputs topicRoute,consumerConnection,consumerProgress-s" in meta["command"]
     findings = _findings(out)
     assert sorted((f["group"], f["id"]) for f in findings) == [("GID_strat", "mixed-strategies")]
     _check_mixed(out, findings)
+
+
+def test_outputs_are_named_checked_and_kept_in_their_order() -> None:
+    import argparse
+
+    from rocketlb_core.live.capture import OUTPUTS, outputs_arg
+
+    assert outputs_arg("consumerProgress-s, topicRoute") == ("topicRoute", "consumerProgress-s")
+    assert outputs_arg(",".join(reversed(OUTPUTS))) == OUTPUTS
+    for bad in ("", "topicRoute,route", "clusterlist"):
+        with pytest.raises(argparse.ArgumentTypeError, match="known: clusterList"):
+            outputs_arg(bad)

@@ -27,7 +27,8 @@ unless said):
 Once the group has settled (a rebalance every 20 s), it runs ``clusterList``, ``topicRoute -t``
 for each topic, ``brokerStatus -b`` for each broker, and per group ``consumerConnection -g``,
 ``consumerProgress -g`` and ``consumerProgress -g ... -s true`` (the client per queue), and
-writes each output untouched to ``<out>/<name>.txt`` (``.txt.gz`` on line 5, ``GZIP_LINES``:
+writes each output untouched to ``<out>/<name>.txt`` (``--outputs`` takes a subset:
+``OUTPUTS``) (``.txt.gz`` on line 5, ``GZIP_LINES``:
 5.3.3's ``mqadmin`` prints about 225 lines of logback status before each output), every
 consumer's ``rocketmq_client.log`` (gzip; it runs on past the outputs, to the consumers' clean
 shutdown one after the other, so its last assignments are those of the shutdown) to
@@ -41,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -113,38 +113,23 @@ def _admin(c: live.Cluster, files: list[dict[str, Any]], tmp: Path, name: str,
                   "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))})
 
 
-def _start_consumer(c: live.Cluster, name: str, group: str, instance: str, topic: str,
-                    strategy: str, subscription: str, timeout_s: float = 120.0) -> live.Consumer:
-    """``live.start_consumer`` with ``Consume.java``'s optional strategy and subscription
-    arguments: the same process, folder and bookkeeping (``down`` stops it too)."""
-    home = c.home / "clients" / name
-    home.mkdir(parents=True, exist_ok=True)
-    stop = home / "stop"
-    stop.unlink(missing_ok=True)
-    proc = subprocess.Popen(
-        [*live._client_command(c, home, "Consume.java"), c.namesrv_addr, topic, group,
-         instance, str(stop), "off", strategy, subscription],
-        stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
-        stdin=subprocess.DEVNULL, start_new_session=True)
-    consumer = live.Consumer(instance, proc, stop, home, name)
-    c.processes.append(live.Process(name, "consumer", 0, proc.pid, str(home)))
-    c.save()
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if not ready:
-            if proc.poll() is not None:
-                break
-            continue
-        line_out = proc.stdout.readline()
-        if line_out.startswith('{"started"'):
-            consumer.start_error = json.loads(line_out).get("start_error")
-            return consumer
-        if not line_out and proc.poll() is not None:
-            break
-    live.kill_consumer(consumer)
-    raise LiveError(f"consumer {name} did not start; {live._tail(home / 'stderr.log')}")
+OUTPUTS = ("clusterList", "topicRoute", "brokerStatus", "consumerConnection",
+           "consumerProgress", "consumerProgress-s")
+"""What a capture runs (``--outputs``; all by default): ``mqadmin clusterList``, ``topicRoute
+-t`` per topic, ``brokerStatus -b`` per broker, and per group ``consumerConnection -g``,
+``consumerProgress -g`` and ``consumerProgress -g ... -s true``. Each 5.x ``mqadmin`` call is a
+JVM that takes 5 to 18 s; CI's live check takes only what its finding needs."""
+
+
+def outputs_arg(text: str) -> tuple[str, ...]:
+    """``--outputs A,B``: known outputs, each once, in ``OUTPUTS``' order."""
+    given = {o.strip() for o in text.split(",") if o.strip()}
+    unknown = sorted(given - set(OUTPUTS))
+    if unknown or not given:
+        raise argparse.ArgumentTypeError(
+            f"unknown output(s) {', '.join(unknown) or '(none given)'}; known: "
+            f"{', '.join(OUTPUTS)}")
+    return tuple(o for o in OUTPUTS if o in given)
 
 
 def groups_arg(text: str) -> tuple[str, ...]:
@@ -159,8 +144,10 @@ def groups_arg(text: str) -> tuple[str, ...]:
 
 
 def capture(line_name: str, out: Path, *, force: bool = False,
-            groups: tuple[str, ...] = DEFAULT_GROUPS) -> dict[str, Any]:
-    """Run the capture (module docstring) of ``groups`` on a fresh cluster and write ``out``."""
+            groups: tuple[str, ...] = DEFAULT_GROUPS,
+            outputs: tuple[str, ...] = OUTPUTS) -> dict[str, Any]:
+    """Run the capture (module docstring) of ``groups`` on a fresh cluster and write ``out``,
+    taking the ``mqadmin`` ``outputs`` (``OUTPUTS``)."""
     spec = line(line_name)
     chosen = [k for k in CONSUMERS if k[1] in groups]
     topics = {t: q for t, q in TOPICS.items() if any(k[3] == t for k in chosen)}
@@ -185,7 +172,8 @@ def capture(line_name: str, out: Path, *, force: bool = False,
             for name, group, instance, topic, strategy, sub in chosen:
                 for attempt in range(1, ATTEMPTS + 1):
                     try:
-                        k = _start_consumer(c, name, group, instance, topic, strategy, sub)
+                        k = live.start_consumer(c, topic, group, instance, name,
+                                                strategy=strategy, subscription=sub)
                     except LiveError as exc:       # a loaded machine: a 3 s call timed out
                         if attempt == ATTEMPTS:
                             raise
@@ -208,19 +196,23 @@ def capture(line_name: str, out: Path, *, force: bool = False,
             _say(f"settling {SETTLE_S:.0f} s")
             time.sleep(SETTLE_S)
             files: list[dict[str, Any]] = []
-            _admin(c, files, tmp, "clusterList", "clusterList")
-            for topic in topics:
+            if "clusterList" in outputs:
+                _admin(c, files, tmp, "clusterList", "clusterList")
+            for topic in topics if "topicRoute" in outputs else ():
                 _admin(c, files, tmp, f"topicRoute-{topic}", "topicRoute", "-t", topic)
-            for b in c.brokers():
+            for b in c.brokers() if "brokerStatus" in outputs else ():
                 _admin(c, files, tmp, f"brokerStatus-{b.name}", "brokerStatus",
                        "-b", f"127.0.0.1:{b.port}")
             for group in groups:
-                _admin(c, files, tmp, f"consumerConnection-{group}", "consumerConnection",
-                       "-g", group)
-                _admin(c, files, tmp, f"consumerProgress-{group}", "consumerProgress",
-                       "-g", group)
-                _admin(c, files, tmp, f"consumerProgress-s-{group}", "consumerProgress",
-                       "-g", group, "-s", "true")
+                if "consumerConnection" in outputs:
+                    _admin(c, files, tmp, f"consumerConnection-{group}",
+                           "consumerConnection", "-g", group)
+                if "consumerProgress" in outputs:
+                    _admin(c, files, tmp, f"consumerProgress-{group}", "consumerProgress",
+                           "-g", group)
+                if "consumerProgress-s" in outputs:
+                    _admin(c, files, tmp, f"consumerProgress-s-{group}", "consumerProgress",
+                           "-g", group, "-s", "true")
             _say(f"{len(files)} outputs captured")
             for k in consumers:
                 if k.process.poll() is None:
@@ -247,6 +239,7 @@ def capture(line_name: str, out: Path, *, force: bool = False,
                 "client_jvm_options": CLIENT_OPTIONS,
                 "command": f"python -m rocketlb_core.live.capture --line {line_name} "
                            + ("" if groups == DEFAULT_GROUPS else f"--groups {','.join(groups)} ")
+                           + ("" if outputs == OUTPUTS else f"--outputs {','.join(outputs)} ")
                            + f"--out {out} --isolated",
             }
             (tmp / "provenance.json").write_text(json.dumps(meta, indent=1) + "\n",
@@ -268,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=groups_arg, default=DEFAULT_GROUPS,
                     help=f"the groups to capture, comma-separated (default "
                          f"{','.join(DEFAULT_GROUPS)}; known: {','.join(INJECTED)})")
+    ap.add_argument("--outputs", type=outputs_arg, default=OUTPUTS,
+                    help=f"the mqadmin outputs to take, comma-separated (default all: "
+                         f"{','.join(OUTPUTS)})")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--isolated", action="store_true",
                     help="run the cluster in a private network namespace (Linux unshare)")
@@ -277,10 +273,12 @@ def main(argv: list[str] | None = None) -> int:
             for role in ROLES:                      # no network inside the namespace
                 resolve(args.line, role)
             argv_in = [sys.executable, "-m", "rocketlb_core.live.capture", "--line", args.line,
-                       "--groups", ",".join(args.groups), "--out", str(args.out), "--isolated"]
+                       "--groups", ",".join(args.groups), "--outputs", ",".join(args.outputs),
+                       "--out", str(args.out), "--isolated"]
             return live.run_isolated(argv_in + (["--force"] if args.force else []),
                                      check=False).returncode
-        meta = capture(args.line, args.out, force=args.force, groups=args.groups)
+        meta = capture(args.line, args.out, force=args.force, groups=args.groups,
+                       outputs=args.outputs)
         print(json.dumps({"capture": str(args.out), "files": len(meta["files"])}))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

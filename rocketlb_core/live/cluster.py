@@ -671,12 +671,14 @@ class Consumer:
 
 def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
                    name: str | None = None, timeout_s: float = 120.0,
-                   trace: bool = False) -> Consumer:
+                   trace: bool = False, strategy: str = "AVG",
+                   subscription: str = "*") -> Consumer:
     """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
     client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
     started. ``name`` (default: the instance name) names its folder and process; two consumers
-    with one instance name need two names. Stop it with ``stop_consumer`` (clean) or
-    ``kill_consumer`` (a crash)."""
+    with one instance name need two names. ``strategy`` (``AVG``, ``AVG_BY_CIRCLE``,
+    ``CONSISTENT_HASH``) and ``subscription`` (a tag expression) are ``Consume.java``'s. Stop
+    it with ``stop_consumer`` (clean) or ``kill_consumer`` (a crash)."""
     name = name or instance
     home = cluster.home / "clients" / name
     home.mkdir(parents=True, exist_ok=True)
@@ -684,7 +686,7 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     stop.unlink(missing_ok=True)
     proc = subprocess.Popen(
         [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic, group,
-         instance, str(stop), "on" if trace else "off"],
+         instance, str(stop), "on" if trace else "off", strategy, subscription],
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = Consumer(instance, proc, stop, home, name)
