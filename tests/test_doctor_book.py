@@ -36,7 +36,7 @@ def test_one_problem_is_shown_with_the_command_and_the_others_counted() -> None:
     assert "ignored data" not in text
 
 
-def test_every_line_fits_the_books_column_and_the_terminal_width_comes_back() -> None:
+def test_every_line_fits_the_books_column_and_the_terminal_keeps_its_width() -> None:
     for text in (doctor_says(CAPTURE, show_ignored=True),
                  doctor_says("data/live/producer-outage-4", ids=["broker-isolated"]),
                  json_excerpt(CAPTURE, keys=["id", "before_after", "book"])):

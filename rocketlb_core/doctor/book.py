@@ -2,10 +2,10 @@
 as chapter 9 and the page "When your cluster misbehaves" show it (issue 35).
 
 The report is the terminal one (``doctor.report.render``), narrowed to the book's text column
-(``BOOK_WIDTH``: 77 characters of code fit at 1280 px), with the shipped files named as an
-operator at the repository's root names them (``data/live/...``, wherever the data folder is),
-and, for a section about one problem, only that problem's findings (the others counted on the
-last line, never hidden silently).
+(``render``'s ``width`` at ``BOOK_WIDTH``: 77 characters of code fit at 1280 px), with the
+shipped files named as an operator at the repository's root names them (``data/live/...``,
+wherever the data folder is), and, for a section about one problem, only that problem's
+findings (the others counted on the last line, never hidden silently).
 
 >>> print(doctor_says("data/live/doctor/capture-4", ids=["more-consumers-than-queues"]
 ...                   ).splitlines()[0])
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -64,17 +63,6 @@ def examine_shipped(*paths: str) -> tuple[Inputs, list[Finding], list[str]]:
     return inputs, findings, notes
 
 
-@contextmanager
-def _width(columns: int) -> Iterator[None]:
-    """The terminal report at ``columns`` (``report.WIDTH``, read at each call)."""
-    before = _report.WIDTH
-    _report.WIDTH = columns
-    try:
-        yield
-    finally:
-        _report.WIDTH = before
-
-
 def _chosen(f: Finding, ids: Sequence[str], group: str | None, topic: str | None) -> bool:
     return ((not ids or f.id in ids) and (group is None or f.group == group)
             and (topic is None or f.topic == topic))
@@ -91,8 +79,8 @@ def doctor_says(*paths: str, ids: Sequence[str] = (), group: str | None = None,
     shown = [f for f in findings if _chosen(f, ids, group, topic)]
     if not shown:
         raise ValueError(f"no finding {list(ids)} (group {group}, topic {topic}) in {paths}")
-    with _width(width):
-        text = _report.render(inputs, shown, notes if len(shown) == len(findings) else [])
+    text = _report.render(inputs, shown, notes if len(shown) == len(findings) else [],
+                          width=width)
     if not show_ignored:
         text = "\n".join(t for t in text.split("\n")
                          if not t.startswith(("  ignored ", "  ... and ")))

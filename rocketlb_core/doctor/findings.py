@@ -284,7 +284,8 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             "them: they take the same queues and consume every message of those twice, and the "
             "share of the later copies belongs to nobody, whose messages are never consumed.",
             "Give every process a distinct instanceName (or none: since 4.9.0 the default is "
-            "PID#nanoTime), or a distinct client IP (rocketmq.client.ip); containers that share "
+            "PID#nanoTime), or a distinct client IP (setClientIP: no system property sets it); "
+            "containers that share "
             "an IP and a configured instanceName are the usual cause.",
             BOOK.format("09-troubleshooting", "duplicate-client-ids-in-containers"),
             members=dups,

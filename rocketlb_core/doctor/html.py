@@ -30,7 +30,30 @@ from rocketlb_core.doctor.report import safe
 GENERATOR = '<!-- written by rocketlb doctor --html; rocketlb may replace this file -->'
 _COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7",
             "#9c755f", "#bab0ac", "#e15759")
-_SEVERITY = {"critical": "#c0392b", "warning": "#d68910", "info": "#2e86c1"}
+_SEVERITY = {"critical": "#a93226", "warning": "#875a00", "info": "#1f618d"}
+"""Severity colours with at least 4.5:1 contrast on the findings' background (WCAG AA)."""
+_NAMED = 64
+"""Queues a chart's accessible name lists (``aria-label``) before "and N more"."""
+
+
+def _ink(fill: str) -> str:
+    """Black or white, whichever reads better on ``fill`` (#rgb or #rrggbb).
+
+    >>> _ink("#edc948"), _ink("#8e44ad"), _ink("#999")
+    ('#000', '#fff', '#000')
+    """
+    h = fill[1:] if len(fill) == 7 else "".join(c * 2 for c in fill[1:])
+    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
+
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+    return "#000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#fff"
+
+
+def _named(items: list[str]) -> str:
+    more = len(items) - _NAMED
+    return "; ".join(items[:_NAMED]) + (f"; and {more} more" if more > 0 else "")
 _CSS = """body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#222}h1{font-size:1.5em}h2{margin-top:2em;border-bottom:1px solid #ccc}
 .f{border-left:5px solid #999;padding:.3em 1em;margin:1em 0;background:#fafafa}
@@ -103,13 +126,15 @@ def _ownership_svg(rows: list[tuple[str, str, int]]) -> str:
         who = ", ".join(o or "nobody" for o in held)
         parts.append(f'<g><title>{_t(q)}: {_t(who)}</title><rect x="{x}" y="{y}" width="{w}" '
                      f'height="{h}" fill="{fill}"/><text x="{x + 4}" y="{y + 15}" '
-                     f'fill="#fff">{_t(q)}</text><text x="{x}" y="{y + h + 12}">'
+                     f'fill="{_ink(fill)}">{_t(q)}</text><text x="{x}" y="{y + h + 12}">'
                      f'{_t(who[:22])}</text></g>')
     height = ((len(queues) + 7) // 8) * (h + 18) + 4
     legend = " ".join(f'<span style="color:{c}">&#9632;</span> {_t(o)}'
                       for o, c in colour.items())
-    return (f'<svg role="img" width="{8 * (w + 4)}" '
-            f'height="{height}">{"".join(parts)}</svg><p><small>{legend} '
+    label = _named([f"{q}: " + ", ".join(o or "nobody" for qq, o, _ in rows if qq == q)
+                    for q in queues])
+    return (f'<svg role="img" aria-label="{_t("Queue ownership, " + label)}" '
+            f'width="{8 * (w + 4)}" height="{height}">{"".join(parts)}</svg><p><small>{legend} '
             '<span style="color:#e74c3c">&#9632;</span> nobody '
             '<span style="color:#8e44ad">&#9632;</span> two or more</small></p>')
 
@@ -125,8 +150,10 @@ def _lag_svg(rows: list[tuple[str, str, int]]) -> str:
                      f'{_t(q)}</text><rect x="110" y="{y}" width="{length}" height="{bar}" '
                      f'fill="{"#e74c3c" if owner == "" else "#4e79a7"}"/><text '
                      f'x="{114 + length}" y="{y + 12}">{d}</text></g>')
-    return (f'<svg role="img" width="{width + 180}" '
-            f'height="{len(rows) * (bar + 4)}">{"".join(parts)}</svg>')
+    label = _named([f"{q}: {d} waiting" + ("" if owner else ", no owner")
+                    for q, owner, d in rows])
+    return (f'<svg role="img" aria-label="{_t("Lag per queue, " + label)}" '
+            f'width="{width + 180}" height="{len(rows) * (bar + 4)}">{"".join(parts)}</svg>')
 
 
 def _timeline_svg(findings: list[Finding]) -> str:
@@ -162,7 +189,13 @@ def _timeline_svg(findings: list[Finding]) -> str:
     axis = len(lanes) * lane + 16
     parts.append(f'<text x="{left}" y="{axis}">{_t(_stamp(t0))}</text><text '
                  f'x="{left + width}" y="{axis}" text-anchor="end">{_t(_stamp(t1))}</text>')
-    return (f'<svg role="img" width="{left + width + 10}" '
+    label = _named([f"{name}: " + ", ".join(
+        x for x in (f"{len(spans)} isolation(s), {sum(b - a for a, b in spans) // 1000} s in all"
+                    if spans else "", f"{len(ticks)} failed attempt(s) not avoided"
+                    if ticks else "") if x) for name, spans, ticks in lanes])
+    return (f'<svg role="img" aria-label="'
+            f'{_t(f"Isolation timeline from {_stamp(t0)} to {_stamp(t1)}, {label}")}" '
+            f'width="{left + width + 10}" '
             f'height="{axis + 6}">{"".join(parts)}</svg><p><small><span style="color:#d68910">'
             '&#9632;</span> the broker isolated (the core\'s fault-strategy rules for the '
             'client\'s line) <span style="color:#c0392b">&#9632;</span> a failed attempt the '

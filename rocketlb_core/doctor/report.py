@@ -22,18 +22,19 @@ def safe(text: str) -> str:
                        else f"\\u{ord(m[0]):04x}", text)
 
 
-def _wrap(text: str, indent: str = "  ") -> list[str]:
-    return textwrap.wrap(safe(text), WIDTH, initial_indent=indent, subsequent_indent=indent,
-                         break_long_words=True, break_on_hyphens=False) or [indent]
-
-
-def _clip(text: str) -> str:
-    text = safe(text)
-    return text if len(text) <= WIDTH else text[:WIDTH - 3] + "..."
-
-
 def render(inputs: Inputs, findings: list[Finding], notes: list[str], *,
-           colour: bool = False) -> str:
+           colour: bool = False, width: int = WIDTH) -> str:
+    """The report, no line wider than ``width`` columns (the book prints it at its own)."""
+
+    def _wrap(text: str, indent: str = "  ") -> list[str]:
+        return textwrap.wrap(safe(text), width, initial_indent=indent,
+                             subsequent_indent=indent, break_long_words=True,
+                             break_on_hyphens=False) or [indent]
+
+    def _clip(text: str) -> str:
+        text = safe(text)
+        return text if len(text) <= width else text[:width - 3] + "..."
+
     lines: list[str] = []
     kinds: dict[str, int] = {}
     for _, kind in inputs.read:
