@@ -46,7 +46,7 @@ def test_every_chapter_is_in_the_table_of_contents() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = {ch["file"] for part in toc["parts"] for ch in part["chapters"]}
     assert {f"notebooks/{p.stem}" for p in NOTEBOOKS} <= files
-    assert len(CHAPTERS) == 10
+    assert len(CHAPTERS) == 11
     assert [p.stem for p in PAGES] == ["when-your-cluster-misbehaves"]
 
 
