@@ -29,10 +29,10 @@ participant C as gRPC consumer
 participant X as Proxy
 participant A as broker-a
 participant B as broker-b
-P->>X: QueryRoute (every 30 s): the writable master queues
+P->>X: QueryRoute: the writable master queues
 P->>P: takeMessageQueues(isolated, 3): candidates on distinct brokers
 P->>X: SendMessage to candidate 1 (broker-a/2)
-X-xA: SEND_MESSAGE: no answer in 3 s
+X-xA: SEND_MESSAGE: no answer
 note over P: isolate broker-a's endpoints
 P->>X: SendMessage to candidate 2 (broker-b/0)
 X->>B: SEND_MESSAGE
