@@ -37,10 +37,12 @@ public class Consume {
         consumer.subscribe(args[1], subscription);
         consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) ->
             ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
-        // start() throws when its first route lookup times out (4.9.x: updateTopicRouteInfo...
-        // wraps the RemotingException in an IllegalStateException, seen live on a loaded host);
-        // the client instance it started keeps heartbeating and rebalancing: the group has a
-        // member. Say so and go on, as an application that logs the failure would.
+        // start() throws when its first route lookup times out (updateTopicRouteInfo...
+        // wraps the RemotingException in an IllegalStateException, seen live on a loaded host).
+        // 4.9.x: the client instance it started keeps heartbeating and rebalancing, so the group
+        // has a member; 5.x: DefaultMQPushConsumerImpl.start catches it, calls shutdown() and
+        // rethrows, so the group has none. Say so and go on, as an application that logs the
+        // failure would.
         String error = null;
         try {
             consumer.start();
