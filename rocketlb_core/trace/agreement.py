@@ -144,6 +144,13 @@ class ObservedBrokers:
     costs: dict[str, int]                       # msgId -> costTime of the stored attempt
     msg_id: str | None = None                   # the message being sent
     broker: str | None = None                   # where the real client stored it
+    send_end: int | None = None
+    """When the real send returned (its start plus the client's measured ``cost_ms``, trace
+    time): the stored attempt ended then. Upstream reports ``endTimestamp -
+    beginTimestampPrev`` around the whole ``sendKernelImpl`` (4.9.8 ``DefaultMQProducerImpl``
+    lines 565-577), hooks and a first connection included, which the trace's ``costTime``
+    leaves out: live, a first send to broker-c took 599 ms by the client, 468 ms by the trace,
+    and the 4.x table isolates from 550 ms (issue 32's soak, fixture ``slow-first-send-4``)."""
     failed: dict[str, list[tuple[int, int] | tuple[int, int, int | None]
                         | tuple[int, int, int | None, int | None]]] = field(
         default_factory=dict)
@@ -187,7 +194,10 @@ class ObservedBrokers:
         if mode is not None:
             return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)
         if self.msg_id in self.costs and mq.broker_name == self.broker:
-            return AttemptResult(Outcome.SEND_OK, self.costs[self.msg_id])
+            took = self.costs[self.msg_id]
+            if self.send_end is not None:
+                took = max(took, self.send_end - start_ms)
+            return AttemptResult(Outcome.SEND_OK, took)
         return AttemptResult(Outcome.SEND_OK, round(
             self.conditions.latency_at(mq.broker_name, start_ms).median_ms))
 
@@ -357,11 +367,19 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         # first attempt began when the route came (``send``'s ``lookup_ms``; live on 5.x, a
         # 2.7 s lookup left 300 ms, the attempt timed out and isolated its broker for 10 s)
         wait = lookup_wait if row["seq"] == lookup_seq else 0
+        # a send stored after more than its timeout (the client's cost_ms, from before it
+        # called send) began its budget later than the driver's clock: by at least that much
+        # plus 1 ms, or the stored attempt would have timed out (live on 5.x: a send of
+        # 3,033 ms, its route 2,980 ms after the driver's clock, stored in one attempt)
+        late = (max(0, int(row["cost_ms"]) - SendConfig().send_msg_timeout_ms + 1)
+                if "cost_ms" in row and "broker" in row else 0)
+        at, wait = now + late, max(0, wait - late)
         model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
+        model.send_end = now + int(row["cost_ms"]) if "cost_ms" in row else None
         while changes and changes[0][0] <= now:
             if (tp is not None and not pending
                     and now - changes[0][0] < LOG_BEFORE_INSTALL_MS
-                    and _label(_trial(strategy, tp, model, now, None, 0,
+                    and _label(_trial(strategy, tp, model, at, None, 0,
                                       lookup=wait)[2].queue) == observed):
                 break               # logged, not installed yet: this send used the old list
             new_route = TopicRoute(changes.pop(0)[1], route.broker_datas)
@@ -382,7 +400,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             # kept until one is left (a broker avoided makes many starts pick alike: issue
             # 32's soak, the first send after broker-a's restart fit six of ten)
             bases = alive or [(strategy, tp, start) for start in range(n)]
-            trials = [_trial(b[0], b[1], model, now, b[2], 0, lookup=wait) for b in bases]
+            trials = [_trial(b[0], b[1], model, at, b[2], 0, lookup=wait) for b in bases]
             fits = [tr for tr in trials if _label(tr[2].queue) == observed]
             if fits:
                 # a send every candidate predicts alike is determined; one that tells them
@@ -403,18 +421,18 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         starts: list[int | None] = list(range(n)) if pending else [None]
         verdict, chosen, undetermined = UNEXPLAINED, None, False
         for start in starts:
-            trial = _trial(strategy, tp, model, now, start, 0, lookup=wait)
+            trial = _trial(strategy, tp, model, at, start, 0, lookup=wait)
             # a 5.x retry resets the counter to a random draw, even one that then stops for
             # the timeout before it sends: did the draw matter here?
             drew = resets and n > 1 and len(
-                {_trial(strategy, tp, model, now, start, d, lookup=wait)[1].index.stored
+                {_trial(strategy, tp, model, at, start, d, lookup=wait)[1].index.stored
                  for d in range(n)}) > 1
             matches = [d for d in (range(n) if drew else [0])
-                       if _label(_trial(strategy, tp, model, now, start, d,
+                       if _label(_trial(strategy, tp, model, at, start, d,
                                         lookup=wait)[2].queue) == observed]
             if matches:
                 chosen = trial if matches[0] == 0 else \
-                    _trial(strategy, tp, model, now, start, matches[0], lookup=wait)
+                    _trial(strategy, tp, model, at, start, matches[0], lookup=wait)
                 undetermined = drew and len(matches) == n     # this send does not show it
                 verdict = pending_verdict if pending else \
                     RESET if drew and not undetermined else AGREE
@@ -425,8 +443,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             # broker's isolation is dated from its failure's log line, stamped up to
             # ISOLATION_EDGE_MS after the client began it, so its end may come that much sooner
             for start in range(n):
-                for at in (now, now + ISOLATION_EDGE_MS):
-                    trial = _trial(strategy, tp, model, at, start, 0, lookup=wait)
+                for when in (at, at + ISOLATION_EDGE_MS):
+                    trial = _trial(strategy, tp, model, when, start, 0, lookup=wait)
                     if _label(trial[2].queue) == observed:
                         chosen, verdict, reset_hidden = trial, HIDDEN_RESET, False
                         break
@@ -439,14 +457,14 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             # (WORST_INFERRED); the send that first uses it shows it
             for start in starts:
                 for w in range(WORST_STARTS):
-                    trial = _trial(strategy, tp, model, now, start, 0, worst=w, lookup=wait)
+                    trial = _trial(strategy, tp, model, at, start, 0, worst=w, lookup=wait)
                     if _label(trial[2].queue) == observed:
                         chosen, verdict = trial, WORST_INFERRED
                         break
                 if chosen is not None:
                     break
         if chosen is None:                            # no counter explains it: step as it is
-            chosen = _trial(strategy, tp, model, now, None, 0, lookup=wait)
+            chosen = _trial(strategy, tp, model, at, None, 0, lookup=wait)
             span = int(row.get("cost_ms", 3000))
             verdict = IN_FLIGHT if any(now - 5 <= t <= now + span + 5 for t in flips) \
                 else UNEXPLAINED
