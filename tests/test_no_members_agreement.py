@@ -21,7 +21,8 @@ def test_a_group_that_never_had_a_member_has_nothing_to_explain(tmp_path: Path) 
     assert not (tmp_path / "trace" / "membership.parquet").exists()
     result = check_recording(RECORDING, tmp_path / "trace")
     for name in ("c1", "c2"):
-        log = gzip.open(RECORDING / "logs" / name / "rocketmq_client.log.gz", "rt").read()
+        with gzip.open(RECORDING / "logs" / name / "rocketmq_client.log.gz", "rt") as f:
+            log = f.read()
         assert "rebalanced result changed" not in log        # the client never balanced
         c = result["consumers"][name]
         assert (c["logged"], c["unexplained"]) == (0, 0)
