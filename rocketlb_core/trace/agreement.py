@@ -5,9 +5,11 @@ predict, and what explains the rest?
 **Producer** (``producer_agreement``). The package's send loop (``producer.send``) runs each send
 of the ground truth in order, at its recorded time, with the recorded client line and
 ``sendLatencyFaultEnable``. Its brokers answer as the imported trace says
-(``ObservedBrokers``): a broker that the trace has ``down`` refuses (``clean``) or never
-answers (``silent``); otherwise the attempt succeeds after the ``costTime`` the message trace
-recorded for this very message (joined by msgId), or the window's median when the package
+(``ObservedBrokers``): an attempt fails only where the producer's own client log has it fail
+(``UNLOGGED_DOWN``: the client logs every failed attempt; without the whole log, a broker the
+trace has ``down`` refuses, ``clean``, or never answers, ``silent``); otherwise the attempt
+succeeds after the ``costTime`` the message trace recorded for this very message (joined by
+msgId; within its budget, ``STORED_IN_BUDGET``), or the window's median when the package
 chose another broker than the real client did. The route is what the client itself logged:
 each ``route info changed`` line builds a new publish list (from the first send that began
 after it, or ``LOG_BEFORE_INSTALL_MS`` later where the old list still explains the send: the
@@ -128,6 +130,31 @@ ISOLATION_EDGE_MS = 2
 """How much sooner a broker's isolation may end than the check dates it: the client starts
 the fault item at its attempt's end, the log line's stamp comes after (seen live on 5.3.3: the
 client back on the broker 1 ms before the check's end of its 10 s isolation)."""
+UNLOGGED_DOWN = "an attempt the client did not log as failed did not fail"
+"""Not a verdict: how the check reads a producer's own client log (``ObservedBrokers.
+logs_complete``). The trace's conditions date a broker ``down`` from any producer's failed
+attempt to the next attempt stored there, but a failure need not mean the broker was down:
+live on 5.3.3 (issue 32's soak, fixture ``in-flight-gap-5a``), a first send whose route lookup
+took 2.3 s timed out at broker-b with 665 ms left, the trace had broker-b down for the next
+11 s, and the check failed the producer's later attempts there (isolating it for 10 s more)
+while the client stored at broker-b. ``sendDefaultImpl`` logs every exception it retries or
+throws (``sendKernelImpl exception``, 4.9.8 ``DefaultMQProducerImpl`` lines 595-640), so with
+the producer's whole log the check takes failures from the log alone."""
+STORED_IN_BUDGET = "the stored attempt answered within its budget"
+"""Not a verdict: the attempt at which the real client stored the message had its answer
+within the budget the loop gave it, or ``invokeSync`` would have thrown a timeout; the message
+trace's ``costTime`` (hooks included) and the client's measured send may pass it by a few ms.
+Live on 5.3.3 (fixture ``in-flight-gap-5b``) a send of 3,018 ms stored at a broker just
+resumed had a trace ``costTime`` of 3,001 ms, and the check had it time out."""
+FIRST_ATTEMPT_LOGGED = "the first send's failed first attempt began when logged"
+"""Not a verdict: the send whose lookup fetched the first route begins its first attempt when
+the route came (``send``'s ``lookup_ms``), but the client logs ``route info changed`` before it
+installs the list and opens the broker's channel: live on 4.9.8 on a loaded host (issue 32's
+first soak, scenario 34101492936083) the first attempt began 91 ms after the line, with 127 ms
+of its budget left, and failed (``sendMessage call timeout``, ``RT`` 217 ms) at broker-a, which
+4.x then isolates for ten minutes. When that first attempt failed, the producer's earliest
+logged failure between the route's line and the next send (or the send's timeout) is that
+attempt, and its start is when the attempt began."""
 UNEXPLAINED = "unexplained"
 NO_ROUTE = "FAILED (no route yet)"
 LATE_ROUTE = "FAILED (route found after the send's timeout)"
@@ -157,6 +184,11 @@ class ObservedBrokers:
     """Per broker, the producer's logged failed attempts: (start, ``RT``), trace time, the
     response code of an ``MQBrokerException`` (``None``: no answer, a remoting error) and the
     queue id the line names (``None``: not known; any queue of the broker matches)."""
+    logs_complete: bool = False
+    """Whether ``failed`` is every failed attempt of this producer (its client log, read
+    whole): ``sendDefaultImpl`` logs each exception it retries or throws (``sendKernelImpl
+    exception``), so an attempt that meets no logged failure did not fail, whatever the
+    trace's conditions say of its broker (``UNLOGGED_DOWN``)."""
 
     def _logged(self, broker: str, start_ms: int,
                 queue_id: int | None = None) -> tuple[int, int | None] | None:
@@ -188,7 +220,8 @@ class ObservedBrokers:
                 return AttemptResult(Outcome.BROKER_ERROR, took, response_code=code)
             return AttemptResult(Outcome.REMOTING_ERROR, took,
                                  overshoot_ms=took - budget_ms if took >= budget_ms else None)
-        mode = self.conditions.down_at(mq.broker_name, start_ms + ATTEMPT_SLACK_MS)
+        mode = (None if self.logs_complete else
+                self.conditions.down_at(mq.broker_name, start_ms + ATTEMPT_SLACK_MS))
         if mode == "clean":
             return AttemptResult(Outcome.REMOTING_ERROR, 1)
         if mode is not None:
@@ -197,7 +230,8 @@ class ObservedBrokers:
             took = self.costs[self.msg_id]
             if self.send_end is not None:
                 took = max(took, self.send_end - start_ms)
-            return AttemptResult(Outcome.SEND_OK, took)
+            # the client had its answer within the attempt's budget (``STORED_IN_BUDGET``)
+            return AttemptResult(Outcome.SEND_OK, min(took, max(0, budget_ms - 1)))
         return AttemptResult(Outcome.SEND_OK, round(
             self.conditions.latency_at(mq.broker_name, start_ms).median_ms))
 
@@ -314,7 +348,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                        failures: Sequence[tuple[int, str, int]
                                          | tuple[int, str, int, int | None]
                                          | tuple[int, str, int, int | None, int | None]] = (),
-                       ) -> Agreement:
+                       logs_complete: bool = False) -> Agreement:
     """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
     times) against the package (see the module docstring). ``route_changes`` are the client's
     logged route changes: (trace time, new queue datas); the first is the route its first send
@@ -333,7 +367,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     for f in sorted(failures, key=lambda f: f[:3]):
         failed.setdefault(f[1], []).append((f[0], f[2], f[3] if len(f) > 3 else None,
                                             f[4] if len(f) > 4 else None))
-    model = ObservedBrokers(conditions, costs, failed=failed)
+    model = ObservedBrokers(conditions, costs, failed=failed, logs_complete=logs_complete)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
     late_route_seq = lookup_seq = None
@@ -349,6 +383,14 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         lookup = max(t for t in began if t <= changes[0][0])
         lookup_seq = max(r["seq"] for r, t in zip(truth, began, strict=True) if t == lookup)
         lookup_wait = changes[0][0] - lookup
+        # the client logs the route, installs it and connects before the first attempt
+        # begins: when that attempt failed, its logged start says when (FIRST_ATTEMPT_LOGGED)
+        nxt = min((t for t in began if t > lookup), default=2**62)
+        logged = [f[0] for f in failures
+                  if changes[0][0] - FAILURE_MATCH_MS <= f[0] < min(
+                      nxt, lookup + SendConfig().send_msg_timeout_ms)]
+        if logged:
+            lookup_wait = max(lookup_wait, min(logged) - lookup)
         if changes[0][0] - lookup > SendConfig().send_msg_timeout_ms:
             # the lookup itself outlasted the send's budget: sendDefaultImpl selects a queue,
             # then finds ``timeout < costTime`` and throws "sendDefaultImpl call timeout"
@@ -792,7 +834,7 @@ def check_recording(recording: Path | str, trace: Path | str,
         a = producer_agreement(truth, line=line, fault_tolerance=p["fault_tolerance"],
                                topic=topic, route=route, conditions=conditions,
                                origin_ms=origin, costs=costs, route_changes=changes,
-                               failures=failures)
+                               failures=failures, logs_complete=True)
         out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
                                        "fault_tolerance": p["fault_tolerance"],
                                        "others": [vars(c) for c in a.others()]}
