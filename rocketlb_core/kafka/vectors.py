@@ -116,7 +116,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import glob
-import gzip
 import json
 import os
 import re
@@ -128,6 +127,7 @@ from pathlib import Path
 
 from rocketlb_core.atomic import MARKER
 from rocketlb_core.live.jars import ENV_CACHE, LiveError, class_path, find_tool, java, resolve_maven
+from rocketlb_core.vectorgen import write_or_check
 
 JAVA_ROOT = Path(__file__).with_name("java")
 JAVA_SOURCES = {
@@ -317,17 +317,6 @@ def file_text(spec: VectorFile, cases: int, work: Path, java_exe: str | None = N
     return "\n".join(lines) + "\n"
 
 
-def read_cases(path: Path, limit: int | None = None) -> list[str]:
-    """The first ``limit`` lines of a vector file (all when ``None``)."""
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        out: list[str] = []
-        for line in f:
-            if limit is not None and len(out) >= limit:
-                break
-            out.append(line.rstrip("\n"))
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rocketlb_core.kafka.vectors",
                                  description=__doc__.split("\n\n")[0])
@@ -360,19 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.check:
                 cases = min(cases, spec.cases)          # a file shorter than --cases: all of it
             text = file_text(spec, cases, Path(tmp), javas[spec.jvm])
-            target = args.out / spec.name
-            if args.check:
-                same = read_cases(target, len(text.splitlines())) == text.splitlines()
-                bad += not same
-                print(f"{'same' if same else 'DIFFERS'}  {target} (first {cases})",
-                      file=sys.stderr)
-                continue
-            part = target.with_name(target.name + ".part")
-            with open(part, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
-                                                        filename="") as gz:
-                gz.write(text.encode("utf-8"))
-            part.replace(target)
-            print(f"wrote {target}: {len(text.splitlines())} cases", file=sys.stderr)
+            bad += not write_or_check(args.out / spec.name, text, check=args.check)
     return 1 if bad else 0
 
 

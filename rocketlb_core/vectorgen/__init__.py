@@ -16,3 +16,43 @@
 
 Not core (they run Maven and Java); the ports they check are (``rocketlb_core.grpc``).
 """
+
+from __future__ import annotations
+
+import gzip
+import sys
+from pathlib import Path
+
+
+def read_cases(path: Path, limit: int | None = None) -> list[str]:
+    """The first ``limit`` lines of a vector file (all when ``None``)."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        out: list[str] = []
+        for line in f:
+            if limit is not None and len(out) >= limit:
+                break
+            out.append(line.rstrip("\n"))
+    return out
+
+
+def write_or_check(target: Path, text: str, *, check: bool, what: str = "") -> bool:
+    """A vector file from its generated ``text``: with ``check``, compare ``text``'s lines with
+    the file's first as many (a generation of fewer cases than the file holds checks its head)
+    and write nothing; else write it gzip-compressed with no name and no time in the header (the
+    same text, the same bytes), through ``<target>.part`` so a failed run leaves the old file
+    whole. Says which on stderr (``what`` after the file's name); returns whether the file
+    holds ``text`` (always, once written)."""
+    lines = text.splitlines()
+    if check:
+        same = read_cases(target, len(lines)) == lines
+        print(f"{'same' if same else 'DIFFERS'}  {target} ({len(lines)} cases{what})",
+              file=sys.stderr)
+        return same
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(target.name + ".part")
+    with open(part, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
+                                                filename="") as gz:
+        gz.write(text.encode("utf-8"))
+    part.replace(target)
+    print(f"wrote {target}: {len(lines)} cases{what}", file=sys.stderr)
+    return True

@@ -37,15 +37,14 @@ gzip-compressed JSONL, one case a line::
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from rocketlb_core.live.jars import LiveError, class_path
+from rocketlb_core.vectorgen import write_or_check
 from rocketlb_core.vectorgen.remoting import JAVA_ROOT, REPO, jars, javas
 
 VERSION = "5.0.8"
@@ -106,21 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             cases = min(args.cases or spec.cases, spec.cases)
             text = generate(spec.family, cases, Path(tmp))
-            target = args.out / spec.name
-            if args.check:
-                have = gzip.decompress(target.read_bytes()).decode("utf-8").splitlines()
-                same = have[:cases] == text.splitlines()
-                bad += not same
-                print(f"{'same' if same else 'DIFFERS'}  {target} (first {cases})",
-                      file=sys.stderr)
-                continue
-            args.out.mkdir(parents=True, exist_ok=True)
-            part = target.with_name(target.name + ".part")
-            with open(part, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
-                                                        filename="") as gz:
-                gz.write(text.encode("utf-8"))
-            part.replace(target)
-            print(f"wrote {target}: {len(text.splitlines())} cases", file=sys.stderr)
+            bad += not write_or_check(args.out / spec.name, text, check=args.check)
     return 1 if bad else 0
 
 

@@ -71,15 +71,14 @@ set, or ``null``) and its consumer list (``ConsumerManager.getConsumerGroupInfo`
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from rocketlb_core.live.jars import LiveError, class_path
+from rocketlb_core.vectorgen import write_or_check
 from rocketlb_core.vectorgen.remoting import JAVA_ROOT, REPO, jars, javas
 
 VERSIONS = ("5.3.3", "5.5.0")
@@ -144,21 +143,8 @@ def main(argv: list[str] | None = None) -> int:
             if len(text.splitlines()) != cases:
                 raise LiveError(f"{family.name} {version}: {len(text.splitlines())} cases, "
                                 f"not {cases}")
-            target = args.out / family.file_name(version)
-            if args.check:
-                have = gzip.decompress(target.read_bytes()).decode("utf-8").splitlines()
-                same = have[:cases] == text.splitlines()
-                bad += not same
-                print(f"{'same' if same else 'DIFFERS'}  {target} (first {cases})",
-                      file=sys.stderr)
-                continue
-            args.out.mkdir(parents=True, exist_ok=True)
-            part = target.with_name(target.name + ".part")
-            with open(part, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0,
-                                                        filename="") as gz:
-                gz.write(text.encode("utf-8"))
-            part.replace(target)
-            print(f"wrote {target}: {cases} cases", file=sys.stderr)
+            bad += not write_or_check(args.out / family.file_name(version), text,
+                                      check=args.check)
     return 1 if bad else 0
 
 
