@@ -24,6 +24,25 @@ def spark():
     session.stop()
 
 
+LIVE_FIXTURES = ROOT / "tests" / "fixtures" / "live"
+
+
+@pytest.fixture
+def check_live(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Import a live recording (a name under ``tests/fixtures/live/``, or a folder) into
+    ``tmp_path / "trace"`` and check the model against it (``trace.agreement``); returns
+    ``check_recording``'s result."""
+    from rocketlb_core.trace.agreement import check_recording
+    from rocketlb_core.trace.importer import import_recording
+
+    def run(recording: str | Path) -> dict:  # type: ignore[type-arg]
+        rec = LIVE_FIXTURES / recording if isinstance(recording, str) else recording
+        import_recording(rec, tmp_path / "trace")
+        return check_recording(rec, tmp_path / "trace")
+
+    return run
+
+
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
     """The fuzzing harness's count of cases tried (tests/test_fuzz.py), per family."""
     import sys

@@ -19,11 +19,9 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from rocketlb_core.trace.agreement import check_recording
-from rocketlb_core.trace.importer import import_recording
 
 FIXTURES = Path(__file__).parent / "fixtures" / "live"
 
@@ -36,14 +34,12 @@ def _sends(recording: Path, producer: str) -> list[dict[str, object]]:
 @pytest.mark.parametrize(("name", "producer"), [("slow-first-send-4", "p1-on"),
                                                 ("late-begin-5", "p2-on")])
 def test_every_send_is_explained_with_the_clients_own_timing(name: str, producer: str,
-                                                             tmp_path: Path) -> None:
-    rec = FIXTURES / name
-    import_recording(rec, tmp_path / "trace")
-    result = check_recording(rec, tmp_path / "trace")
+                                                             check_live: Any) -> None:
+    result = check_live(name)
     for p in result["producers"].values():
         assert p["unexplained"] == 0, p["others"][:5]
     p = result["producers"][producer]
-    sends = _sends(rec, producer)
+    sends = _sends(FIXTURES / name, producer)
     if name == "slow-first-send-4":
         first = next(s for s in sends if "broker" in s)
         assert first["broker"] == "broker-c"

@@ -11,17 +11,16 @@ inferred only where the starts it keeps predicted differently."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from rocketlb_core.trace.agreement import INFERRED, check_recording
-from rocketlb_core.trace.importer import import_recording
+from rocketlb_core.trace.agreement import INFERRED
 
 RECORDING = Path(__file__).parent / "fixtures" / "live" / "avoided-restart-4"
 
 
 def test_starts_that_pick_alike_are_kept_until_the_sends_tell_them_apart(
-        tmp_path: Path) -> None:
-    import_recording(RECORDING, tmp_path / "trace")
-    result = check_recording(RECORDING, tmp_path / "trace")
+        check_live: Any) -> None:
+    result = check_live(RECORDING)
     p = result["producers"]["p1-on"]
     assert p["fault_tolerance"] is True
     assert p["unexplained"] == 0, [c for c in p["others"] if c["verdict"] != INFERRED][:5]

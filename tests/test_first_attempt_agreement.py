@@ -15,17 +15,14 @@ check now begins the first send's first attempt at its logged failure
 from __future__ import annotations
 
 from pathlib import Path
-
-from rocketlb_core.trace.agreement import check_recording
-from rocketlb_core.trace.importer import import_recording
+from typing import Any
 
 RECORDING = Path(__file__).parent / "fixtures" / "live" / "first-attempt-4"
 
 
 def test_the_first_sends_failed_attempt_began_when_the_client_logged_it(
-        tmp_path: Path) -> None:
-    import_recording(RECORDING, tmp_path / "trace")
-    result = check_recording(RECORDING, tmp_path / "trace")
+        check_live: Any) -> None:
+    result = check_live(RECORDING)
     p = result["producers"]["p1-on"]
     assert p["fault_tolerance"] is True
     assert p["unexplained"] == 0, p["others"][:5]

@@ -17,27 +17,22 @@ flight at anything the check lacked; the check's inputs were wrong:
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rocketlb_core.model import MessageQueue
 from rocketlb_core.producer import AttemptResult, Outcome
 from rocketlb_core.replay.timeline import Conditions
-from rocketlb_core.trace.agreement import AGREE, ObservedBrokers, check_recording
-from rocketlb_core.trace.importer import import_recording
-
-FIXTURES = Path(__file__).parent / "fixtures" / "live"
+from rocketlb_core.trace.agreement import AGREE, ObservedBrokers
 
 
 @pytest.mark.parametrize(("name", "producer", "seq", "queue"), [
     ("in-flight-gap-5a", "p1-on", 57, "broker-b/0"),
     ("in-flight-gap-5b", "p2-off", 32, "broker-b/0")])
 def test_the_soaks_last_gap_is_explained(name: str, producer: str, seq: int, queue: str,
-                                         tmp_path: Path) -> None:
-    rec = FIXTURES / name
-    import_recording(rec, tmp_path / "trace")
-    result = check_recording(rec, tmp_path / "trace")
+                                         check_live: Any) -> None:
+    result = check_live(name)
     for p in result["producers"].values():
         assert p["unexplained"] == 0, (name, p["others"][:5])
         assert p["in_flight"] == 0, (name, p["others"][:5])

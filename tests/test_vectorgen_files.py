@@ -22,7 +22,8 @@ def test_a_write_is_the_same_bytes_each_time(tmp_path: Path,
     assert write_or_check(b, TEXT, check=False, what=", on 5.5.0")
     assert a.read_bytes() == b.read_bytes()
     assert gzip.decompress(a.read_bytes()).decode() == TEXT
-    assert read_cases(a) == TEXT.splitlines() and read_cases(a, 2) == TEXT.splitlines()[:2]
+    assert read_cases(a) == TEXT.splitlines()
+    assert read_cases(a, 2) == TEXT.splitlines()[:2]
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["v.jsonl.gz"]   # no .part
     assert f"wrote {b}: 5 cases, on 5.5.0" in capsys.readouterr().err
 
@@ -38,5 +39,6 @@ def test_a_check_compares_and_writes_nothing(tmp_path: Path,
     assert not write_or_check(target, TEXT + '{"case": 5}\n', check=True)    # one case more
     assert target.read_bytes() == before
     err = capsys.readouterr().err
-    assert f"same  {target} (3 cases)" in err and f"DIFFERS  {target}" in err
+    assert f"same  {target} (3 cases)" in err
+    assert f"DIFFERS  {target}" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["v.jsonl.gz"]
