@@ -25,7 +25,7 @@ def _findings(*paths: Path) -> list[dict[str, object]]:
     assert status in (0, 3), err
     doc = json.loads(out)
     assert doc["format"] == "rocketlb-doctor"
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     assert (status == 3) == bool(doc["findings"])
     return list(doc["findings"])
 

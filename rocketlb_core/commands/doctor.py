@@ -17,6 +17,13 @@ strategy each member uses (its rebalance lines) and which tags it subscribes (it
 lines): mixed strategies and different tags on one topic are found from them (give every
 member's log; the broker lists one subscription per topic for the whole group).
 
+What a producer finding's fix would change (the switch on or off, 5.3.3's rules) is found by
+replaying the recorded producer day when the inputs hold one (the trace dump and the producers'
+client logs, with the topic's route from topicRoute or the logs): the trace importer rebuilds
+the day and the Python engine of ``rocketlb replay producer`` replays it as recorded and with
+the fix; the report says "(replayed)". Without one it is computed by the core's fault strategy
+alone, and the JSON says why (``before_after.source``, ``replay_unavailable``).
+
 The report goes to stdout (colour only on a terminal); ``--json`` prints the findings as one
 JSON document instead (schema: data/README.md, "rocketlb doctor"); ``--html PAGE`` also writes
 one self-contained offline page (the findings, queue ownership, lag per queue, the isolation

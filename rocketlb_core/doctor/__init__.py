@@ -7,11 +7,17 @@ Point it at files and folders holding any subset of: ``mqadmin`` outputs (``cons
 message-trace dumps. Each file is recognised by its content (``doctor.inputs``); the checks
 (``doctor.findings`` for the consumer groups, ``doctor.producers`` for producers, rebalance
 storms and route permissions) compute, with the core's allocation strategies and fault
-strategy, what each problem costs and what its fix would change; ``doctor.report`` prints them
-for a terminal or as JSON (``SCHEMA``, documented in ``data/README.md``), ``doctor.html`` as
-one self-contained offline page.
+strategy, what each problem costs and what its fix would change; a producer finding's fix is
+tried on the recorded producer day when the inputs hold one (a message-trace dump and the
+producers' client logs: ``doctor.replayed`` reconstructs the day with the trace importer and
+replays it with the Python engine of ``rocketlb replay producer``, as recorded and with the
+fix), else on the core's fault strategy alone; ``doctor.report`` prints them for a terminal or
+as JSON (schema version ``VERSION``, documented in ``data/README.md``), ``doctor.html`` as one
+self-contained offline page.
 
-Data layer: the standard library and the trace importers' parsers only.
+Data layer: the standard library and the trace importers' parsers; the replay of a producer
+day needs numpy and pyarrow (the ``[replay]`` extra; without them the findings say so and fall
+back to the core's fault strategy).
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ from rocketlb_core.doctor.findings import Finding
 from rocketlb_core.doctor.inputs import Inputs, read_inputs
 
 FORMAT = "rocketlb-doctor"
-VERSION = 1
+VERSION = 2
+"""2: a producer finding's ``before_after`` may come from the replayed producer day, with
+another metric (``source``, ``replay``; data/README.md). 1: before that."""
 
 
 def examine(paths: Sequence[Path | str], *, skip_bad: bool = False,

@@ -25,6 +25,7 @@ from pathlib import Path
 from rocketlb_core.atomic import OutputError
 from rocketlb_core.doctor.findings import Finding
 from rocketlb_core.doctor.inputs import Inputs
+from rocketlb_core.doctor.replayed import SOURCE_REPLAY
 from rocketlb_core.doctor.report import safe
 
 GENERATOR = '<!-- written by rocketlb doctor --html; rocketlb may replace this file -->'
@@ -82,7 +83,8 @@ def _finding(i: int, f: Finding) -> str:
         rows.append(f"<p><b>evidence:</b></p><pre>{quoted}</pre>")
     rows.append(f"<p>{_t(f.explanation)}</p><p><b>fix:</b> {_t(f.fix)}</p>")
     if f.before_after:
-        rows.append(f"<p><b>what the fix changes (computed):</b> "
+        how = "replayed" if f.before_after.get("source") == SOURCE_REPLAY else "computed"
+        rows.append(f"<p><b>what the fix changes ({how}):</b> "
                     f"{_t(f.before_after['text'])}</p>")
     rows.append(f'<p><b>read:</b> <a href="{_t(f.book)}">{_t(f.book)}</a></p></div>')
     return "\n".join(rows)

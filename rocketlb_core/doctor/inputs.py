@@ -217,6 +217,13 @@ class ClientLogFile:
     each): what ``doctor.producers.rebalance_storms`` counts."""
     subscriptions: dict[tuple[str, str], SubscriptionSeen] = field(default_factory=dict)
     """(group, topic) -> the subscription the log's last heartbeat line sent."""
+    route_union: dict[str, dict[str, QueueData]] = field(default_factory=dict)
+    """topic -> broker -> its queue data as the log's first ``route info changed`` line that
+    listed it gave it: the widest route the client saw (a broker that left the route later is
+    kept), what ``doctor.replayed`` replays a producer day on."""
+    broker_addrs: dict[str, str] = field(default_factory=dict)
+    """broker -> its master's address (``BrokerData [brokerName=B, brokerAddrs={0=ADDR}``) in
+    the logged routes."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +248,7 @@ class Published:
 
     group: str
     store_host: str                 # the broker's address
+    topic: str
     time_ms: int                    # when the successful attempt started (epoch ms)
     cost_ms: int
 
@@ -627,6 +635,9 @@ def read_status(path: Path, bad: _Bad) -> StatusFile:
     return out
 
 
+_BROKER_DATA = re.compile(r"BrokerData \[brokerName=([^,\]\s]+), brokerAddrs=\{([^}]*)\}")
+_MASTER = re.compile(r"(?:^|,\s*)0=([^,\s}]+)")
+MAX_BROKERS = 10_000               # broker addresses kept per client log
 _CREATED = re.compile(r"ClientID:([^,\s]+),.*ClientVersion:(V\w+)")
 _CONSUMER_START = re.compile(r"the consumer \[([^\]]+)\] start beginning")
 _CONSUMER_DOWN = re.compile(r"the consumer \[([^\]]+)\] shutdown OK")
@@ -710,6 +721,13 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
         if isinstance(r, RouteChange):
             is_client = True
             client.routes[r.topic] = RouteSeen(r, quote(path, n, text))
+            union = client.route_union.setdefault(r.topic, {})
+            for qd in r.queue_datas:
+                union.setdefault(qd.broker_name, qd)
+            for b, addrs in _BROKER_DATA.findall(text):
+                master = _MASTER.search(addrs)
+                if master and len(client.broker_addrs) < MAX_BROKERS:
+                    client.broker_addrs.setdefault(b[:255], master[1][:255])
             return
         e = brokerlog.parse_line(path, n, text)
         if e is not None:
@@ -749,7 +767,7 @@ def read_trace(path: Path, bad: _Bad) -> TraceFile:
     if t.bad:
         bad.bad.extend([t.first_bad or f"{path}: a bad record"] * t.bad)
     return TraceFile(str(path), len(t.pubs), len(t.sub_before) + len(t.sub_after),
-                     [Published(p.group, p.store_host, p.time_ms, p.cost_ms)
+                     [Published(p.group, p.store_host, p.topic, p.time_ms, p.cost_ms)
                       for p in t.pubs if p.success])
 
 

@@ -23,11 +23,13 @@ comparisons with the message trace (epoch ms) depend on it.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from rocketlb_core.doctor.findings import BOOK, Finding
-from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Failure, Inputs
+from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Failure, Inputs, Published
+from rocketlb_core.doctor.replayed import SOURCE_CORE, SOURCE_REPLAY, Day, Days, Stats
 from rocketlb_core.model import MessageQueue, TopicRoute, publish_queues, subscribe_queues
 from rocketlb_core.producer.line import ProducerLine
 
@@ -273,11 +275,190 @@ def _avoided(windows: list[Window], fs: list[Failure], line: ProducerLine,
     return met
 
 
-def isolation_findings(inputs: Inputs, zone_4x: int | None = None
-                       ) -> tuple[list[Finding], list[Window]]:
+@dataclass(frozen=True)
+class Verdict:
+    """One producer log's failures on one broker, judged: the isolations the core computes,
+    the failures that began inside one, and the trace's stores of the producer there."""
+
+    broker: str
+    windows: list[Window]
+    inside: list[Failure]
+    failures: list[Failure]
+    addr: str | None
+    mine: list[Published]                 # the trace's stores of the producer on the broker
+    stored_inside: list[Published]        # ... inside a window
+
+    @property
+    def not_avoided(self) -> bool:
+        """The producer kept picking the failing broker: its switch was off."""
+        return bool(self.inside or self.stored_inside)
+
+
+def verdicts(cl: ClientLogFile, inputs: Inputs, zone_4x: int | None = None,
+             pubs: list[Published] | None = None) -> list[Verdict]:
+    """Per broker (in name order), ``cl``'s failures judged (``Verdict``)."""
+    if pubs is None:
+        pubs = [p for t in inputs.traces for p in t.published]
+    groups = {g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)}
+    out = []
+    for broker, (windows, inside) in windows_of(cl, zone_4x).items():
+        fs = [f for f in cl.failures if f.failure.queue.broker_name == broker]
+        addr = _address(broker, fs, inputs)
+        mine = [p for p in pubs if p.group in groups and addr and p.store_host == addr]
+        out.append(Verdict(broker, windows, inside, fs, addr, mine,
+                           [p for p in mine if _inside(p.time_ms, windows)]))
+    return out
+
+
+def recorded_switches(inputs: Inputs, zone_4x: int | None = None) -> dict[str, bool]:
+    """Producer group -> ``sendLatencyFaultEnable`` as its log shows it, for the groups whose
+    log has failed attempts: off when a failure began inside an isolation the switch would
+    have set (or the trace shows stores there), else on (what ``doctor.replayed`` replays
+    "as recorded")."""
+    out: dict[str, bool] = {}
+    pubs = [p for t in inputs.traces for p in t.published]
+    for cl in inputs.client_logs:
+        if not cl.failures:
+            continue
+        on = not any(v.not_avoided for v in verdicts(cl, inputs, zone_4x, pubs))
+        for g in cl.producer_groups:
+            if not g.startswith(INNER_GROUPS):
+                out[g] = out.get(g, True) and on
+    return out
+
+
+def _topic_of(fs: list[Failure]) -> str:
+    return Counter(f.failure.queue.topic for f in fs).most_common(1)[0][0]
+
+
+def _replay_json(day: Day, runs: dict[str, dict[str, Stats]], producers: list[str]
+                 ) -> dict[str, Any]:
+    return {"day": day.as_json(),
+            "runs": {label: {p: r[p].as_json() for p in producers if p in r}
+                     for label, r in runs.items()}}
+
+
+def _fallback(ba: dict[str, Any], why: str) -> dict[str, Any]:
+    return {**ba, "source": SOURCE_CORE, "replay": None, "replay_unavailable": why}
+
+
+def _day_for(days: Days | None, topic: str, groups: set[str]) -> tuple[Day | None, str]:
+    """The day of ``topic`` when it holds sends of ``groups``; else None and why."""
+    if days is None:
+        return None, "no replay was asked for"
+    day = days.day(topic)
+    if isinstance(day, str):
+        return None, day
+    if not day.producers_of(groups):
+        return None, (f"the message trace holds no store of {', '.join(sorted(groups))} on "
+                      f"{topic}")
+    return day, ""
+
+
+def replayed_not_avoided(day: Day, groups: set[str], broker: str, logged: int
+                         ) -> dict[str, Any]:
+    """``failing-broker-not-avoided``'s before and after: the day as recorded (the switch
+    off) and with the producer's switch on."""
+    ps = day.producers_of(groups)
+    before = day.run()
+    after = day.run(switches={p: True for p in ps})
+    b = sum(before[p].failed_attempts for p in ps)
+    a = sum(after[p].failed_attempts for p in ps)
+    fb = sum(before[p].failed_sends for p in ps)
+    fa = sum(after[p].failed_sends for p in ps)
+    sends = sum(before[p].sends for p in ps)
+    return {
+        "with": f"sendLatencyFaultEnable on ({day.line.value} rules)",
+        "metric": "failed attempts (replayed)", "before": b, "after": a,
+        "source": SOURCE_REPLAY,
+        "text": f"replaying the recorded day ({sends} sends of {', '.join(sorted(groups))} "
+                f"from the message trace and the client log, {day.line.value}'s rules): with "
+                f"sendLatencyFaultEnable on, {a} failed attempt(s) and {fa} failed send(s), "
+                f"was {b} and {fb} as recorded with it off (the log holds {logged} failed "
+                f"attempts on {broker})",
+        "replay": _replay_json(day, {"as recorded": before, "with the fix": after}, ps)}
+
+
+def replayed_isolation(day: Day, groups: set[str], broker: str, since_ms: int
+                       ) -> dict[str, Any]:
+    """``broker-isolated``'s before and after: the day as recorded (the switch on) and on
+    5.3.3's rules (a 4.x line), or with the switch off (already 5.x: for comparison); the
+    metric is the sends made while ``broker`` was up, from ``since_ms`` (epoch) on, that
+    went to it. On a 4.x line the switch off is replayed too (``runs``)."""
+    ps = day.producers_of(groups)
+    before = day.run()
+    off = day.run(switches={p: False for p in ps})
+    four = day.line.rules.selection == "4.x"
+    after = day.run(line=ProducerLine.V5_3_3) if four else off
+    runs = {"as recorded": before, "with the fix": after}
+    if four:
+        runs["sendLatencyFaultEnable off"] = off
+
+    def up(r: dict[str, Stats]) -> tuple[int, int]:
+        made = [day.while_up(r[p], broker, since_ms) for p in ps]
+        return sum(m for m, _ in made), sum(n for _, n in made)
+
+    made_b, mine_b = up(before)
+    made_a, mine_a = up(after)
+    made_o, mine_o = up(off)
+    head = (f"replaying the recorded day ({sum(before[p].sends for p in ps)} sends of "
+            f"{', '.join(sorted(groups))} from the message trace and the client log): ")
+    if four:
+        text = (head + f"on 5.3.3's rules {mine_a} of the {made_a} sends made while {broker} "
+                f"was up after the isolation began went to it, was {mine_b} of {made_b} as "
+                f"recorded ({day.line.value}, switch on); with sendLatencyFaultEnable off "
+                f"instead, {mine_o} of {made_o}, at {sum(off[p].failed_attempts for p in ps)} "
+                f"failed attempt(s) (was {sum(before[p].failed_attempts for p in ps)})")
+    else:
+        text = (head + f"already 5.x's rules; with sendLatencyFaultEnable off (for comparison) "
+                f"{mine_a} of the {made_a} sends made while {broker} was up after the "
+                f"isolation began would have gone to it, was {mine_b} of {made_b} as "
+                f"recorded, at {sum(off[p].failed_attempts for p in ps)} failed attempt(s) "
+                f"(was {sum(before[p].failed_attempts for p in ps)})")
+    return {"with": "5.3.3's rules" if four else "sendLatencyFaultEnable off (comparison)",
+            "metric": f"sends to {broker} while it was up after the isolation began "
+                      "(replayed)",
+            "before": mine_b, "after": mine_a, "source": SOURCE_REPLAY, "text": text,
+            "replay": {**_replay_json(day, runs, ps),
+                       "while_up": {"from": _utc(since_ms),
+                                    "as recorded": {"made": made_b, "to_broker": mine_b},
+                                    "with the fix": {"made": made_a, "to_broker": mine_a},
+                                    **({"sendLatencyFaultEnable off":
+                                        {"made": made_o, "to_broker": mine_o}}
+                                       if four else {})}}}
+
+
+def replayed_skew(day: Day, broker: str, observed: float) -> dict[str, Any] | None:
+    """``queue-0-skew``'s before and after: queue 0's share of what every producer of the
+    day stored on ``broker``, as recorded and with every producer's switch off (None when the
+    replay stores nothing there)."""
+    before = day.run()
+    after = day.run(switches={p: False for p in day.groups})
+    b, nb = day.queue0_share(before, broker)
+    a, na = day.queue0_share(after, broker)
+    n = day.queues.get(broker, 0)
+    if not nb or not na or not n:
+        return None
+    switches = ", ".join(f"{p} {'on' if on else 'off'}" for p, on in sorted(day.switches.items()))
+    return {
+        "with": "sendLatencyFaultEnable off", "metric": f"queue 0 share of {broker} (replayed)",
+        "before": round(b, 4), "after": round(a, 4), "source": SOURCE_REPLAY,
+        "text": f"replaying the recorded day ({day.imported['sends']} sends from the message "
+                f"trace and the client logs, {day.line.value}'s rules, switches as the logs "
+                f"show them: {switches}): with sendLatencyFaultEnable off, {a:.0%} of the {na} "
+                f"messages stored on {broker} on queue 0 (fair {1 / n:.0%}), was {b:.0%} of "
+                f"{nb} as recorded (consumerProgress shows {observed:.0%})",
+        "replay": _replay_json(day, {"as recorded": before, "with the fix": after},
+                               sorted(day.groups))}
+
+
+def isolation_findings(inputs: Inputs, zone_4x: int | None = None,
+                       days: Days | None = None) -> tuple[list[Finding], list[Window]]:
     """``broker-isolated`` and ``failing-broker-not-avoided`` for every producer log with
     failed attempts, and every isolation window (the ``--html`` timeline); ``zone_4x`` as in
-    ``windows_of``."""
+    ``windows_of``. Each finding's before and after comes from ``days`` (the recorded day
+    replayed: ``doctor.replayed``) when it holds the producer's day, else from the core's
+    fault strategy alone."""
     out: list[Finding] = []
     timeline: list[Window] = []
     pubs = [p for t in inputs.traces for p in t.published]
@@ -288,11 +469,10 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None
         groups = {g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)}
         name = _producer_name(cl)
         zone = zone_text(line, zone_4x)
-        for broker, (windows, inside) in windows_of(cl, zone_4x).items():
-            fs = [f for f in cl.failures if f.failure.queue.broker_name == broker]
-            addr = _address(broker, fs, inputs)
-            mine = [p for p in pubs if p.group in groups and addr and p.store_host == addr]
-            stored_inside = [p for p in mine if _inside(p.time_ms, windows)]
+        for v in verdicts(cl, inputs, zone_4x, pubs):
+            broker, windows, inside, fs, addr = v.broker, v.windows, v.inside, v.failures, v.addr
+            mine, stored_inside = v.mine, v.stored_inside
+            day, why = _day_for(days, _topic_of(fs), groups)
             evidence = [e for f in fs[:4] for e in (f.ev, f.exception) if e is not None]
             details: dict[str, object] = {
                 "producer_groups": sorted(groups), "client_ids": _client_ids(cl),
@@ -330,12 +510,14 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None
                                 "a-recorded-outage-with-the-switch-off-and-on"),
                     members=_client_ids(cl), hosts=[addr] if addr else [],
                     evidence=evidence + [x.ev for x in inside[:2]], details=details)
-                f.before_after = {
+                core = {
                     "with": f"sendLatencyFaultEnable on ({line.value} rules)",
                     "metric": "failed attempts on the broker", "before": len(fs), "after": met,
                     "text": f"with sendLatencyFaultEnable on ({line.value}'s rules): {met} "
                             f"failed attempt(s) on {broker}, was {len(fs)} (the others would "
                             "have gone to another broker, if one was up)"}
+                f.before_after = (replayed_not_avoided(day, groups, broker, len(fs))
+                                  if day is not None else _fallback(core, why))
                 out.append(f)
                 continue
             total = sum(w.end_ms - w.start_ms for w in windows)
@@ -385,21 +567,24 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None
                             "a-broker-avoided-for-ten-minutes-after-one-slow-reply"),
                 members=_client_ids(cl), hosts=[addr] if addr else [], evidence=evidence,
                 details=details,
-                before_after={
+                before_after=replayed_isolation(day, groups, broker, w0.start_ms)
+                if day is not None else _fallback({
                     "with": "5.3.3's rules", "metric": "seconds avoided",
                     "before": total // 1000, "after": after // 1000,
                     "text": f"on 5.3.3's rules the same failures isolate {broker} for "
                             f"{after // 1000} s, was {total // 1000} s"
                     if line.rules.selection == "4.x" else
                     f"already 5.x's rules: {total // 1000} s in all ({len(windows)} "
-                    f"isolation(s) of {isolation_ms(line) // 1000} s)"}))
+                    f"isolation(s) of {isolation_ms(line) // 1000} s)"}, why)))
     return out, timeline
 
 
-def skew_findings(inputs: Inputs) -> list[Finding]:
+def skew_findings(inputs: Inputs, days: Days | None = None) -> list[Finding]:
     """``queue-0-skew``: a broker whose queue 0 holds more than ``SKEW_FACTOR`` times its fair
     share of the messages, from ``consumerProgress`` broker offsets (the message trace's Pub
-    records carry no queue id, so they cannot say)."""
+    records carry no queue id, so they cannot say). The before and after: the recorded
+    producer day of the topic replayed as recorded and with the switch off (``days``), else
+    round robin's 1/n."""
     offsets: dict[tuple[str, str], dict[int, tuple[int, Evidence]]] = defaultdict(dict)
     for pf in inputs.progress:
         for r in pf.rows:
@@ -445,12 +630,24 @@ def skew_findings(inputs: Inputs) -> list[Finding]:
                      "brokers": {b: {"queue0_share": round(s, 4), "queues": n, "messages": t}
                                  for b, s, n, t, _ in rows},
                      "source": "consumerProgress broker offsets"},
-            before_after={"with": "round robin (5.x selection or the switch off)",
-                          "metric": "queue 0 share", "before": round(worst[1], 4),
-                          "after": round(1 / worst[2], 4),
-                          "text": f"with round robin: {1 / worst[2]:.0%} of {worst[0]}'s "
-                                  f"messages on queue 0, was {worst[1]:.0%}"}))
+            before_after=_skew_before_after(days, topic, worst[0], worst[1], worst[2])))
     return out
+
+
+def _skew_before_after(days: Days | None, topic: str, broker: str, share: float,
+                       n: int) -> dict[str, Any]:
+    core = {"with": "round robin (5.x selection or the switch off)",
+            "metric": "queue 0 share", "before": round(share, 4), "after": round(1 / n, 4),
+            "text": f"with round robin: {1 / n:.0%} of {broker}'s messages on queue 0, was "
+                    f"{share:.0%}"}
+    if days is None:
+        return _fallback(core, "no replay was asked for")
+    day = days.day(topic)
+    if isinstance(day, str):
+        return _fallback(core, day)
+    replayed = replayed_skew(day, broker, share)
+    return replayed if replayed is not None else _fallback(
+        core, f"the replayed day stores nothing on {broker}")
 
 
 def storm_findings(inputs: Inputs) -> list[Finding]:
@@ -586,6 +783,7 @@ def producer_findings(inputs: Inputs, zone_4x: int | None = None
                       ) -> tuple[list[Finding], list[Window]]:
     """Every check of this module, and the isolation timeline; ``zone_4x``: the 4.x logs'
     offset from UTC in minutes (``--log-zone``; ``None``: UTC)."""
-    isolated, timeline = isolation_findings(inputs, zone_4x)
-    return (isolated + skew_findings(inputs) + storm_findings(inputs)
+    days = Days(inputs, zone_4x, recorded_switches(inputs, zone_4x))
+    isolated, timeline = isolation_findings(inputs, zone_4x, days)
+    return (isolated + skew_findings(inputs, days) + storm_findings(inputs)
             + permission_findings(inputs)), timeline

@@ -8,6 +8,7 @@ import textwrap
 
 from rocketlb_core.doctor.findings import Finding
 from rocketlb_core.doctor.inputs import Inputs
+from rocketlb_core.doctor.replayed import SOURCE_REPLAY
 
 WIDTH = 100
 _COLOURS = {"critical": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
@@ -78,7 +79,8 @@ def render(inputs: Inputs, findings: list[Finding], notes: list[str], *,
         lines += _wrap(f.explanation, "   ")
         lines += _wrap("fix: " + f.fix, "   ")
         if f.before_after:
-            lines += _wrap("what the fix changes (computed): " + f.before_after["text"], "   ")
+            how = "replayed" if f.before_after.get("source") == SOURCE_REPLAY else "computed"
+            lines += _wrap(f"what the fix changes ({how}): " + f.before_after["text"], "   ")
         lines += _wrap("read: " + f.book, "   ")
         lines.append("")
     for n in notes:
