@@ -244,3 +244,231 @@ def test_the_board_names_what_is_wrong_with_its_consumers(state: dict, message: 
 
     with pytest.raises(RequestError, match=re.escape(message)):
         parse_state(state)
+
+
+# ------------------------------------------------- chapter 11: the gRPC producer, the servers
+def _outage(client: str) -> dict:
+    from rocketlb_core.interactive.playground import outage
+
+    return outage(client)
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("client", "http", "config.client: expected one of remoting, grpc, got 'http'"),
+    ("client", None, "config.client: expected one of remoting, grpc, got None"),
+    ("retries", 17, "config.retries: 17 is outside [0, 16]"),
+])
+def test_a_bad_client_in_the_playground_names_the_field(field: str, value: object,
+                                                       message: str) -> None:
+    cfg = {**_outage("grpc"), field: value}
+    assert handle("playground", "bad-client", {"config": cfg})["error"] == message
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("client", "kafka", "state.client: expected one of remoting, grpc, got 'kafka'"),
+    ("client", 1, "state.client: expected one of remoting, grpc, got 1"),
+    ("orderly", "yes", "state.orderly: expected true or false, got 'yes'"),
+])
+def test_a_bad_client_on_the_board_names_the_field(field: str, value: object,
+                                                  message: str) -> None:
+    from rocketlb_core.interactive.board import initial_state
+
+    state = {**initial_state(client="grpc"), field: value}
+    assert handle("board", "bad-client", {"state": state})["error"] == message
+
+
+def _classic_oracle(cfg: dict, n: int) -> list[tuple[list[tuple[str, str]], str]]:
+    """The classic producer's sends through the core itself (``producer.send``)."""
+    from rocketlb_core.model import MessageQueue, QueueData
+    from rocketlb_core.producer import (
+        AttemptResult,
+        MQFaultStrategy,
+        Outcome,
+        ProducerLine,
+        SendConfig,
+        ThreadLocalIndex,
+        TopicPublishInfo,
+        send,
+    )
+
+    line = ProducerLine.parse(cfg["line"])
+    brokers = {b["name"]: b for b in cfg["brokers"]}
+    queues = [MessageQueue("TopicTest", b["name"], i) for b in cfg["brokers"]
+              for i in range(b["queues"])]
+    tp = TopicPublishInfo(queues, [QueueData(b["name"], b["queues"], b["queues"])
+                                   for b in cfg["brokers"]],
+                          ThreadLocalIndex(line, stored=cfg["counter"], rng=random.Random(0)))
+    strategy = MQFaultStrategy(line, send_latency_fault_enable=cfg["fault"])
+    config = SendConfig(send_msg_timeout_ms=cfg["timeout_ms"],
+                        retry_times_when_send_failed=cfg["retries"])
+
+    def broker(mq: MessageQueue, start: int, budget: int) -> AttemptResult:
+        b = brokers[mq.broker_name]
+        if b["answer"] == "silent":
+            return AttemptResult(Outcome.REMOTING_ERROR, budget)
+        return AttemptResult(Outcome.SEND_OK, b["latency_ms"])
+
+    out, clock = [], 0
+    for _ in range(n):
+        r = send(strategy, tp, broker, clock, config)
+        out.append(([(a.queue.short(), a.outcome.value) for a in r.attempts], r.status))
+        clock = r.end_ms + cfg["gap_ms"]
+    return out
+
+
+def _grpc_oracle(cfg: dict, n: int) -> list[tuple[list[tuple[str, str]], str]]:
+    """The gRPC producer's sends through the core itself (``grpc.PublishingLoadBalancer`` and
+    ``ProducerSendLoop``); a silent broker never answers a heartbeat, so none changes a thing."""
+    from rocketlb_core.grpc import GrpcQueue, ProducerSendLoop, PublishingLoadBalancer
+
+    answers = {b["name"]: b["answer"] for b in cfg["brokers"]}
+    lb = PublishingLoadBalancer([GrpcQueue("TopicTest", b["name"], 0, f"{b['name']}:8081", i)
+                                 for b in cfg["brokers"] for i in range(b["queues"])],
+                                cfg["counter"])
+    loop = ProducerSendLoop(max_attempts=cfg["retries"] + 1)
+    out = []
+    for _ in range(n):
+        r = loop.send(lb, lambda q, _n: "ok" if answers[q.broker] == "ok" else "fail")
+        out.append(([(f"{a.queue.broker}/{a.queue.queue_id}",
+                      "SEND_OK" if a.outcome == "ok" else "DEADLINE_EXCEEDED")
+                     for a in r.attempts], "SEND_OK" if r.ok else "FAILED"))
+    return out
+
+
+def _sends(view: dict) -> list[tuple[list[tuple[str, str]], str]]:
+    return [([(a["queue"], a["outcome"]) for a in row["attempts"]], row["status"])
+            for row in view["log"]]
+
+
+def test_the_same_outage_differs_between_the_classic_and_the_grpc_producer() -> None:
+    """Chapter 11's outage (broker-a silent) through both clients of the playground: each as
+    the core computes it, and they differ where the core says they do."""
+    n = 40
+    classic = handle("playground", "out-remoting", {"config": _outage("remoting"),
+                                                    "op": "send", "n": n})
+    grpc = handle("playground", "out-grpc", {"config": _outage("grpc"), "op": "send", "n": n})
+    assert _sends(classic) == _classic_oracle(_outage("remoting"), n)
+    assert _sends(grpc) == _grpc_oracle(_outage("grpc"), n)
+    assert (classic["client"], grpc["client"]) == ("remoting", "grpc")
+    # the first send: the classic one spends its whole 3 s budget on broker-a and fails; the
+    # gRPC attempt's 3 s are its own requestTimeout, and the retry stores it on broker-b
+    assert _sends(classic)[0] == ([("broker-a/1", "REMOTING_ERROR")], "FAILED")
+    assert _sends(grpc)[0] == ([("broker-a/0", "DEADLINE_EXCEEDED"), ("broker-b/0", "SEND_OK")],
+                               "SEND_OK")
+    assert grpc["log"][0]["error"] is None
+    assert classic["log"][0]["error"] == "call timeout"
+    assert (classic["failed"], grpc["failed"]) == (1, 0)
+    # then both avoid broker-a: the classic by its fault table, the gRPC by isolating its
+    # endpoints until a heartbeat is answered (a silent broker answers none)
+    assert all(a["broker"] == "broker-b" for row in classic["log"][1:] for a in row["attempts"])
+    assert all(a["broker"] == "broker-b" for row in grpc["log"][1:] for a in row["attempts"])
+    assert grpc["isolated"] == ["broker-a"]
+    assert [f["available"] for f in grpc["faults"]] == [False, True]
+    assert [f["available"] for f in classic["faults"]] == [False, True]
+    # where the sends went: the gRPC candidates skip the isolated broker, so each of broker-a's
+    # four turns of the counter lands on broker-b/0; the classic walk spreads them
+    per_queue = {}
+    for name, view in (("classic", classic), ("grpc", grpc)):
+        stored = [row["attempts"][-1]["queue"] for row in view["log"]
+                  if row["status"] == "SEND_OK"]
+        per_queue[name] = {q: stored.count(q) for q in sorted(set(stored))}
+    assert per_queue["grpc"]["broker-b/0"] > 4 * per_queue["grpc"]["broker-b/1"]
+    assert per_queue["grpc"] == {**per_queue["classic"],
+                                 "broker-b/0": per_queue["classic"]["broker-b/0"] + 1}
+    # broker-a comes back: the classic producer keeps avoiding it for the 600 s its 3001 ms
+    # timeout earned in the fault table; the gRPC producer takes it again once a heartbeat is
+    # answered (1 s after the start, then every 10 s: at 11 s here)
+    went, last = {}, {}
+    for name, view in (("classic", classic), ("grpc", grpc)):
+        cfg = _outage(view["client"])
+        cfg["brokers"][0]["answer"] = "ok"
+        assert view["clock_ms"] < 11_000
+        back = [handle("playground", f"out-{view['client']}",
+                       {"config": cfg, "op": "send", "n": 1}) for _ in range(400)]
+        assert back[-1]["clock_ms"] > 11_000
+        went[name] = [(v["log"][0]["start_ms"], v["log"][0]["attempts"][-1]["broker"])
+                      for v in back]
+        last[name] = back[-1]["faults"][0]
+    assert all(b == "broker-b" for _, b in went["classic"])
+    assert not last["classic"]["available"]
+    assert last["classic"]["not_available_until_ms"] == 3_001 + 600_000
+    assert last["grpc"]["available"]
+    assert all(b == "broker-b" for t, b in went["grpc"] if t < 11_000)
+    assert {b for t, b in went["grpc"] if t >= 11_000} == {"broker-a", "broker-b"}
+
+
+def test_the_grpc_playground_rejoins_a_broker_at_the_next_answered_heartbeat() -> None:
+    cfg = _outage("grpc")
+    cfg["brokers"][0]["answer"] = "refuse"                   # broker-a refuses in 5 ms
+    cfg["gap_ms"] = 300
+    first = handle("playground", "rejoin", {"config": cfg, "op": "send", "n": 2})
+    assert first["log"][0]["attempts"][0]["outcome"] == "UNAVAILABLE"
+    assert first["isolated"] == ["broker-a"]
+    assert first["next_heartbeat_ms"] == 1_000
+    cfg["brokers"][0]["answer"] = "ok"                       # back: rejoins at the heartbeat
+    back = handle("playground", "rejoin", {"config": cfg, "op": "send", "n": 1})
+    assert back["sent"] == 3                                 # the producer kept its state
+    assert back["clock_ms"] < 1_000
+    assert back["isolated"] == ["broker-a"]                  # no heartbeat yet
+    assert back["log"][0]["attempts"][0]["broker"] == "broker-b"
+    later = handle("playground", "rejoin", {"config": cfg, "op": "send", "n": 8})
+    assert later["isolated"] == []
+    assert later["next_heartbeat_ms"] == 11_000
+    went = [row["attempts"][0]["broker"] for row in later["log"]]
+    assert "broker-a" in went
+    # a change of client starts over
+    other = handle("playground", "rejoin", {"config": {**cfg, "client": "remoting"},
+                                            "op": "view"})
+    assert (other["sent"], other["client"]) == (0, "remoting")
+    assert "isolated" not in other
+
+
+def test_the_boards_server_rows_are_the_cores_own_answers() -> None:
+    """With ``client`` ``grpc`` the board adds what the Proxy answers a gRPC push consumer and
+    what the broker answers in POP mode: each member's answer equals the core's
+    ``proxy_query_assignment`` and ``broker_query_assignment``, queue -1 included."""
+    from rocketlb_core.grpc import broker_query_assignment, proxy_query_assignment
+    from rocketlb_core.model import PERM_READ, PERM_WRITE
+
+    rng = random.Random(34)
+    for i in range(30):
+        state = {**_shape(rng), "client": "grpc", "orderly": rng.random() < 0.3}
+        view = handle("board", f"server-{i}", {"state": state, "op": "reset"})
+        st = board_mod.parse_state(state)
+        rows = {r["strategy"]: r for r in view["rows"]}
+        assert len(rows) == 11
+        names = [board_mod.broker_name(b) for b in range(st.brokers)]
+        proxy = proxy_query_assignment(
+            "TopicTest", [(b, st.queues, PERM_READ | PERM_WRITE) for b in names],
+            {b: {0: f"{b}:8081"} for b in names}, fifo=st.orderly)
+        told = [board_mod.queue_label(q.broker, q.queue_id) for q in proxy]
+        assert told == ([f"{b[-1].upper()}{k}" for b in names for k in range(st.queues)]
+                        if st.orderly else [f"{b[-1].upper()}(-1)" for b in names])
+        name = "PROXY(gRPC push, orderly)" if st.orderly else "PROXY(gRPC push)"
+        assert rows[name]["server"]
+        assert rows[name]["assigned"] == {c: told for c in st.members}
+        members = sorted(st.members, key=lambda c: int(c[1:]))
+        assert rows[name]["owners"] == [members for _ in st.mq_all()]
+        pop = rows[f"BROKER(POP, share={st.pop_share})"]
+        ids = st.ids()
+        for c, cid in ids.items():
+            got, mode = broker_query_assignment(
+                "TopicTest", board_mod.GROUP, cid, "AVG", st.mq_all(), list(ids.values()),
+                mode="POP", pop_share_queue_num=st.pop_share)
+            assert mode == "POP"
+            assert pop["assigned"][c] == [
+                board_mod.queue_label(q.broker_name, q.queue_id)
+                for q in sorted(got or (), key=lambda q: (names.index(q.broker_name),
+                                                          q.queue_id))]
+        # the classic rows stay beside them, the same as without the servers
+        alone = handle("board", f"server-{i}-alone", {"state": {**state, "client": "remoting"},
+                                                      "op": "reset"})
+        assert len(alone["rows"]) == 9
+        assert alone["rows"] == [{k: v for k, v in r.items()} for r in view["rows"][:9]]
+        # a POP broker with the default share (-1) tells everyone every broker's queue -1
+        if st.members:
+            default = handle("board", f"server-{i}-share", {"state": {**state, "pop_share": -1},
+                                                            "op": "reset"})
+            row = next(r for r in default["rows"] if r["strategy"] == "BROKER(POP, share=-1)")
+            assert set(map(tuple, row["assigned"].values())) == {
+                tuple(f"{b[-1].upper()}(-1)" for b in names)}

@@ -5,7 +5,8 @@ allocation strategy of the registry computing the split (spec sections 5 and 6).
 A request's state::
 
     {"brokers": 2, "queues": 4, "duplicate": false, "pop_share": 1,
-     "zones": {"c1": "room-1", "c2": "room-2", "c3": "out", ...}}
+     "zones": {"c1": "room-1", "c2": "room-2", "c3": "out", ...},
+     "client": "remoting", "orderly": false}
 
 Brokers are named the way ``AllocateMessageQueueByMachineRoom`` expects (``room-1@broker-a``,
 ``room-2@broker-b``, ``room-1@broker-c``, ``room-2@broker-d``: rooms alternate). A member's
@@ -26,6 +27,20 @@ Rows, in this order:
 * POP(AVG, share=k): 5.x ``allocate4Pop``; every member may pop its own AVG share and those of
   the next k members (k <= 0 or k >= members - 1: everybody pops every queue).
 
+With ``client`` ``grpc`` (chapter 11; default ``remoting``) the group is also seen as a gRPC
+push consumer group, whose assignment the servers compute; two rows follow the ones above:
+
+* PROXY(gRPC push): what the Proxy answers every member's ``QueryAssignment``
+  (``grpc.proxy_query_assignment``, rocketmq-proxy 5.3.3 and 5.5.0): each readable broker's
+  master queue -1 ("any queue": the broker's pop picks), or with ``orderly`` on (the group's
+  ``consumeMessageOrderly``) each broker's every read queue; the same for every member;
+* BROKER(POP, share=k): what a broker's ``QueryAssignmentProcessor`` answers a remoting push
+  consumer that rebalances on the server, in POP mode with ``popShareQueueNum`` k
+  (``grpc.broker_query_assignment``, AVG inside ``allocate4Pop``).
+
+Each server row also carries ``assigned``: what the server answers each member, queue -1 kept
+as it is (``A(-1)``), where the grid can only show every queue of that broker owned.
+
 A queue "moved" when its set of owners differs from the previous state's (only queues on the
 board in both states count); "idle" members own nothing.
 """
@@ -40,8 +55,9 @@ from rocketlb_core.consumer.base import AllocateStrategy, assign_all, rebalance_
 from rocketlb_core.consumer.nearby import MapResolver
 from rocketlb_core.consumer.pop import allocate4pop
 from rocketlb_core.consumer.registry import make, sweep
-from rocketlb_core.interactive.fields import flag, integer, numbered, table
-from rocketlb_core.model import MessageQueue
+from rocketlb_core.grpc.assignment import broker_query_assignment, proxy_query_assignment
+from rocketlb_core.interactive.fields import choice, flag, integer, numbered, table
+from rocketlb_core.model import PERM_READ, PERM_WRITE, MessageQueue
 
 ZONES = ("out", "room-1", "room-2")
 ROOMS = ZONES[1:]
@@ -49,6 +65,9 @@ BROKERS = ("a", "b", "c", "d")
 GROUP = "GID_board"
 TOPIC = "TopicTest"
 MAX_CONSUMERS = 32
+CLIENTS = ("remoting", "grpc")
+"""``state.client``: the classic clients' own allocation only, or the servers' rows too."""
+PROXY_PORT = 8081
 
 
 def broker_name(k: int) -> str:
@@ -57,6 +76,24 @@ def broker_name(k: int) -> str:
 
 def client_id(name: str) -> str:
     return f"10.0.0.{int(name[1:])}@{name}"
+
+
+def queue_label(broker: str, queue_id: int) -> str:
+    """``A0`` for broker-a's queue 0; ``A(-1)`` for its queue -1 (any queue of broker-a)."""
+    letter = broker[-1].upper()
+    return f"{letter}({queue_id})" if queue_id < 0 else f"{letter}{queue_id}"
+
+
+def initial_state(consumers: int = 5, brokers: int = 2, queues: int = 4, *,
+                  client: str = "remoting", orderly: bool = False,
+                  pop_share: int = 1) -> dict[str, Any]:
+    """A board's first state, as ``viz.widgets.board`` makes it (c1, c2 in room-1, c3 in
+    room-2, the rest out of the group), with the servers' rows when ``client`` is ``grpc``
+    (chapter 11)."""
+    zones = {f"c{k}": ("room-1" if k <= 2 else "room-2" if k == 3 else "out")
+             for k in range(1, consumers + 1)}
+    return {"brokers": brokers, "queues": queues, "duplicate": False, "pop_share": pop_share,
+            "zones": zones, "client": client, "orderly": orderly}
 
 
 @dataclass(frozen=True)
@@ -68,6 +105,8 @@ class BoardState:
     duplicate: bool
     pop_share: int
     zones: tuple[tuple[str, str], ...]
+    client: str = "remoting"
+    orderly: bool = False
 
     @property
     def members(self) -> list[str]:
@@ -92,7 +131,8 @@ def parse_state(raw: Any) -> BoardState:
                       integer(st, "queues", "state", 4, low=1, high=16),
                       flag(st, "duplicate", "state", False),
                       integer(st, "pop_share", "state", 1, low=-1, high=MAX_CONSUMERS),
-                      tuple(pairs))
+                      tuple(pairs), choice(st, "client", "state", CLIENTS, "remoting"),
+                      flag(st, "orderly", "state", False))
 
 
 Owners = list[list[str]]
@@ -114,12 +154,33 @@ def _owners(assignment: Mapping[str, Sequence[MessageQueue]], by_id: Mapping[str
     return [sorted(s, key=lambda c: int(c[1:])) for s in out]
 
 
+def server_assignments(state: BoardState) -> list[tuple[str, dict[str, list[MessageQueue]]]]:
+    """The servers' rows (``client`` ``grpc``): each row's answer per client id, in the
+    order the servers give it."""
+    names = [broker_name(b) for b in range(state.brokers)]
+    route = [(name, state.queues, PERM_READ | PERM_WRITE) for name in names]
+    masters = {name: {0: f"{name}:{PROXY_PORT}"} for name in names}
+    ids = list(state.ids().values())
+    proxy = proxy_query_assignment(TOPIC, route, masters, fifo=state.orderly) or []
+    told = [MessageQueue(q.topic, q.broker, q.queue_id) for q in proxy]
+    rows = [(f"PROXY(gRPC push{', orderly' if state.orderly else ''})",
+             {cid: list(told) for cid in ids})]
+    pops: dict[str, list[MessageQueue]] = {}
+    for cid in ids:
+        got, _ = broker_query_assignment(TOPIC, GROUP, cid, "AVG", state.mq_all(), ids,
+                                         mode="POP", pop_share_queue_num=state.pop_share)
+        pops[cid] = sorted(got or (), key=lambda q: (names.index(q.broker_name), q.queue_id))
+    rows.append((f"BROKER(POP, share={state.pop_share})", pops))
+    return rows
+
+
 class Board:
     """The board's memory: the previous state's owners per row and its STICKY split."""
 
     def __init__(self) -> None:
         self.previous: dict[str, dict[str, list[str]]] = {}
         self.sticky: dict[str, list[MessageQueue]] | None = None
+        self.assigned: dict[str, dict[str, list[str]]] = {}
 
     def rows(self, state: BoardState) -> list[tuple[str, Owners]]:
         """Every strategy's owners for ``state`` (updates the STICKY memory)."""
@@ -159,11 +220,18 @@ class Board:
         pops = {cid: allocate4pop(avg, GROUP, cid, mq_all, cid_all, state.pop_share)
                 for cid in by_id} if cid_all else {}
         rows.append((f"POP(AVG, share={state.pop_share})", _owners(pops, by_id, queues)))
+        self.assigned = {}
+        if state.client == "grpc":
+            for name, answer in server_assignments(state):
+                rows.append((name, _owners(answer, by_id, queues)))
+                self.assigned[name] = {c: [queue_label(q.broker_name, q.queue_id)
+                                           for q in answer.get(cid, ())]
+                                       for c, cid in ids.items()}
         return rows
 
     def view(self, state: BoardState) -> dict[str, Any]:
         queues = state.mq_all()
-        labels = [f"{q.broker_name[-1].upper()}{q.queue_id}" for q in queues]
+        labels = [queue_label(q.broker_name, q.queue_id) for q in queues]
         members = state.members
         out_rows = []
         current: dict[str, dict[str, list[str]]] = {}
@@ -174,13 +242,18 @@ class Board:
                      for label, who in zip(labels, owners, strict=True)]
             current[key] = dict(zip(labels, owners, strict=True))
             busy = {c for who in owners for c in who}
-            out_rows.append({"strategy": name, "owners": owners, "moved": moved,
-                             "n_moved": sum(moved), "n_idle": sum(c not in busy for c in members),
-                             "unowned": sum(not who for who in owners),
-                             "shared": sum(len(who) > 1 for who in owners)})
+            row = {"strategy": name, "owners": owners, "moved": moved,
+                   "n_moved": sum(moved), "n_idle": sum(c not in busy for c in members),
+                   "unowned": sum(not who for who in owners),
+                   "shared": sum(len(who) > 1 for who in owners)}
+            if name in self.assigned:
+                row["server"] = True
+                row["assigned"] = self.assigned[name]
+            out_rows.append(row)
         self.previous = current
         return {"queues": labels, "brokers": [broker_name(b) for b in range(state.brokers)],
-                "members": members, "ids": state.ids(), "rows": out_rows}
+                "members": members, "ids": state.ids(), "rows": out_rows,
+                "client": state.client, "orderly": state.orderly}
 
 
 def step(session: Board | None, request: Mapping[str, Any]) -> tuple[Board, dict[str, Any]]:

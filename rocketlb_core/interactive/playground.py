@@ -18,6 +18,18 @@ state, as a real one does when a broker slows down); any other change starts ove
 Set up as seed 002 sets up ``MQFaultStrategyTest`` (``seed002``), the playground picks the
 brokers the article prints: ``tests/test_interactive.py`` compares it with
 ``producer.experiments.seed002_experiment``.
+
+``client`` (default ``remoting``) picks the producer (chapter 11): ``remoting`` is the classic
+``DefaultMQProducer`` of ``line``, above; ``grpc`` is the gRPC producer of rocketmq-client-java
+5.0.8 through a Proxy in local mode beside each broker (each broker its own endpoints,
+``broker-a:8081``), the core's ``PublishingLoadBalancer`` and ``ProducerSendLoop``
+(``rocketlb_core.grpc``) as ``sim.clients.GrpcProducer`` and the gRPC replay run them
+(``GrpcPlayground``): ``counter`` is the balancer's starting ``AtomicInteger`` (-1: the first
+pick at position 0, as for the classic client), ``retries + 1`` its ``maxAttempts`` (the
+defaults agree: 2 retries, 3 attempts), ``timeout_ms`` each attempt's ``requestTimeout`` (the
+classic client's is the whole send's budget); ``line`` and ``fault`` are not read. A failed
+attempt isolates its broker's endpoints; heartbeats 1 s after the start and every 10 s after
+that end the isolation of a broker that answers (``ok``).
 """
 
 from __future__ import annotations
@@ -27,6 +39,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rocketlb_core.grpc.publishing import MASTER_BROKER_ID, GrpcQueue, PublishingLoadBalancer
+from rocketlb_core.grpc.send import Outcome as GrpcOutcome
+from rocketlb_core.grpc.send import ProducerSendLoop
 from rocketlb_core.interactive.fields import (
     RequestError,
     choice,
@@ -51,6 +66,12 @@ from rocketlb_core.producer import (
 from rocketlb_core.producer.fault import FaultTable5
 
 LINES = tuple(line.value for line in ProducerLine)
+CLIENTS = ("remoting", "grpc")
+"""``config.client``: the classic remoting producer of ``line``, or the gRPC producer."""
+GRPC_CLIENT = "rocketmq-client-java 5.0.8"
+GRPC_HEARTBEAT_INITIAL_MS, GRPC_HEARTBEAT_PERIOD_MS = 1_000, 10_000
+"""``ClientManagerImpl.HEART_BEAT_INITIAL_DELAY`` and ``HEART_BEAT_PERIOD``."""
+GRPC_PORT = 8081
 ANSWERS = ("ok", "refuse", "silent")
 PRESETS_MS = {"healthy": 5, "slow": 700}
 """The latency presets the playground offers beside its slider ("down" is ``answer``)."""
@@ -99,6 +120,19 @@ def setups() -> dict[str, dict[str, Any]]:
             "seed 002, output 1 (slow successes)": seed002(fail=False)}
 
 
+def outage(client: str = "grpc") -> dict[str, Any]:
+    """Chapter 11's outage in the playground: broker-a and broker-b with four queues each on
+    4.9.8 with the fault strategy on, broker-a's host gone (``silent``), the default retries
+    and timeout, 20 ms between sends (50 a second), the counter at 0; ``client`` the producer
+    (``remoting`` or ``grpc``: the reader switches with the playground's client select)."""
+    return {"client": client, "line": "4.9.8", "fault": True, "counter": 0, "retries": 2,
+            "timeout_ms": 3000, "gap_ms": 20,
+            "brokers": [{"name": "broker-a", "queues": 4, "answer": "silent",
+                         "latency_ms": PRESETS_MS["healthy"]},
+                        {"name": "broker-b", "queues": 4, "answer": "ok",
+                         "latency_ms": PRESETS_MS["healthy"]}]}
+
+
 @dataclass(frozen=True)
 class BrokerSetting:
     name: str
@@ -118,12 +152,16 @@ class Setup:
     timeout_ms: int
     gap_ms: int
     brokers: tuple[BrokerSetting, ...]
+    client: str = "remoting"
 
     @property
     def structure(self) -> tuple[Any, ...]:
         """What cannot change without starting over."""
-        return (self.line, self.fault, self.counter, self.retries, self.timeout_ms,
+        return (self.client, self.line, self.fault, self.counter, self.retries, self.timeout_ms,
                 tuple((b.name, b.queues) for b in self.brokers))
+
+    def broker(self, name: str) -> BrokerSetting:
+        return next(b for b in self.brokers if b.name == name)
 
 
 def parse_setup(raw: Any) -> Setup:
@@ -146,7 +184,7 @@ def parse_setup(raw: Any) -> Setup:
                  integer(cfg, "retries", "config", 2, low=0, high=16),
                  integer(cfg, "timeout_ms", "config", 3000, low=1, high=600_000),
                  integer(cfg, "gap_ms", "config", 100, low=0, high=3_600_000),
-                 tuple(brokers))
+                 tuple(brokers), choice(cfg, "client", "config", CLIENTS, "remoting"))
 
 
 class Playground:
@@ -165,12 +203,32 @@ class Playground:
         self.strategy = MQFaultStrategy(s.line, send_latency_fault_enable=s.fault)
         self.send_config = SendConfig(send_msg_timeout_ms=s.timeout_ms,
                                       retry_times_when_send_failed=s.retries)
+        self._counts()
+
+    def _counts(self) -> None:
+        """The virtual clock and what the sends did, from nothing."""
+        brokers = self.setup.brokers
         self.clock_ms = 0
         self.sent = 0
-        self.stored = {b.name: 0 for b in s.brokers}
-        self.attempts = {b.name: 0 for b in s.brokers}
+        self.stored = {b.name: 0 for b in brokers}
+        self.attempts = {b.name: 0 for b in brokers}
         self.failed = 0
-        self.series: list[list[int]] = [[0] + [0 for _ in s.brokers]]
+        self.series: list[list[int]] = [[0] + [0 for _ in brokers]]
+
+    @property
+    def counter(self) -> int | None:
+        """The selection counter's value now (``ThreadLocalIndex``; ``None`` before it is
+        drawn)."""
+        return self.index.stored
+
+    def _tally(self, broker: str | None) -> None:
+        """One send done, stored on ``broker`` (``None``: it failed)."""
+        self.sent += 1
+        if broker is not None:
+            self.stored[broker] += 1
+        else:
+            self.failed += 1
+        self.series.append([self.sent] + [self.stored[b.name] for b in self.setup.brokers])
 
     def reconfigure(self, config: Any) -> bool:
         """Take new broker conditions; ``False`` when the change needs a fresh playground."""
@@ -181,7 +239,7 @@ class Playground:
         return True
 
     def _broker(self, mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
-        b = next(b for b in self.setup.brokers if b.name == mq.broker_name)
+        b = self.setup.broker(mq.broker_name)
         if b.answer == "silent":
             return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)   # becomes a timeout
         if b.answer == "refuse":
@@ -191,17 +249,11 @@ class Playground:
     def send(self, n: int) -> list[dict[str, Any]]:
         """Send ``n`` messages one after the other; the log rows of those sends."""
         out = []
-        names = [b.name for b in self.setup.brokers]
         for _ in range(n):
             r = send(self.strategy, self.tp, self._broker, self.clock_ms, self.send_config)
-            self.sent += 1
             for a in r.attempts:
                 self.attempts[a.queue.broker_name] += 1
-            if r.queue is not None:
-                self.stored[r.queue.broker_name] += 1
-            else:
-                self.failed += 1
-            self.series.append([self.sent] + [self.stored[b] for b in names])
+            self._tally(None if r.queue is None else r.queue.broker_name)
             out.append(self._row(r))
             self.clock_ms = r.end_ms + self.setup.gap_ms
         return out
@@ -237,10 +289,118 @@ class Playground:
         if series[-1] is not self.series[-1]:
             series.append(self.series[-1])
         return {"clock_ms": self.clock_ms, "sent": self.sent, "failed": self.failed,
-                "counter": self.index.stored, "line": self.setup.line.value,
-                "fault": self.setup.fault, "brokers": [b.name for b in self.setup.brokers],
+                "counter": self.counter, "line": self.setup.line.value,
+                "client": self.setup.client, "fault": self.setup.fault,
+                "brokers": [b.name for b in self.setup.brokers],
                 "stored": dict(self.stored), "attempts": dict(self.attempts),
                 "faults": self.faults(), "log": log[-LOG_LIMIT:], "series": series}
+
+
+def endpoints(broker: str) -> str:
+    """A broker's endpoints behind a local-mode Proxy (the Proxy inside the broker)."""
+    return f"{broker}:{GRPC_PORT}"
+
+
+class GrpcPlayground(Playground):
+    """The gRPC producer's state across sends: its balancer (counter and queues), its isolated
+    endpoints and its next heartbeat (``config.client == "grpc"``; the module docstring)."""
+
+    def __init__(self, config: Any) -> None:
+        self.setup = parse_setup(config)
+        s = self.setup
+        queues = [GrpcQueue(TOPIC, b.name, MASTER_BROKER_ID, endpoints(b.name), i)
+                  for b in s.brokers for i in range(b.queues)]
+        self.balancer = PublishingLoadBalancer(queues, max(0, s.counter))
+        self.loop = ProducerSendLoop(max_attempts=s.retries + 1)
+        self.next_heartbeat_ms = GRPC_HEARTBEAT_INITIAL_MS
+        self._counts()
+
+    @property
+    def counter(self) -> int:
+        """The balancer's ``AtomicInteger`` now."""
+        return self.balancer.stored
+
+    def _heartbeats(self, limit_ms: int) -> None:
+        """The heartbeats due before ``limit_ms``: each isolated broker that answers (``ok``)
+        rejoins. The brokers' answers hold still during a request, so the first heartbeat due
+        does what all of them would."""
+        if self.next_heartbeat_ms >= limit_ms:
+            return
+        self.loop.rejoin(endpoints(b.name) for b in self.setup.brokers if b.answer == "ok")
+        behind = (limit_ms - 1 - self.next_heartbeat_ms) // GRPC_HEARTBEAT_PERIOD_MS + 1
+        self.next_heartbeat_ms += behind * GRPC_HEARTBEAT_PERIOD_MS
+
+    def send(self, n: int) -> list[dict[str, Any]]:
+        """Send ``n`` messages one after the other; the log rows of those sends. A broker that
+        answers ``ok`` within ``timeout_ms`` stores it; ``refuse`` fails the attempt after
+        ``latency_ms`` (``UNAVAILABLE``); ``silent``, or an answer not within ``timeout_ms``,
+        after ``timeout_ms`` (``DEADLINE_EXCEEDED``)."""
+        return [self._send_one() for _ in range(n)]
+
+    def _send_one(self) -> dict[str, Any]:
+        timeout = self.setup.timeout_ms
+        start = self.clock_ms
+        self._heartbeats(start + 1)
+        clock = start
+        tried: list[dict[str, Any]] = []
+
+        def outcome(q: GrpcQueue, attempt: int) -> GrpcOutcome:
+            nonlocal clock
+            b = self.setup.broker(q.broker)
+            begin = clock
+            if b.answer != "silent" and b.latency_ms < timeout:
+                clock += b.latency_ms
+                what = "SEND_OK" if b.answer == "ok" else "UNAVAILABLE"
+            else:
+                clock += timeout
+                what = "DEADLINE_EXCEEDED"
+            tried.append({"queue": f"{q.broker}/{q.queue_id}", "broker": q.broker,
+                          "start_ms": begin, "latency_ms": clock - begin, "outcome": what,
+                          "isolation": what != "SEND_OK"})
+            self.attempts[q.broker] += 1
+            if what == "SEND_OK":
+                return "ok"
+            self._heartbeats(clock)              # heartbeats before the failure is known
+            return "fail"
+
+        r = self.loop.send(self.balancer, outcome)
+        self._tally(r.attempts[-1].queue.broker if r.ok else None)
+        error = None if r.ok else (
+            "UNAVAILABLE: connection refused" if tried[-1]["outcome"] == "UNAVAILABLE"
+            else f"DEADLINE_EXCEEDED: no answer within requestTimeout ({timeout} ms)")
+        self.clock_ms = clock + self.setup.gap_ms
+        return {"n": self.sent, "start_ms": start, "end_ms": clock,
+                "status": "SEND_OK" if r.ok else "FAILED", "error": error,
+                "counter": self.counter, "attempts": tried,
+                "candidates": [f"{q.broker}/{q.queue_id}" for q in r.candidates],
+                "isolated": self.isolated()}
+
+    def isolated(self) -> list[str]:
+        """The brokers whose endpoints are isolated now."""
+        return [b.name for b in self.setup.brokers if endpoints(b.name) in self.loop.isolated]
+
+    def faults(self) -> list[dict[str, Any]]:
+        """Each broker's endpoints and whether they are isolated now (``item``: isolated;
+        ``available``: a send's candidates may take it)."""
+        out = []
+        for b in self.setup.brokers:
+            isolated = endpoints(b.name) in self.loop.isolated
+            out.append({"broker": b.name, "endpoints": endpoints(b.name), "item": isolated,
+                        "isolated": isolated, "available": not isolated})
+        return out
+
+    def view(self, log: list[dict[str, Any]]) -> dict[str, Any]:
+        out = super().view(log)
+        out.update({"grpc_client": GRPC_CLIENT, "max_attempts": self.loop.max_attempts,
+                    "next_heartbeat_ms": self.next_heartbeat_ms,
+                    "isolated": self.isolated()})
+        return out
+
+
+def open_playground(config: Any) -> Playground:
+    """A fresh playground of the configuration's client."""
+    setup = parse_setup(config)
+    return GrpcPlayground(config) if setup.client == "grpc" else Playground(config)
 
 
 def step(session: Playground | None,
@@ -250,7 +410,7 @@ def step(session: Playground | None,
     op = choice(req, "op", "request", ("view", "reset", "send"), "view")
     config = req.get("config")
     if session is None or op == "reset" or not session.reconfigure(config):
-        session = Playground(config)
+        session = open_playground(config)
     log: list[dict[str, Any]] = []
     if op == "send":
         log = session.send(integer(req, "n", "request", 1, low=1, high=1000))
