@@ -93,21 +93,33 @@ def _say(msg: str) -> None:
     print(f"[capture] {msg}", file=sys.stderr, flush=True)
 
 
+def keep_output(tmp: Path, name: str, text: str, line_name: str) -> str:
+    """Write what ``mqadmin`` printed into the capture being written (``tmp``) as
+    ``<name>.txt``, gzipped as ``<name>.txt.gz`` on the lines of ``GZIP_LINES``, and return the
+    file's name as written: the one ``provenance.json`` records. The folder's marker
+    (``.rocketlb-output.json``) lists what ``tmp`` holds when the capture is complete
+    (``atomic.write_marker``), so it names the same file; a file must never be renamed or
+    compressed after it is kept (capture-5's first marker listed ``.txt`` names for files
+    gzipped afterwards, by hand)."""
+    file = f"{name}.txt"
+    if line_name in GZIP_LINES:
+        file += ".gz"
+        _gzip_text(tmp / file, text)
+    else:
+        (tmp / file).write_text(text, encoding="utf-8")
+    return file
+
+
 def _admin(c: live.Cluster, files: list[dict[str, Any]], tmp: Path, name: str,
            *args: str) -> None:
-    """Run ``mqadmin args`` and keep what it printed as ``<name>.txt`` (``.txt.gz`` on the
-    lines of ``GZIP_LINES``; a refusal too: what mqadmin prints then is also a real output)."""
+    """Run ``mqadmin args`` and keep what it printed (``keep_output``; a refusal too: what
+    mqadmin prints then is also a real output)."""
     started = time.time()
     try:
         text, status = live.admin(c, *args), 0
     except LiveError as exc:
         text, status = str(exc), 1
-    file = f"{name}.txt"
-    if c.line in GZIP_LINES:
-        file += ".gz"
-        _gzip_text(tmp / file, text)
-    else:
-        (tmp / file).write_text(text, encoding="utf-8")
+    file = keep_output(tmp, name, text, c.line)
     files.append({"file": file, "command": "mqadmin " + " ".join(args)
                   + f" -n {c.namesrv_addr}", "ok": status == 0,
                   "taken_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))})
