@@ -79,6 +79,27 @@ def test_mutated_logs_and_dumps(which: str, rng: Any, kind: str, skip_bad: bool)
         _diagnose(folder, skip_bad, "doctor: logs and dumps")
 
 
+DAY = ("producer-outage-4/logs/p-on/rocketmq_client.log.gz",
+       "producer-outage-4/logs/p-off/rocketmq_client.log.gz",
+       "producer-outage-4/msgtrace.jsonl.gz")
+
+
+@FUZZ
+@given(which=st.sampled_from(DAY), rng=st.randoms(use_true_random=False),
+       kind=st.sampled_from(KINDS), skip_bad=st.booleans())
+def test_mutated_producer_days(which: str, rng: Any, kind: str, skip_bad: bool) -> None:
+    """A whole producer day (both producers' logs and the trace: what the doctor replays,
+    ``doctor.replayed``), one file mutated: a finding, or one clear line, never a traceback;
+    a day that cannot be rebuilt falls back to the core and says why."""
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-doctor-") as tmp:
+        folder = Path(tmp) / "in"
+        for f in DAY:
+            (folder / Path(f).parent).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(data_path("live", f), folder / f)
+        _mutate_file(rng, folder / which, kind)
+        _diagnose(folder, skip_bad, "doctor: producer days")
+
+
 def _mutate_plain(rng: Any, path: Path, kind: str) -> None:
     import os
 

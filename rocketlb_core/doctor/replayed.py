@@ -38,6 +38,9 @@ SEED = 0
 """The replay's seed (the round-robin counters' random starts, the latency draws)."""
 SOURCE_REPLAY = "replay of the recorded producer day"
 SOURCE_CORE = "core fault strategy"
+MAX_SENDS = 1_000_000
+"""The most stores of a topic the doctor replays (a few runs of the day, in this process); a
+bigger day falls back to the core's computation, and says so."""
 MEET_MS = 60_000
 """A day is replayed only when some logged failure lies within this much of the trace's
 stores: a 4.x log read in the wrong zone puts its failures hours away, and the day the importer
@@ -246,6 +249,10 @@ class Days:
         brokers, route = layout
         (line,) = lines
         stored = [p.time_ms for p in dumps[0].published if p.topic == topic]
+        if len(stored) > MAX_SENDS:
+            return (f"the trace holds {len(stored)} stores of {topic}, more than the doctor "
+                    f"replays ({MAX_SENDS}): rocketlb trace import and rocketlb replay "
+                    "producer replay the whole day")
         failed = self._failure_times(logs, topic, line)
         if failed and stored and all(not min(stored) - MEET_MS <= t <= max(stored) + MEET_MS
                                      for t in failed):
@@ -260,7 +267,7 @@ class Days:
                     name="doctor-day", provenance="Reconstructed by rocketlb doctor.",
                     utc_offset_minutes=self.zone_4x or 0, groups_kept=[], skip_bad=True)
                 trace = load_trace(out)
-            except (InputError, OSError) as exc:
+            except (InputError, ValueError, OSError) as exc:    # ValueError: pyarrow's too
                 return f"the importer refused the records: {str(exc)[:300]}"
         from rocketlb_core.trace.importer import origin_ms
 
