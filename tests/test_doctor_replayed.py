@@ -111,6 +111,8 @@ def test_a_4x_isolation_keeps_the_broker_out_for_the_rest_of_the_day() -> None:
     ba = f["before_after"]
     assert ba["with"] == "5.3.3's rules"
     up = ba["replay"]["while_up"]
+    assert 0 < up["up_s"] < (w["end_ms"] - w["start_ms"]) / 1000
+    assert f"broker-a was up for {up['up_s']:.1f} s" in ba["text"]
     assert up["as recorded"]["made"] > 0
     assert ba["before"] == up["as recorded"]["to_broker"] == 0
     assert ba["after"] == up["with the fix"]["to_broker"]

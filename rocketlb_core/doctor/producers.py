@@ -401,26 +401,28 @@ def replayed_isolation(day: Day, groups: set[str], broker: str, since_ms: int
     made_b, mine_b = up(before)
     made_a, mine_a = up(after)
     made_o, mine_o = up(off)
+    up_s = day.up_ms(broker, since_ms) / 1000
     head = (f"replaying the recorded day ({sum(before[p].sends for p in ps)} sends of "
-            f"{', '.join(sorted(groups))} from the message trace and the client log): ")
+            f"{', '.join(sorted(groups))} from the message trace and the client log): "
+            f"{broker} was up for {up_s:.1f} s of the day after the isolation began; ")
     if four:
-        text = (head + f"on 5.3.3's rules {mine_a} of the {made_a} sends made while {broker} "
-                f"was up after the isolation began went to it, was {mine_b} of {made_b} as "
-                f"recorded ({day.line.value}, switch on); with sendLatencyFaultEnable off "
-                f"instead, {mine_o} of {made_o}, at {sum(off[p].failed_attempts for p in ps)} "
-                f"failed attempt(s) (was {sum(before[p].failed_attempts for p in ps)})")
+        text = (head + f"on 5.3.3's rules {mine_a} of the {made_a} sends made then went to "
+                f"it, was {mine_b} of {made_b} as recorded ({day.line.value}, switch on); "
+                f"with sendLatencyFaultEnable off instead, {mine_o} of {made_o}, at "
+                f"{sum(off[p].failed_attempts for p in ps)} failed attempt(s) (was "
+                f"{sum(before[p].failed_attempts for p in ps)})")
     else:
         text = (head + f"already 5.x's rules; with sendLatencyFaultEnable off (for comparison) "
-                f"{mine_a} of the {made_a} sends made while {broker} was up after the "
-                f"isolation began would have gone to it, was {mine_b} of {made_b} as "
-                f"recorded, at {sum(off[p].failed_attempts for p in ps)} failed attempt(s) "
-                f"(was {sum(before[p].failed_attempts for p in ps)})")
+                f"{mine_a} of the {made_a} sends made then would have gone to it, was "
+                f"{mine_b} of {made_b} as recorded, at "
+                f"{sum(off[p].failed_attempts for p in ps)} failed attempt(s) (was "
+                f"{sum(before[p].failed_attempts for p in ps)})")
     return {"with": "5.3.3's rules" if four else "sendLatencyFaultEnable off (comparison)",
             "metric": f"sends to {broker} while it was up after the isolation began "
                       "(replayed)",
             "before": mine_b, "after": mine_a, "source": SOURCE_REPLAY, "text": text,
             "replay": {**_replay_json(day, runs, ps),
-                       "while_up": {"from": _utc(since_ms),
+                       "while_up": {"from": _utc(since_ms), "up_s": round(up_s, 3),
                                     "as recorded": {"made": made_b, "to_broker": mine_b},
                                     "with the fix": {"made": made_a, "to_broker": mine_a},
                                     **({"sendLatencyFaultEnable off":

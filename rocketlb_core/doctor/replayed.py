@@ -131,6 +131,15 @@ class Day:
             mine += where == broker
         return made, mine
 
+    def up_ms(self, broker: str, after_ms: int) -> int:
+        """How long ``broker`` was up in the day's conditions from epoch ``after_ms`` to the
+        day's end."""
+        t0, end = after_ms - self.origin_ms, int(self.trace.meta["end_ms"])
+        if t0 >= end:
+            return 0
+        down = sum(max(0, min(b, end) - max(a, t0)) for a, b in self.down(broker))
+        return end - max(t0, 0) - down
+
     def queue0_share(self, runs: dict[str, Stats], broker: str) -> tuple[float, int]:
         """Queue 0's share of every producer's sends stored on ``broker``, and their number."""
         counts: Counter[int] = Counter()
