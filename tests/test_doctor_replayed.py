@@ -196,3 +196,20 @@ def test_the_report_says_the_numbers_were_replayed() -> None:
                                     str(data_path("live", "producer-outage-4", "logs"))])
     assert status == 3, err
     assert " ".join(out.split()).count("what the fix changes (computed)") == 2
+
+
+def test_without_the_replay_extra_the_doctor_falls_back_and_says_what_to_install() -> None:
+    """The doctor itself needs no third-party library; the replay needs numpy and pyarrow
+    (``[replay]``): with them gone (blocked, as ``tests/test_layers.py`` does) the findings
+    are the core's, and say why."""
+    from tests.test_layers import COMMAND_RUN, HEAVY, _run
+
+    proc = _run(COMMAND_RUN, ",".join(sorted(HEAVY)), "doctor", "--json",
+                str(data_path("live", "producer-outage-4")))
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    doc = json.loads(proc.stdout)
+    for kind in ("broker-isolated", "failing-broker-not-avoided"):
+        ba = _one(doc, kind)["before_after"]
+        assert ba["source"] == CORE
+        assert "pip install 'rocketlb-core[replay]'" in ba["replay_unavailable"]
+        assert "blocked by the test" in ba["replay_unavailable"]

@@ -785,7 +785,9 @@ def producer_findings(inputs: Inputs, zone_4x: int | None = None
                       ) -> tuple[list[Finding], list[Window]]:
     """Every check of this module, and the isolation timeline; ``zone_4x``: the 4.x logs'
     offset from UTC in minutes (``--log-zone``; ``None``: UTC)."""
-    days = Days(inputs, zone_4x, recorded_switches(inputs, zone_4x))
+    days = Days(inputs, zone_4x, recorded_switches(inputs, zone_4x),
+                {cl.path: line_of(cl.version[0] if cl.version else None)[0]
+                 for cl in inputs.client_logs})
     isolated, timeline = isolation_findings(inputs, zone_4x, days)
     return (isolated + skew_findings(inputs, days) + storm_findings(inputs)
             + permission_findings(inputs)), timeline

@@ -163,10 +163,12 @@ class Day:
 class Days:
     """The producer days the inputs hold, reconstructed on first use, one per topic."""
 
-    def __init__(self, inputs: Inputs, zone_4x: int | None, switches: dict[str, bool]):
+    def __init__(self, inputs: Inputs, zone_4x: int | None, switches: dict[str, bool],
+                 lines: dict[str, ProducerLine]):
         """``switches``: producer group -> ``sendLatencyFaultEnable`` as the doctor read it from
-        the group's log (``doctor.producers.recorded_switches``)."""
-        self.inputs, self.zone_4x, self.switches = inputs, zone_4x, switches
+        the group's log (``doctor.producers.recorded_switches``); ``lines``: client log path ->
+        the release line of its logged version (``doctor.producers.line_of``)."""
+        self.inputs, self.zone_4x, self.switches, self.lines = inputs, zone_4x, switches, lines
         self._days: dict[str, Day | str] = {}
 
     def day(self, topic: str) -> Day | str:
@@ -175,8 +177,8 @@ class Days:
             try:
                 self._days[topic] = self._reconstruct(topic)
             except ImportError as exc:
-                self._days[topic] = (f"the replay needs numpy and pyarrow (rocketlb's [replay] "
-                                     f"extra): {exc}")
+                self._days[topic] = ("the replay needs numpy and pyarrow: pip install "
+                                     f"'rocketlb-core[replay]' ({exc})")
         return self._days[topic]
 
     def _producer_logs(self) -> list[ClientLogFile]:
@@ -233,7 +235,7 @@ class Days:
         return out
 
     def _reconstruct(self, topic: str) -> Day | str:
-        from rocketlb_core.doctor.producers import line_of
+        from rocketlb_core.replay.engines import replay_rows  # noqa: F401  (numpy: fail here)
         from rocketlb_core.trace.importer import import_records
         from rocketlb_core.trace.read import load_trace
 
@@ -248,7 +250,7 @@ class Days:
         if len(dumps) > 1:
             return (f"{len(dumps)} message-trace dumps hold stores of {topic} (the replay "
                     "reads one day from one dump)")
-        lines = {line_of(cl.version[0] if cl.version else None)[0] for cl in logs}
+        lines = {self.lines.get(cl.path, ProducerLine.V4_9_8) for cl in logs}
         if len(lines) > 1:
             return ("producers of different client lines ("
                     + ", ".join(sorted(x.value for x in lines)) + "): a replay runs one")
