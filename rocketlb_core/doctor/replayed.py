@@ -24,6 +24,8 @@ strategy and latency table alone (``doctor.producers``); ``before_after.source``
 from __future__ import annotations
 
 import tempfile
+from array import array
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +47,7 @@ MEET_MS = 60_000
 """A day is replayed only when some logged failure lies within this much of the trace's
 stores: a 4.x log read in the wrong zone puts its failures hours away, and the day the importer
 would build from them is not the one that happened."""
+FOREVER = 1 << 62                 # an outage the day's conditions never end
 INNER = ("CLIENT_INNER_PRODUCER", "_INNER_TRACE_PRODUCER")    # upstream's own producers
 
 
@@ -57,7 +60,8 @@ class Stats:
     failed_sends: int = 0
     failed_attempts: int = 0          # attempts that stored nothing: retries and failed sends
     by_queue: dict[str, Counter[int]] = field(default_factory=lambda: defaultdict(Counter))
-    starts: list[tuple[int, str | None]] = field(default_factory=list)   # (start, broker)
+    starts: array[int] = field(default_factory=lambda: array("q"))     # each send's start
+    where: list[str | None] = field(default_factory=list)     # its broker (None: it failed)
 
     def as_json(self) -> dict[str, Any]:
         return {"sends": self.sends, "stored": self.stored, "failed_sends": self.failed_sends,
@@ -79,6 +83,7 @@ class Day:
     imported: dict[str, Any]                      # the importer's summary
     queues: dict[str, int]                        # broker -> write queues in the route
     _runs: dict[Any, dict[str, Stats]] = field(default_factory=dict)
+    _down: dict[str, list[tuple[int, int]]] | None = None
 
     def producers_of(self, groups: set[str]) -> list[str]:
         return sorted(p for p, g in self.groups.items() if g in groups)
@@ -107,25 +112,38 @@ class Day:
             s.failed_attempts += int(r[8]) - (0 if failed else 1)
             if not failed:
                 s.by_queue[r[6]][int(r[7])] += 1
-            s.starts.append((int(r[3]), None if failed else r[6]))
+            s.starts.append(int(r[3]))
+            s.where.append(None if failed else r[6])
         self._runs[key] = dict(out)
         return self._runs[key]
 
     def down(self, broker: str) -> list[tuple[int, int]]:
-        """When ``broker`` was down in the day's conditions (trace ms: from, until)."""
-        from rocketlb_core.replay.timeline import Conditions
-
-        return [(a, b) for a, b, _ in
-                Conditions.from_columns(self.trace.conditions).down.get(broker, [])]
+        """When ``broker`` was down in the day's conditions (trace ms: from, until; in time
+        order, disjoint), read as the replay reads them (``Conditions.from_columns``: a
+        ``down`` row opens an outage, the next ``up`` row ends it)."""
+        if self._down is None:
+            self._down = {}
+            c = self.trace.conditions
+            opened: dict[str, int] = {}
+            for t, b, kind in zip(c["time_ms"], c["broker"], c["kind"], strict=True):
+                if kind == "down" and b not in opened:
+                    opened[b] = t
+                elif kind == "up" and b in opened:
+                    self._down.setdefault(b, []).append((opened.pop(b), t))
+            for b, t in opened.items():
+                self._down.setdefault(b, []).append((t, FOREVER))
+        return self._down.get(broker, [])
 
     def while_up(self, stats: Stats, broker: str, after_ms: int) -> tuple[int, int]:
         """(sends begun while ``broker`` was up from epoch ``after_ms`` on, those of them
         stored on ``broker``)."""
         t0 = after_ms - self.origin_ms
         down = self.down(broker)
+        starts = [a for a, _ in down]
         made = mine = 0
-        for start, where in stats.starts:
-            if start < t0 or any(a <= start < b for a, b in down):
+        for start, where in zip(stats.starts, stats.where, strict=True):
+            i = bisect_right(starts, start) - 1
+            if start < t0 or (i >= 0 and start < down[i][1]):
                 continue
             made += 1
             mine += where == broker
