@@ -310,21 +310,38 @@ def verdicts(cl: ClientLogFile, inputs: Inputs, zone_4x: int | None = None,
     return out
 
 
-def recorded_switches(inputs: Inputs, zone_4x: int | None = None) -> dict[str, bool]:
-    """Producer group -> ``sendLatencyFaultEnable`` as its log shows it, for the groups whose
-    log has failed attempts: off when a failure began inside an isolation the switch would
-    have set (or the trace shows stores there), else on (what ``doctor.replayed`` replays
-    "as recorded")."""
-    out: dict[str, bool] = {}
-    pubs = [p for t in inputs.traces for p in t.published]
+def recorded_switches(inputs: Inputs, judged: dict[str, list[Verdict]]
+                      ) -> dict[str, tuple[bool, str]]:
+    """Producer group -> (``sendLatencyFaultEnable`` as its log shows it, how it was read),
+    for the groups whose log has failed attempts (``judged``: log path -> its ``verdicts``):
+    off when a failure began inside an isolation the switch would have set, or the trace shows
+    a store there; else on (what ``doctor.replayed`` replays "as recorded")."""
+    out: dict[str, tuple[bool, str]] = {}
     for cl in inputs.client_logs:
-        if not cl.failures:
+        vs = judged.get(cl.path)
+        if not vs:
             continue
-        on = not any(v.not_avoided for v in verdicts(cl, inputs, zone_4x, pubs))
+        if any(v.not_avoided for v in vs):
+            seen = (False, "its log: a failure began inside an isolation the switch would "
+                           "have set, or the trace shows a store there (off)")
+        elif any(len(v.failures) > 1 or v.mine for v in vs):
+            seen = (True, "its log: no failure began, and the trace shows no store, inside an "
+                          "isolation (on)")
+        else:
+            seen = (True, "its log: one failure, no store of it in the trace: on assumed (the "
+                          "log alone cannot tell)")
         for g in cl.producer_groups:
             if not g.startswith(INNER_GROUPS):
-                out[g] = out.get(g, True) and on
+                had = out.get(g)
+                out[g] = seen if had is None or had[0] else had     # off wins
     return out
+
+
+def judge(inputs: Inputs, zone_4x: int | None = None) -> dict[str, list[Verdict]]:
+    """Every client log with failed attempts -> its ``verdicts``."""
+    pubs = [p for t in inputs.traces for p in t.published]
+    return {cl.path: verdicts(cl, inputs, zone_4x, pubs) for cl in inputs.client_logs
+            if cl.failures}
 
 
 def _topic_of(fs: list[Failure]) -> str:
@@ -455,15 +472,19 @@ def replayed_skew(day: Day, broker: str, observed: float) -> dict[str, Any] | No
 
 
 def isolation_findings(inputs: Inputs, zone_4x: int | None = None,
-                       days: Days | None = None) -> tuple[list[Finding], list[Window]]:
+                       days: Days | None = None,
+                       judged: dict[str, list[Verdict]] | None = None
+                       ) -> tuple[list[Finding], list[Window]]:
     """``broker-isolated`` and ``failing-broker-not-avoided`` for every producer log with
     failed attempts, and every isolation window (the ``--html`` timeline); ``zone_4x`` as in
     ``windows_of``. Each finding's before and after comes from ``days`` (the recorded day
     replayed: ``doctor.replayed``) when it holds the producer's day, else from the core's
-    fault strategy alone."""
+    fault strategy alone. ``judged``: each log's ``verdicts``, when already made."""
     out: list[Finding] = []
     timeline: list[Window] = []
     pubs = [p for t in inputs.traces for p in t.published]
+    if judged is None:
+        judged = judge(inputs, zone_4x)
     for cl in inputs.client_logs:
         if not cl.failures:
             continue
@@ -471,7 +492,7 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None,
         groups = {g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)}
         name = _producer_name(cl)
         zone = zone_text(line, zone_4x)
-        for v in verdicts(cl, inputs, zone_4x, pubs):
+        for v in judged.get(cl.path, []):
             broker, windows, inside, fs, addr = v.broker, v.windows, v.inside, v.failures, v.addr
             mine, stored_inside = v.mine, v.stored_inside
             day, why = _day_for(days, _topic_of(fs), groups)
@@ -785,9 +806,10 @@ def producer_findings(inputs: Inputs, zone_4x: int | None = None
                       ) -> tuple[list[Finding], list[Window]]:
     """Every check of this module, and the isolation timeline; ``zone_4x``: the 4.x logs'
     offset from UTC in minutes (``--log-zone``; ``None``: UTC)."""
-    days = Days(inputs, zone_4x, recorded_switches(inputs, zone_4x),
+    judged = judge(inputs, zone_4x)
+    days = Days(inputs, zone_4x, recorded_switches(inputs, judged),
                 {cl.path: line_of(cl.version[0] if cl.version else None)[0]
                  for cl in inputs.client_logs})
-    isolated, timeline = isolation_findings(inputs, zone_4x, days)
+    isolated, timeline = isolation_findings(inputs, zone_4x, days, judged)
     return (isolated + skew_findings(inputs, days) + storm_findings(inputs)
             + permission_findings(inputs)), timeline

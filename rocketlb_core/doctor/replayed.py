@@ -181,10 +181,11 @@ class Day:
 class Days:
     """The producer days the inputs hold, reconstructed on first use, one per topic."""
 
-    def __init__(self, inputs: Inputs, zone_4x: int | None, switches: dict[str, bool],
-                 lines: dict[str, ProducerLine]):
-        """``switches``: producer group -> ``sendLatencyFaultEnable`` as the doctor read it from
-        the group's log (``doctor.producers.recorded_switches``); ``lines``: client log path ->
+    def __init__(self, inputs: Inputs, zone_4x: int | None,
+                 switches: dict[str, tuple[bool, str]], lines: dict[str, ProducerLine]):
+        """``switches``: producer group -> (``sendLatencyFaultEnable`` as the doctor read it
+        from the group's log, how: ``doctor.producers.recorded_switches``); ``lines``: client
+        log path ->
         the release line of its logged version (``doctor.producers.line_of``)."""
         self.inputs, self.zone_4x, self.switches, self.lines = inputs, zone_4x, switches, lines
         self._days: dict[str, Day | str] = {}
@@ -305,9 +306,7 @@ class Days:
         switches, how = {}, {}
         for p, g in by_group.items():
             if g in self.switches:
-                switches[p] = self.switches[g]
-                how[p] = ("its log: a failure inside an isolation (off)" if not switches[p]
-                          else "its log: failures avoided (on)")
+                switches[p], how[p] = self.switches[g]
             else:
                 switches[p] = False
                 how[p] = "no failure logged: off assumed (upstream's default)"
