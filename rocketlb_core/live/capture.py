@@ -100,7 +100,7 @@ def keep_output(tmp: Path, name: str, text: str, line_name: str) -> str:
     (``.rocketlb-output.json``) lists what ``tmp`` holds when the capture is complete
     (``atomic.write_marker``), so it names the same file; a file must never be renamed or
     compressed after it is kept (capture-5's first marker listed ``.txt`` names for files
-    gzipped afterwards, by hand)."""
+    gzipped afterwards, outside the writer)."""
     file = f"{name}.txt"
     if line_name in GZIP_LINES:
         file += ".gz"
