@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.live.jars import LiveError, class_path, java, line, resolve
+from rocketlb_core.live.jars import LiveError, class_path, find_tool, java, line, resolve
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
 from rocketlb_core.paths import FileRefused, read_small_file
 
@@ -113,9 +113,10 @@ class Cluster:
 MAX_STATE_BYTES = 1 << 20      # cluster.json: up writes about 1 KiB
 PID_MAX = 1 << 22              # Linux's PID_MAX_LIMIT: no pid is larger
 _PROCESS_FIELDS = {"name", "role", "port", "pid", "folder"}
-ROLES = ("namesrv", "broker", "producer", "consumer")
+ROLES = ("namesrv", "broker", "producer", "consumer", "proxy")
 """What a recorded process is: the cluster's JVMs, and the clients a recording starts
-(``start_producer``, ``start_consumer`` add them, so ``down`` stops them too)."""
+(``start_producer``, ``start_consumer`` add them, so ``down`` stops them too); ``start_proxy``
+adds the Proxy (issue 34), and ``start_grpc_producer`` its gRPC producers (role ``producer``)."""
 MAX_PROCESSES = 1 + 64 + 1024
 """A name server, brokers and clients: far above what a scenario starts."""
 
@@ -766,3 +767,224 @@ def jvms_under(root: Path) -> list[int]:
         if any(a.startswith(prefix) and b"/rocketlb-live-" in a for a in cmdline):
             pids.append(int(proc.name))
     return pids
+
+
+# ---------------------------------------------------------------- the Proxy and its gRPC clients
+# (issue 34, item 3). RocketMQ 5's Proxy (``rocketmq-proxy``, ``ProxyStartup``) in cluster mode:
+# a process of its own between the gRPC clients and the brokers, which it finds through the
+# cluster's name server. Its jars, and the gRPC client's (``rocketmq-client-java``, one shaded
+# jar), are resolved from Maven Central into the same cache folders ``vectorgen`` uses.
+
+PROXY_MAIN = "org.apache.rocketmq.proxy.ProxyStartup"
+PROXY_NAME = "proxy"
+GRPC_CLIENT_VERSION = "5.0.8"
+"""``org.apache.rocketmq:rocketmq-client-java``: the gRPC client ``rocketlb_core.grpc`` ports."""
+GRPC_LOG_BINDING = ("StaticLoggerBinder.java", "LoggingEventAware.java", "LoggingEventBuilder.java")
+"""``live/java/`` sources compiled onto the gRPC client's class path: rocketmq-client-java 5.0.8's
+shaded slf4j-api 1.7.30 finds no binding for its shaded logback 1.3.15, so without them the
+client logs nothing (``StaticLoggerBinder.java`` says more)."""
+PROXY_WILDCARD = """\
+rocketmq-proxy {version} binds its two ports on every interface: the gRPC server is
+NettyServerBuilder.forPort(grpcServerPort) (GrpcServerBuilder), the remoting server a
+NettyServerConfig whose bindAddress is left at 0.0.0.0 (RemotingProtocolServer); ProxyConfig
+has no bind address. It is started only in an isolated cluster (up inside run_isolated: the
+namespace's loopback is its only interface), unless wildcard=True."""
+
+
+def artifact_jars(artifact: str, version: str) -> list[Path]:
+    """``org.apache.rocketmq:<artifact>:<version>`` and its runtime dependencies, resolved once
+    into ``<cache>/vectors/<artifact>-<version>`` (the folder ``vectorgen`` resolves into)."""
+    from rocketlb_core.atomic import MARKER
+    from rocketlb_core.live.jars import cache_root, resolve_maven
+
+    folder = cache_root() / "vectors" / f"{artifact}-{version}"
+    if (folder / MARKER).is_file() and any(folder.glob("*.jar")):
+        return sorted(folder.glob("*.jar"))
+    return resolve_maven([f"org.apache.rocketmq:{artifact}:{version}"], folder,
+                         f"{artifact} {version}")
+
+
+def proxy_version(cluster: Cluster) -> str:
+    """The Proxy's release: the cluster's server version (a 5.x line; 4.x has no Proxy)."""
+    version = line(cluster.line).server_version
+    if not version.startswith("5"):
+        raise LiveError(f"line {cluster.line} runs RocketMQ {version}: the Proxy came with 5.0")
+    return version
+
+
+def proxy(cluster: Cluster) -> Process | None:
+    """The cluster's Proxy as recorded, if ``start_proxy`` started one."""
+    return next((p for p in cluster.processes if p.role == "proxy"), None)
+
+
+def proxy_endpoints(cluster: Cluster) -> str:
+    """``127.0.0.1:<grpc port>``: what a gRPC client is given as its endpoints."""
+    p = proxy(cluster)
+    if p is None:
+        raise LiveError("no Proxy was started in this cluster (start_proxy)")
+    return f"127.0.0.1:{p.port}"
+
+
+def _proxy_config(cluster: Cluster, grpc_port: int, remoting_port: int) -> dict[str, Any]:
+    """``rmq-proxy.json``: ProxyConfig's keys (rocketmq-proxy 5.3.3,
+    ``proxy/config/ProxyConfig.java``); every other key keeps upstream's default (among them
+    ``sendLatencyEnable`` false: the Proxy picks queues by its counter alone)."""
+    return {"rocketMQClusterName": CLUSTER_NAME, "proxyName": PROXY_NAME,
+            "namesrvAddr": cluster.namesrv_addr, "proxyMode": "cluster",
+            "grpcServerPort": grpc_port, "remotingListenPort": remoting_port,
+            "localServeAddr": "127.0.0.1",
+            "enablePrintJstack": False,                # no jstack dumps into its log every 60 s
+            "grpcShutdownTimeSeconds": 3,              # 30 s upstream: down waits for it
+            "metricsExporterType": "DISABLE"}          # (the default: no Prometheus port)
+
+
+def _proxy_command(cluster: Cluster, p: Process, cp: str, heap_mb: int) -> list[str]:
+    folder = Path(p.folder)
+    return [java(), f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", f"-XX:MaxDirectMemorySize={heap_mb}m",
+            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
+            f"-D{MARKER_PROP}={cluster.home}", f"-Drocketmq.home.dir={cluster.home}",
+            f"-Duser.home={folder}", f"-DRMQ_PROXY_HOME={folder}",
+            # upstream's own logback file of the Proxy (logs/rocketmqlogs/proxy.log ...)
+            f"-Drmq.logback.configurationFile={folder / 'rmq.proxy.logback.xml'}",
+            "-cp", cp, PROXY_MAIN, "-pc", str(folder / "rmq-proxy.json"), "-pm", "cluster",
+            "-n", cluster.namesrv_addr]
+
+
+def start_proxy(cluster: Cluster, *, grpc_port: int = 28081, remoting_port: int = 28080,
+                heap_mb: int = 256, wildcard: bool = False,
+                timeout_s: float = 120.0) -> Process:
+    """Start ``rocketmq-proxy`` of the cluster's line in cluster mode, pointing at the cluster's
+    name server, its gRPC server on ``grpc_port`` and its remoting server on ``remoting_port``;
+    wait until it said it started and accepts connections; record it (role ``proxy``, its pid)
+    in ``cluster.json``, so ``down`` stops it by pid like the others. Its configuration,
+    output and logs are under ``<home>/proxy``. Refused outside an isolated cluster unless
+    ``wildcard`` (``PROXY_WILDCARD`` says why), and when a Proxy runs already."""
+    import zipfile
+
+    version = proxy_version(cluster)
+    if not cluster.isolated and not wildcard:
+        raise LiveError(PROXY_WILDCARD.format(version=version).replace("\n", " "))
+    old = proxy(cluster)
+    if old is not None and _ours(old.pid, cluster.home):
+        raise LiveError(f"a Proxy of this cluster runs already (pid {old.pid})")
+    for port in (grpc_port, remoting_port):
+        if not _port_free(port):
+            raise LiveError(f"port {port} on 127.0.0.1 is taken (needed by the Proxy); "
+                            "choose other ports (grpc_port, remoting_port)")
+    jars_ = artifact_jars("rocketmq-proxy", version)
+    folder = cluster.home / PROXY_NAME
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rmq-proxy.json").write_text(
+        json.dumps(_proxy_config(cluster, grpc_port, remoting_port), indent=1) + "\n",
+        encoding="utf-8")
+    main_jar = next(j for j in jars_ if j.name == f"rocketmq-proxy-{version}.jar")
+    with zipfile.ZipFile(main_jar) as z:
+        (folder / "rmq.proxy.logback.xml").write_bytes(z.read("rmq.proxy.logback.xml"))
+    p = Process(PROXY_NAME, "proxy", grpc_port, folder=str(folder))
+    cluster.processes = [q for q in cluster.processes if q.role != "proxy"] + [p]
+    out = folder / "stdout.log"
+    with out.open("ab") as sink:
+        proc = subprocess.Popen(_proxy_command(cluster, p, class_path(jars_), heap_mb),
+                                env=dict(os.environ, ROCKETMQ_HOME=str(cluster.home)),
+                                stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=folder, start_new_session=True)
+    p.pid = proc.pid
+    cluster.save()
+    try:
+        _wait_ready(cluster, p, proc, timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while "rocketmq-proxy startup successfully" not in _tail(out, 200):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise LiveError(f"the Proxy did not report 'startup successfully'; its output "
+                                f"({out}):\n{_tail(out)}")
+            time.sleep(0.2)
+    except BaseException:
+        stop_proxy(cluster)
+        raise
+    return p
+
+
+def stop_proxy(cluster: Cluster, timeout_s: float = 40.0) -> bool:
+    """Stop the cluster's Proxy by its recorded pid (SIGTERM; SIGKILL after ``timeout_s``: its
+    shutdown hook waits up to ``grpcShutdownTimeSeconds``, 30 s); whether it was running."""
+    p = proxy(cluster)
+    if p is None or not p.pid or not _ours(p.pid, cluster.home):
+        return False
+    os.kill(p.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while _ours(p.pid, cluster.home) and time.monotonic() < deadline:
+        _reap(p.pid)
+        time.sleep(0.1)
+    if _ours(p.pid, cluster.home):
+        os.kill(p.pid, signal.SIGKILL)
+        while _ours(p.pid, cluster.home):
+            _reap(p.pid)
+            time.sleep(0.05)
+    _reap(p.pid)
+    return True
+
+
+@dataclass
+class GrpcProducer(Producer):
+    """A running ``GrpcProduce.java`` (rocketmq-client-java's ``Producer``, through the Proxy).
+    Its rows are ``collect_sends``'s, with ``client_broker``/``client_queue`` (the queue the
+    client chose, see the driver), ``offset`` and ``msg_id``."""
+
+    @property
+    def client_log(self) -> Path:
+        return self.home / "logs" / "rocketmqlogs" / "rocketmq-client.log"
+
+
+def start_grpc_producer(cluster: Cluster, topic: str, count: int, *, interval_ms: int = 0,
+                        max_attempts: int = 3, instance: str = "grpc-1", go: bool = True,
+                        timeout_s: float = 120.0) -> GrpcProducer:
+    """``start_producer`` for the gRPC client: ``live/java/GrpcProduce.java`` on
+    rocketmq-client-java ``GRPC_CLIENT_VERSION``, given the cluster's Proxy as its endpoints,
+    to send ``count`` messages ``interval_ms`` apart (``maxAttempts``: ``max_attempts``). Its log
+    (``rocketmq-client.log``, ``rocketmq.log.root``) is under its folder. It sends once
+    ``start_sending`` is called (at once when ``go``); ``collect_sends`` returns its rows."""
+    from importlib import resources
+
+    endpoints = proxy_endpoints(cluster)
+    home = cluster.home / "clients" / instance
+    home.mkdir(parents=True, exist_ok=True)
+    output, go_file = home / "sends.jsonl", home / "go"
+    go_file.unlink(missing_ok=True)
+    jar_cp = class_path(artifact_jars("rocketmq-client-java", GRPC_CLIENT_VERSION))
+    java_dir = resources.files("rocketlb_core.live") / "java"
+    src = java_dir / "GrpcProduce.java"
+    # the jar's missing SLF4J binding (java/StaticLoggerBinder.java says why): compiled here,
+    # first on the class path, so the client writes its log at all
+    classes = home / "log-binding"
+    shutil.rmtree(classes, ignore_errors=True)
+    sources = [str(java_dir / f) for f in GRPC_LOG_BINDING]
+    javac = Path(java()).with_name("javac")
+    built = subprocess.run([str(javac) if javac.is_file() else find_tool("javac", "install a JDK"),
+                            "-encoding", "UTF-8", "-d", str(classes), "-cp", jar_cp, *sources],
+                           capture_output=True, text=True, timeout=300, check=False)
+    if built.returncode != 0:
+        raise LiveError(f"javac of the gRPC client's log binding failed:\n{built.stderr[-1500:]}")
+    cp = f"{classes}{os.pathsep}{jar_cp}"
+    command = [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+               f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
+               f"-Drocketmq.log.root={home / 'logs' / 'rocketmqlogs'}",
+               "-cp", cp, str(src), endpoints, topic, str(count), str(interval_ms),
+               str(max_attempts), str(go_file)]
+    with output.open("wb") as sink:
+        proc = subprocess.Popen(command, stdout=sink, stderr=(home / "stderr.log").open("ab"),
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    producer = GrpcProducer(instance, proc, output, go_file, count, home)
+    cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
+    cluster.save()
+    deadline = time.monotonic() + timeout_s
+    while not output.read_bytes().startswith(b'{"started"'):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            raise LiveError(f"gRPC producer {instance} did not start; "
+                            f"{_tail(home / 'stderr.log')}")
+        time.sleep(0.05)
+    if go:
+        start_sending(producer)
+    return producer
