@@ -18,6 +18,7 @@ code)::
     count = 900                 # synchronous sends ...
     interval_ms = 50            # ... this far apart
     fault_tolerance = false     # sendLatencyFaultEnable
+    client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
 
     [[consumers]]               # upstream's DefaultMQPushConsumer (live/java/Consume.java)
     name = "c1"                 # its process and folder name
@@ -28,6 +29,15 @@ code)::
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
     action = "kill"             # kill | pause | resume | restart (a broker),
     target = "broker-a"         # join | leave | crash (a consumer)
+
+A producer with ``client = "grpc"`` is the gRPC client of apache/rocketmq-clients
+(rocketmq-client-java ``live.GRPC_CLIENT_VERSION``, ``live/java/GrpcProduce.java``; issue 34):
+the recorder then starts the line's Proxy (``live.start_proxy``: 5.x lines, isolated only) and
+gives it as the producer's endpoints; ``fault_tolerance`` does not apply to it (the client has
+no such switch), ``max_attempts`` (default 3) is its ``maxAttempts``. Such a recording also holds
+``topic.jsonl.gz``: every message of the scenario's topic as the brokers store it (broker, queue,
+offset, store time, key ``seq-<n>``, body ``m<n>``): where each send really went, which the
+gRPC client's receipt does not say (``live/java/GrpcProduce.java``).
 
 Events on one target must make sense in order (``load_scenario`` refuses the rest): a broker is
 paused only while it runs, resumed only while paused, killed while it runs or is paused,
@@ -117,6 +127,11 @@ class LiveProducer:
     count: int
     interval_ms: int
     fault_tolerance: bool
+    client: str = "remoting"        # or "grpc" (issue 34)
+    max_attempts: int = 3           # the gRPC client's maxAttempts
+
+
+CLIENTS = ("remoting", "grpc")
 
 
 @dataclass(frozen=True)
@@ -180,14 +195,23 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     for i, p in enumerate(r.array(top, "producers", "", MAX_CLIENTS)):
         where = f"producers[{i}]"
         p = r.table(p, where, {"name", "group", "count"},
-                    {"interval_ms", "fault_tolerance"})
+                    {"interval_ms", "fault_tolerance", "client", "max_attempts"})
         ft = p.get("fault_tolerance", False)
         if not isinstance(ft, bool):
             raise r.fail(f"{where}.fault_tolerance", f"expected true or false, got {ft!r}")
+        client = r.text(p, "client", where, "remoting")
+        if client not in CLIENTS:
+            raise r.fail(f"{where}.client", f"one of {', '.join(CLIENTS)}, got {client!r}")
+        if client == "grpc" and ft:
+            raise r.fail(f"{where}.fault_tolerance", "the gRPC client has no "
+                         "sendLatencyFaultEnable: leave it out")
+        if client != "grpc" and "max_attempts" in p:
+            raise r.fail(f"{where}.max_attempts", "only a gRPC producer has it")
         producers.append(LiveProducer(
             r.text(p, "name", where), r.text(p, "group", where),
             r.num(p, "count", where, integer=True, minimum=1, maximum=100_000),
-            r.num(p, "interval_ms", where, 0, integer=True, minimum=0, maximum=60_000), ft))
+            r.num(p, "interval_ms", where, 0, integer=True, minimum=0, maximum=60_000), ft,
+            client, r.num(p, "max_attempts", where, 3, integer=True, minimum=1, maximum=10)))
     consumers = []
     for i, c in enumerate(r.array(top, "consumers", "", MAX_CLIENTS)):
         where = f"consumers[{i}]"
@@ -561,8 +585,17 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             live.kill_consumer(consumers[e.target])
         say(f"{e.at_s:6.1f} s  {e.action} {e.target}")
 
-    producers = {}
+    grpc = any(p.client == "grpc" for p in scenario.producers)
+    if grpc:
+        say(f"starting the Proxy {live.proxy_version(c)}")
+        live.start_proxy(c)
+    producers: dict[str, live.Producer] = {}
     for p in scenario.producers:
+        if p.client == "grpc":
+            producers[p.name] = live.start_grpc_producer(
+                c, scenario.topic, p.count, interval_ms=p.interval_ms,
+                max_attempts=p.max_attempts, instance=p.name, go=False)
+            continue
         producers[p.name] = live.start_producer(
             c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
             fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False)
@@ -587,7 +620,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         rows = live.collect_sends(proc)
         _gzip_text(tmp / "sends" / f"{name}.jsonl.gz",
                    "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
-        say(f"{name}: {sum('broker' in r for r in rows)} of {len(rows)} sends stored")
+        say(f"{name}: {sum('error' not in r for r in rows)} of {len(rows)} sends stored")
     time.sleep(scenario.settle_s)
     if groups:
         end = reading()
@@ -597,6 +630,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     for running in consumers.values():
         if running.process.poll() is None:
             live.stop_consumer(running)
+    if grpc:
+        live.stop_proxy(c)            # its logs complete; the dump reads the brokers directly
+        stored = dump_topic(c, scenario.topic)
+        _gzip_text(tmp / "topic.jsonl.gz", "".join(r + "\n" for r in stored))
+        say(f"{len(stored)} messages of {scenario.topic} dumped")
     if scenario.trace:
         time.sleep(2.0)                   # the consumers' trace dispatchers flush at shutdown
         dumped = dump_topic(c, TRACE_TOPIC)
@@ -608,6 +646,17 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         for f in sorted(logs.glob("*.log")) if logs.is_dir() else ():
             if f.stat().st_size:
                 _gzip_copy(f, tmp / "logs" / proc_.name / f"{f.name}.gz")
+    extra: dict[str, Any] = {}
+    if grpc:
+        proxy = live.proxy(c)
+        assert proxy is not None
+        extra = {"proxy": {"artifact": "org.apache.rocketmq:rocketmq-proxy",
+                           "version": live.proxy_version(c), "mode": "cluster",
+                           "endpoints": f"127.0.0.1:{proxy.port}",
+                           "config": json.loads((Path(proxy.folder) / "rmq-proxy.json")
+                                                .read_text("utf-8"))},
+                 "grpc_client": {"artifact": "org.apache.rocketmq:rocketmq-client-java",
+                                 "version": live.GRPC_CLIENT_VERSION}}
     return {
         "format": FORMAT, "version": VERSION, "scenario": scenario.name,
         "description": scenario.description, "line": line_name,
@@ -617,11 +666,15 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         "route": [{"broker_name": q.broker_name, "read_queue_nums": q.read_queue_nums,
                    "write_queue_nums": q.write_queue_nums, "perm": q.perm}
                   for q in route.queue_datas],
-        "producers": [vars(p) for p in scenario.producers],
+        # a remoting producer's row as before issue 34 (no client, no max_attempts)
+        "producers": [vars(p) if p.client == "grpc" else
+                      {k: v for k, v in vars(p).items() if k not in ("client", "max_attempts")}
+                      for p in scenario.producers],
         "consumers": [vars(k) for k in scenario.consumers],
         "t0_ms": t0_ms, "events": events, "max_late_ms": clock["max_late_ms"],
         "max_late_limit_ms": MAX_LATE_MS, "snapshots": taken,
         "isolated": bool(os.environ.get(live.ENV_ISOLATED)),
         # 4.x clients log in the JVM's zone (this machine's); 5.x clients and the brokers GMT+8
         "utc_offset_minutes": time.localtime().tm_gmtoff // 60,
+        **extra,
     }

@@ -1,0 +1,402 @@
+"""The gRPC producer's model against a live recording through the Proxy (issue 34, item 3).
+
+A recording of a scenario with a ``client = "grpc"`` producer (``rocketlb_core.live.record``)
+holds, per send, the driver's row (``sends/<producer>.jsonl.gz``: the receipt's queue, which is
+the queue the *client* chose, the stored offset, the message id, or the error), the client's own
+log (``logs/<producer>/rocketmq-client.log.gz``: every failed attempt, every successful retry,
+the route it fetched), every stored message of the topic (``topic.jsonl.gz``: broker, queue,
+offset, store time, body ``m<seq>``) and the events (a broker paused, resumed).
+
+Two models are checked, each against what the recording determines:
+
+* **the client** (``rocketlb_core.grpc``: ``PublishingLoadBalancer`` and ``ProducerSendLoop``,
+  ported from rocketmq-client-java 5.0.8): run on the client's route as its log gives it, with
+  the attempts' outcomes as its log gives them, it must name the receipt's queue of every
+  successful send. The counter's start (``RandomUtils.nextInt``) is not recorded: it is inferred
+  from the first successful send (verdict ``inferred``), and must then hold for every later one.
+  A failed send has no receipt: which queues the client chose for it is not recorded
+  (``unobserved``). Behind one Proxy every queue has the same endpoints, so the isolation after
+  a failed attempt cannot change a candidate (``takeMessageQueues`` then takes the isolated
+  queues anyway, walking on n steps: the same queues); the loop still runs it.
+* **the Proxy** (``rocketlb_core.grpc.proxy_send``: ``MessageQueueSelector`` of
+  rocketmq-proxy 5.3.3, one counter step per attempt, the sorted write queues): it must put every
+  stored copy of every send where the dump found it, one attempt after another, the successful
+  attempt's copy at the receipt's offset. Its counter starts at random at each route reload (20 s
+  at least apart, ``REFRESH_MS``), which the recording does not show: a send whose copies need a
+  new start is ``reload`` when a reload could have happened by then (at least ``REFRESH_MS``
+  after the earliest moment the previous one could have happened), else ``unexplained``. The
+  first send's start is ``inferred``. A failed attempt whose message was never stored leaves no
+  trace of its queue: the model's queue for it is not checked, only counted. A failed attempt
+  to a paused broker is stored when it resumes (its request waits in the socket), so most failed
+  attempts are seen.
+* **each attempt's outcome**, with the Proxy's queue for it: a failed attempt must have met its
+  broker paused during the attempt (``paused``), a successful one its broker running
+  (``ok``); otherwise ``fail_unexplained`` or ``ok_while_paused``.
+
+Not recorded, so not checked: the Proxy's counter values (only the queues they gave), when it
+reloaded a route, the client's candidates of a failed send, the endpoints the client isolated.
+``check_grpc_recording`` returns the counts and every send's verdicts; nothing is fudged: a
+send the models do not explain is counted as ``unexplained`` with its detail.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketlb_core.errors import InputError
+from rocketlb_core.grpc.proxy_send import REFRESH_MS, ProxyQueue, proxy_write_queues
+from rocketlb_core.grpc.publishing import GrpcQueue, Permission, PublishingLoadBalancer
+from rocketlb_core.grpc.send import Outcome, ProducerSendLoop
+from rocketlb_core.trace.clientlog import GMT8_MINUTES, stamp_ms
+from rocketlb_core.trace.textfile import read_lines
+
+ENDPOINTS = "proxy"
+"""Every queue's endpoints behind the one Proxy (one value: which one does not matter)."""
+
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ")
+_ROUTE = re.compile(r"Fetch topic route successfully, clientId=\S+, topic=(\S+), "
+                    r"topicRouteData=TopicRouteData\{messageQueueImpls=\[(.*)\]\}")
+_FAILED = re.compile(r"Failed to send message(?: due to too many requests)?, would attempt to "
+                     r"resend (?:right now|after \S+), maxAttempts=(\d+), attempt=(\d+), "
+                     r"topic=\S+, messageId\(s\)=\[(\w+)\]")
+_RESENT = re.compile(r"Resend message successfully, topic=\S+, messageId\(s\)=\[(\w+)\], "
+                     r"maxAttempts=(\d+), attempt=(\d+)")
+_FINALLY = re.compile(r"Failed to send message\(s\) finally, run out of attempt times, "
+                      r"maxAttempts=(\d+), attempt=(\d+), topic=\S+, messageId\(s\)=\[(\w+)\]")
+_REJOIN = re.compile(r"Rejoin endpoints which is isolated before")
+_START = re.compile(r"Begin to start the rocketmq client")
+
+
+class GrpcRecordingError(InputError):
+    """A recording the gRPC check cannot read (a missing or malformed file)."""
+
+
+@dataclass
+class ClientLogFacts:
+    """What the gRPC client's log says (times in epoch ms)."""
+
+    route: list[tuple[str, int]] = field(default_factory=list)    # (broker, queue id), in order
+    started_ms: int | None = None
+    failed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # id -> (attempt, ms)
+    resent: dict[str, int] = field(default_factory=dict)          # id -> the attempt that worked
+    finally_failed: list[tuple[str, int, int]] = field(default_factory=list)  # (id, attempt, ms)
+    rejoins_ms: list[int] = field(default_factory=list)
+
+
+def read_grpc_client_log(path: Path | str, topic: str) -> ClientLogFacts:
+    """The facts of a rocketmq-client-java 5.0.8 log (``rocketmq-client.log``, GMT+8 stamps)."""
+    facts = ClientLogFacts()
+    for _, text in read_lines(path, errors="replace"):
+        m = _STAMP.match(text)
+        if m is None:
+            continue                       # a stack frame or a continued message
+        ms = stamp_ms(m.group(1), GMT8_MINUTES)
+        if (r := _ROUTE.search(text)) and r.group(1) == topic:
+            route = []
+            for item in r.group(2).split(", "):
+                broker, _, rest = item.partition(".")
+                route.append((broker, int(rest.rsplit(".", 1)[1])))
+            facts.route = route
+        elif (f := _FAILED.search(text)) is not None:
+            facts.failed.setdefault(f.group(3), []).append((int(f.group(2)), ms))
+        elif (s := _RESENT.search(text)) is not None:
+            facts.resent[s.group(1)] = int(s.group(3))
+        elif (x := _FINALLY.search(text)) is not None:
+            facts.finally_failed.append((x.group(3), int(x.group(2)), ms))
+        elif _REJOIN.search(text):
+            facts.rejoins_ms.append(ms)
+        elif facts.started_ms is None and _START.search(text):
+            facts.started_ms = ms
+    return facts
+
+
+@dataclass
+class Attempt:
+    attempt: int
+    ok: bool
+    start_ms: int
+    end_ms: int
+    proxy_queue: ProxyQueue | None = None      # the Proxy model's queue for it
+    stored: bool = False                       # a copy of the message is where the model says
+    outcome: str = ""                          # paused | ok | fail_unexplained | ok_while_paused
+
+
+@dataclass
+class SendVerdict:
+    seq: int
+    sent_ms: int
+    ok: bool
+    attempts: list[Attempt]
+    receipt: tuple[str, int] | None            # the client's queue, from the receipt
+    stored: list[ProxyQueue]                   # every stored copy of its message
+    client: str = ""                           # agree | inferred | disagree | unobserved
+    client_model: tuple[str, int] | None = None
+    proxy: str = ""                            # agree | inferred | reload | unexplained
+    note: str = ""
+
+    def row(self) -> dict[str, Any]:
+        return {"seq": self.seq, "ok": self.ok, "attempts": len(self.attempts),
+                "receipt": list(self.receipt) if self.receipt else None,
+                "client_model": list(self.client_model) if self.client_model else None,
+                "stored": [q.short() for q in self.stored],
+                "proxy_model": [a.proxy_queue.short() if a.proxy_queue else None
+                                for a in self.attempts],
+                "outcomes": [a.outcome for a in self.attempts],
+                "client": self.client, "proxy": self.proxy, "note": self.note}
+
+
+def _gz_json_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise GrpcRecordingError(f"{path}: missing (a gRPC recording has it)")
+    return [json.loads(t) for _, t in read_lines(path) if t.startswith("{")]
+
+
+def _paused_spans(meta: dict[str, Any]) -> dict[str, list[tuple[int, int]]]:
+    """Each broker's paused (or killed) stretches, from the events' wall clock: a pause from
+    when its action started, to when its resume (or restart) returned."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    begun: dict[str, int] = {}
+    for e in meta["events"]:
+        if e["action"] in ("pause", "kill"):
+            begun[e["target"]] = e["wall_ms"]
+        elif e["action"] in ("resume", "restart") and e["target"] in begun:
+            spans.setdefault(e["target"], []).append((begun.pop(e["target"]), e["done_ms"]))
+    for target, start in begun.items():
+        spans.setdefault(target, []).append((start, 1 << 62))
+    return spans
+
+
+def _attempts(row: dict[str, Any], log: ClientLogFacts, failed_ids: dict[int, str],
+              max_attempts: int) -> list[Attempt]:
+    """A send's attempts, their outcomes and time windows, from its row and the client log."""
+    start, end = row["sent_ms"], row["sent_ms"] + row.get("cost_ms", 0)
+    if "error" in row:
+        mid = failed_ids.get(row["seq"])
+        fails = sorted(log.failed.get(mid, [])) if mid else []
+        last = next((x for x in log.finally_failed if x[0] == mid), None)
+        n = last[1] if last else max_attempts
+        ends = {a: ms for a, ms in fails} | ({last[1]: last[2]} if last else {})
+        ok = False
+    else:
+        mid = row["msg_id"]
+        n = log.resent.get(mid, 1)
+        ends = dict(log.failed.get(mid, []))
+        ok = True
+    out, t = [], start
+    for a in range(1, n + 1):
+        e = min(max(ends.get(a, end), t), end) if a < n or not ok else end
+        out.append(Attempt(a, ok and a == n, t, e))
+        t = e
+    return out
+
+
+def _client_check(sends: list[SendVerdict], log: ClientLogFacts, topic: str,
+                  max_attempts: int) -> None:
+    """The client model: ``PublishingLoadBalancer`` + ``ProducerSendLoop`` per send."""
+    queues = [GrpcQueue(topic, b, 0, ENDPOINTS, q, Permission.READ_WRITE) for b, q in log.route]
+    if not queues:
+        for s in sends:
+            s.client = "unobserved"
+            s.note = "the client log has no route of the topic"
+        return
+
+    def run(start: int, upto: int) -> list[tuple[str, int] | None]:
+        balancer = PublishingLoadBalancer(queues, start)
+        loop = ProducerSendLoop(max_attempts=max_attempts)
+        rejoins = iter(sorted(log.rejoins_ms))
+        pending = next(rejoins, None)
+        got: list[tuple[str, int] | None] = []
+        for s in sends[:upto]:
+            while pending is not None and pending <= s.sent_ms:
+                loop.rejoin([ENDPOINTS])
+                pending = next(rejoins, None)
+            outcomes: list[Outcome] = ["ok" if a.ok else "fail" for a in s.attempts]
+
+            def answer(_q: GrpcQueue, n: int, o: list[Outcome] = outcomes) -> Outcome:
+                return o[n - 1] if n <= len(o) else "fail"
+
+            r = loop.send(balancer, answer)
+            got.append((r.attempts[-1].queue.broker, r.attempts[-1].queue.queue_id)
+                       if r.ok else None)
+        return got
+
+    first = next((i for i, s in enumerate(sends) if s.ok and s.receipt), None)
+    if first is None:
+        for s in sends:
+            s.client = "unobserved"
+        return
+    starts = [c for c in range(len(queues)) if run(c, first + 1)[first] == sends[first].receipt]
+    predicted = run(starts[0], len(sends)) if starts else [None] * len(sends)
+    for i, (s, p) in enumerate(zip(sends, predicted, strict=True)):
+        s.client_model = p
+        if not s.ok or s.receipt is None:
+            s.client = "unobserved"
+        elif not starts:
+            s.client = "disagree"
+            s.note = "no counter start gives the first receipt's queue"
+        elif i == first:
+            s.client = "inferred"
+        else:
+            s.client = "agree" if p == s.receipt else "disagree"
+
+
+def _fits(s: SendVerdict, queues: Sequence[ProxyQueue], pos: int, offset_ok: bool) -> bool:
+    """Whether the Proxy's counter at ``pos`` puts ``s``'s stored copies where they are: every
+    copy on one attempt's queue, and a successful send's last attempt's queue among them."""
+    n = len(queues)
+    planned = [queues[(pos + j) % n] for j in range(len(s.attempts))]
+    left = Counter(planned)
+    for q in s.stored:
+        if left[q] <= 0:
+            return False
+        left[q] -= 1
+    return not s.ok or (planned[-1] in s.stored and offset_ok)
+
+
+def _proxy_check(sends: list[SendVerdict], queues: Sequence[ProxyQueue],
+                 offsets_ok: dict[int, bool], first_load_ms: int | None) -> dict[str, Any]:
+    """The Proxy model, send by send (see the module docstring); returns the earliest moments
+    its route reloads can have happened."""
+    n = len(queues)
+    pos: int | None = None                       # the counter, once known
+    next_reload = (first_load_ms + REFRESH_MS) if first_load_ms is not None else None
+    last_start: int | None = None                # the last send the current counter explained
+    reloads: list[int] = []
+    for s in sends:
+        if not s.stored:
+            # nothing of it stored (every attempt failed, none kept): the counter moves on
+            s.proxy = "unobserved"
+            if pos is not None:
+                pos = (pos + len(s.attempts)) % n
+            continue
+        fits = [p for p in range(n) if _fits(s, queues, p, offsets_ok.get(s.seq, True))]
+        chosen = fits[0] if fits else None
+        if pos is not None and pos in fits:
+            s.proxy, chosen = "agree", pos
+        elif last_start is None:
+            s.proxy = "inferred" if len(fits) == 1 else "unexplained"
+            if len(fits) != 1:
+                s.note = f"{len(fits)} counter starts fit the first stored send"
+        else:
+            # a new random start: a route reload, at least REFRESH_MS after the previous one
+            # (whose earliest moment is known) and after the last send the old counter placed
+            earliest = max(x for x in (next_reload, last_start) if x is not None)
+            if fits and earliest <= s.attempts[-1].end_ms:
+                s.proxy = "reload"
+                reloads.append(earliest)
+                next_reload = earliest + REFRESH_MS
+            else:
+                s.proxy = "unexplained"
+                s.note = ("no counter start puts its copies where they are" if not fits else
+                          f"a new counter start {earliest - s.attempts[-1].end_ms} ms before "
+                          f"a route reload can have happened ({REFRESH_MS} ms after the "
+                          "previous one)")
+        if chosen is None:
+            pos = None
+            continue
+        for j, a in enumerate(s.attempts):
+            a.proxy_queue = queues[(chosen + j) % n]
+            a.stored = a.proxy_queue in s.stored
+        pos = (chosen + len(s.attempts)) % n
+        last_start = s.sent_ms
+    return {"reloads_earliest_ms": reloads}
+
+
+def _outcomes(sends: list[SendVerdict], spans: dict[str, list[tuple[int, int]]]) -> None:
+    for s in sends:
+        for a in s.attempts:
+            if a.proxy_queue is None:
+                a.outcome = "unknown_queue"
+                continue
+            stretches = spans.get(a.proxy_queue.broker, [])
+            paused_some = any(lo <= a.end_ms and a.start_ms <= hi for lo, hi in stretches)
+            running_some = not any(lo <= a.start_ms and a.end_ms <= hi for lo, hi in stretches)
+            if a.ok:
+                a.outcome = "ok" if running_some else "ok_while_paused"
+            else:
+                a.outcome = "paused" if paused_some else "fail_unexplained"
+
+
+def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, Any]:
+    """Check one gRPC producer of ``recording`` (see the module docstring)."""
+    rec = Path(recording)
+    meta = json.loads((rec / "recording.json").read_text("utf-8"))
+    spec = next((p for p in meta["producers"] if p["name"] == producer), None)
+    if spec is None or spec.get("client") != "grpc":
+        raise GrpcRecordingError(f"{rec}: no gRPC producer {producer!r}")
+    topic = meta["topic"]
+    rows = _gz_json_lines(rec / "sends" / f"{producer}.jsonl.gz")
+    dump = _gz_json_lines(rec / "topic.jsonl.gz")
+    log_path = rec / "logs" / producer / "rocketmq-client.log.gz"
+    if not log_path.is_file():
+        raise GrpcRecordingError(f"{log_path}: missing (the client's log)")
+    log = read_grpc_client_log(log_path, topic)
+    max_attempts = int(spec.get("max_attempts", 3))
+
+    copies: dict[int, list[dict[str, Any]]] = {}
+    strays = 0
+    for x in dump:
+        body = x.get("body") or ""
+        if body.startswith("m") and body[1:].isdigit():
+            copies.setdefault(int(body[1:]), []).append(x)
+        else:
+            strays += 1
+    errors = [r["seq"] for r in rows if "error" in r]
+    failed_ids = {seq: mid for seq, (mid, _, _) in zip(errors, log.finally_failed, strict=False)}
+    sends = []
+    offsets_ok: dict[int, bool] = {}
+    for r in rows:
+        stored = sorted(ProxyQueue(x["broker"], int(x["queue"])) for x in copies.get(r["seq"], []))
+        receipt = (r["client_broker"], int(r["client_queue"])) if "client_broker" in r else None
+        sends.append(SendVerdict(r["seq"], r["sent_ms"], "error" not in r,
+                                 _attempts(r, log, failed_ids, max_attempts), receipt, stored))
+        if "offset" in r:
+            offsets_ok[r["seq"]] = any(int(x["offset"]) == int(r["offset"])
+                                       for x in copies.get(r["seq"], []))
+    _client_check(sends, log, topic, max_attempts)
+    queues = proxy_write_queues((q["broker_name"], q["write_queue_nums"], q["perm"])
+                                for q in meta["route"])
+    proxy_info = _proxy_check(sends, queues, offsets_ok, log.started_ms)
+    _outcomes(sends, _paused_spans(meta))
+
+    client = Counter(s.client for s in sends)
+    proxy = Counter(s.proxy for s in sends)
+    attempts = Counter(a.outcome for s in sends for a in s.attempts)
+    landed = [(s.client_model[0], s.attempts[-1].proxy_queue.broker) for s in sends
+              if s.ok and s.client_model and s.attempts[-1].proxy_queue is not None]
+    unexplained = (client["disagree"] + proxy["unexplained"] + attempts["fail_unexplained"]
+                   + attempts["ok_while_paused"])
+    return {
+        "producer": producer, "sends": len(sends), "ok": sum(s.ok for s in sends),
+        "failed": len(errors), "attempts": sum(len(s.attempts) for s in sends),
+        "stored_copies": sum(len(s.stored) for s in sends), "stray_messages": strays,
+        "log_failed_finally": len(log.finally_failed),
+        "client": dict(client), "proxy": dict(proxy), "attempt_outcomes": dict(attempts),
+        "failed_attempts_seen_stored": sum(a.stored for s in sends for a in s.attempts
+                                           if not a.ok),
+        "receipt_offset_is_stored": Counter(offsets_ok.values()).get(True, 0),
+        "receipt_offset_not_stored": Counter(offsets_ok.values()).get(False, 0),
+        "client_choice_is_stored_broker": sum(a == b for a, b in landed),
+        "client_choice_is_other_broker": sum(a != b for a, b in landed),
+        "proxy_queues": [q.short() for q in queues], "client_route": [list(q) for q in log.route],
+        **proxy_info, "unexplained": unexplained,
+        "unexplained_detail": [s.row() for s in sends
+                               if s.client == "disagree" or s.proxy == "unexplained"
+                               or any(a.outcome in ("fail_unexplained", "ok_while_paused")
+                                      for a in s.attempts)][:50],
+        "sends_detail": [s.row() for s in sends],
+    }
+
+
+def check_grpc_recording(recording: Path | str) -> dict[str, Any]:
+    """Every gRPC producer of ``recording``, checked (``grpc_producer_agreement``)."""
+    meta = json.loads((Path(recording) / "recording.json").read_text("utf-8"))
+    return {"producers": {p["name"]: grpc_producer_agreement(recording, p["name"])
+                          for p in meta["producers"] if p.get("client") == "grpc"},
+            "proxy": meta.get("proxy"), "grpc_client": meta.get("grpc_client")}

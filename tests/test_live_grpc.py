@@ -1,0 +1,110 @@
+"""RocketMQ 5's gRPC producer through the Proxy, live (issue 34, item 3).
+
+The recorder starts a 5.3.3 cluster in a private network namespace, the Proxy (rocketmq-proxy
+5.3.3, cluster mode) beside it, and upstream's gRPC producer (rocketmq-client-java 5.0.8),
+pauses a broker and resumes it, and dumps the topic: ``data/scenarios/live/
+grpc-producer-outage.toml``. ``trace.grpc_agreement`` then checks the client's model
+(``rocketlb_core.grpc``) against every receipt and the Proxy's queue selection
+(``grpc.proxy_send``) against every stored copy. The shipped recording
+(``data/live/grpc/grpc-producer-outage-5``) is checked the same way without a cluster.
+
+Every JVM the recorder starts carries its cluster's marker and is killed by pid in a
+``finally``, whatever the test did."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocketlb_core.live import cluster as live
+from rocketlb_core.live.jars import LiveError, resolve
+
+
+def _assert_agrees(result: dict[str, Any]) -> dict[str, Any]:
+    """One gRPC producer's check: nothing unexplained, and the pause seen."""
+    (p,) = result["producers"].values()
+    assert p["unexplained"] == 0, json.dumps(p["unexplained_detail"][:10])
+    assert p["client"].get("disagree", 0) == 0
+    assert p["proxy"].get("unexplained", 0) == 0
+    assert p["receipt_offset_not_stored"] == 0
+    assert p["stray_messages"] == 0
+    # the pause had an effect: attempts failed on the paused broker, and the client's log
+    # says so for each failed send
+    assert p["attempt_outcomes"].get("paused", 0) >= 1
+    assert p["log_failed_finally"] == p["failed"]
+    assert p["client"].get("agree", 0) >= p["ok"] - 1        # all but the inferred one
+    return p
+
+
+def _summary(p: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in p.items()
+                       if k not in ("sends_detail", "unexplained_detail")})
+
+
+def test_the_shipped_grpc_recording_agrees() -> None:
+    """The recording in ``data/live/`` (no cluster): every receipt's queue is the client
+    model's, every stored copy the Proxy model's, every failed attempt met its broker paused."""
+    from rocketlb_core import data_path
+    from rocketlb_core.trace.grpc_agreement import check_grpc_recording
+
+    result = check_grpc_recording(data_path("live") / "grpc" / "grpc-producer-outage-5")
+    p = _assert_agrees(result)
+    assert result["proxy"]["version"] == "5.3.3"
+    assert result["grpc_client"]["version"] == live.GRPC_CLIENT_VERSION
+    print(f"\nshipped gRPC recording: {_summary(p)}")
+
+
+def test_the_proxy_is_refused_outside_a_namespace_and_on_4x(tmp_path: Path) -> None:
+    """The Proxy binds its ports on every interface (``live.PROXY_WILDCARD``): outside an
+    isolated cluster it is refused before anything starts; a 4.x line has no Proxy."""
+    c = live.Cluster(tmp_path.resolve(), "5", 19876, [], isolated=False)
+    with pytest.raises(LiveError, match="every interface"):
+        live.start_proxy(c)
+    with pytest.raises(LiveError, match=r"the Proxy came with 5\.0"):
+        live.start_proxy(live.Cluster(tmp_path.resolve(), "4", 19876, [], isolated=True))
+    assert live.proxy(c) is None
+    assert not (tmp_path / live.STATE).exists()
+
+
+@pytest.mark.live
+def test_the_grpc_scenario_recorded_through_the_proxy_agrees(tmp_path: Path) -> None:
+    """Record ``grpc-producer-outage`` on line 5 in a namespace (the Proxy and the gRPC client
+    started by the recorder, stopped by pid with the cluster), then check it: no send, stored
+    copy or attempt unexplained."""
+    from rocketlb_core import data_path
+    from rocketlb_core.trace.grpc_agreement import check_grpc_recording
+
+    # everything resolved outside the namespace (it has no network)
+    resolve("5", "server")
+    resolve("5", "client")
+    live.artifact_jars("rocketmq-proxy", "5.3.3")
+    live.artifact_jars("rocketmq-client-java", live.GRPC_CLIENT_VERSION)
+    scratch, out = tmp_path / "scratch", tmp_path / "recording"
+    scratch.mkdir()
+    began = time.monotonic()
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "rocketlb_core.live", "record",
+             str(data_path("scenarios") / "live" / "grpc-producer-outage.toml"), "--line", "5",
+             "--out", str(out), "--isolated"],
+            capture_output=True, text=True, timeout=600, check=False,
+            env=dict(os.environ, TMPDIR=str(scratch)))
+        assert run.returncode == 0, run.stderr[-4000:]
+        assert live.jvms_under(scratch) == []          # down stopped all it started
+    finally:
+        for pid in live.jvms_under(scratch):
+            os.kill(pid, signal.SIGKILL)
+    assert live.jvms_under(scratch) == []
+    meta = json.loads((out / "recording.json").read_text())
+    assert meta["isolated"] is True
+    assert meta["proxy"]["config"]["proxyMode"] == "cluster"
+    p = _assert_agrees(check_grpc_recording(out))
+    print(f"\nlive gRPC recording ({time.monotonic() - began:.0f} s): {_summary(p)}")
