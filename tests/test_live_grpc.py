@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -72,6 +73,81 @@ def test_the_proxy_is_refused_outside_a_namespace_and_on_4x(tmp_path: Path) -> N
         live.start_proxy(live.Cluster(tmp_path.resolve(), "4", 19876, [], isolated=True))
     assert live.proxy(c) is None
     assert not (tmp_path / live.STATE).exists()
+
+
+def test_the_proxy_config_keys_are_5_3_3_proxy_config_fields(tmp_path: Path) -> None:
+    """Every key ``start_proxy`` writes to ``rmq-proxy.json`` is a field of rocketmq-proxy
+    5.3.3's ``ProxyConfig`` (fastjson would ignore a misspelt one silently), and its source has
+    no bind address for either port (why the Proxy runs only in a namespace)."""
+    from rocketlb_core.live import sources
+
+    text = sources.read("rocketmq-proxy", "5.3.3",
+                        "org/apache/rocketmq/proxy/config/ProxyConfig.java")
+    c = live.Cluster(tmp_path.resolve(), "5", 19876, [], isolated=True)
+    for k in live._proxy_config(c, 28081, 28080):
+        assert re.search(rf"private [\w<>]+ {k}\b", text), k
+    assert "bindAddress" not in text
+    assert "grpcServerHost" not in text
+
+
+def _mutated(tmp_path: Path, change: Any) -> dict[str, Any]:
+    """The shipped recording with ``change(folder)`` applied to a copy, checked."""
+    import shutil
+
+    from rocketlb_core import data_path
+    from rocketlb_core.trace.grpc_agreement import check_grpc_recording
+
+    folder = tmp_path / "rec"
+    shutil.copytree(data_path("live") / "grpc" / "grpc-producer-outage-5", folder)
+    change(folder)
+    (p,) = check_grpc_recording(folder)["producers"].values()
+    return p
+
+
+def _rewrite(path: Path, edit: Any) -> None:
+    import gzip
+
+    rows = [json.loads(x) for x in gzip.decompress(path.read_bytes()).splitlines()]
+    path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in edit(rows)).encode()))
+
+
+def test_the_grpc_check_names_what_it_cannot_explain(tmp_path: Path) -> None:
+    """No fudge: a receipt moved to another queue is a client ``disagree``; a stored copy moved
+    to another queue is a Proxy ``unexplained`` (the counter jumps, too soon for a reload); a
+    pause moved before the first send makes broker-a's early successes ``ok_while_paused``."""
+    def receipt(folder: Path) -> None:
+        def edit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            r = rows[150]
+            r["client_queue"] = (r["client_queue"] + 1) % 4
+            return rows
+        _rewrite(folder / "sends" / "g1.jsonl.gz", edit)
+
+    p = _mutated(tmp_path / "a", receipt)
+    assert p["client"]["disagree"] == 1
+    assert [d["seq"] for d in p["unexplained_detail"]] == [150]
+
+    def copy(folder: Path) -> None:
+        def edit(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            r = next(x for x in rows if x["body"] == "m200")
+            r["queue"] = (r["queue"] + 2) % 4
+            return rows
+        _rewrite(folder / "topic.jsonl.gz", edit)
+
+    p = _mutated(tmp_path / "b", copy)
+    # send 200 needs a new counter start, and 201 the old one back: both 20 s too soon for a
+    # route reload of the Proxy (the previous one was at send 44)
+    assert p["proxy"]["unexplained"] == 2
+    assert [d["seq"] for d in p["unexplained_detail"]] == [200, 201]
+    assert "before a route reload can have happened" in p["unexplained_detail"][0]["note"]
+
+    def paused_early(folder: Path) -> None:
+        meta = json.loads((folder / "recording.json").read_text())
+        meta["events"][0]["wall_ms"] = meta["t0_ms"] - 1000     # "paused" before any send
+        (folder / "recording.json").write_text(json.dumps(meta))
+
+    p = _mutated(tmp_path / "c", paused_early)
+    assert p["attempt_outcomes"]["ok_while_paused"] >= 10     # broker-a's sends before 4 s
+    assert p["unexplained"] == p["attempt_outcomes"]["ok_while_paused"]
 
 
 @pytest.mark.live
