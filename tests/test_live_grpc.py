@@ -184,3 +184,40 @@ def test_the_grpc_scenario_recorded_through_the_proxy_agrees(tmp_path: Path) -> 
     assert meta["proxy"]["config"]["proxyMode"] == "cluster"
     p = _assert_agrees(check_grpc_recording(out))
     print(f"\nlive gRPC recording ({time.monotonic() - began:.0f} s): {_summary(p)}")
+
+
+def test_a_proxy_route_reload_between_two_attempts_of_one_send() -> None:
+    """The Proxy's view of the topic reloads (a new random counter) at the first access 20 s
+    after it was loaded; the attempt that makes that access still uses the old view, so the
+    new counter can begin between two attempts of one send. The check takes that, and only
+    when 20 s can have passed since the earliest moment of the previous load."""
+    from rocketlb_core.grpc.proxy_send import ProxyQueue, proxy_write_queues
+    from rocketlb_core.trace.grpc_agreement import Attempt, SendVerdict, _proxy_check
+
+    queues = proxy_write_queues([("broker-b", 4, 6), ("broker-a", 4, 6)])
+    a = [ProxyQueue("broker-a", i) for i in range(4)]
+    b = [ProxyQueue("broker-b", i) for i in range(4)]
+
+    def sends() -> list[SendVerdict]:
+        return [
+            SendVerdict(0, 0, True, [Attempt(1, True, 0, 20)], None, [b[1]]),
+            SendVerdict(1, 100, True, [Attempt(1, True, 100, 120)], None, [b[2]]),
+            # attempts on b3 and a0 fail (their copies stored late), the third is on a3: not
+            # a1, where the old counter would have put it
+            SendVerdict(2, 25_000, True, [Attempt(1, False, 25_000, 28_000),
+                                          Attempt(2, False, 28_000, 31_000),
+                                          Attempt(3, True, 31_000, 31_050)],
+                        None, sorted([b[3], a[0], a[3]])),
+            SendVerdict(3, 31_100, True, [Attempt(1, True, 31_100, 31_120)], None, [b[0]]),
+        ]
+
+    got = sends()
+    info = _proxy_check(got, queues, {}, first_load_ms=0)
+    assert [s.proxy for s in got] == ["inferred", "agree", "reload", "agree"]
+    assert [x.proxy_queue for x in got[2].attempts] == [b[3], a[0], a[3]]
+    assert info["reloads_earliest_ms"] == [28_000]      # after attempt 2 began, 20 s after 0
+
+    late = sends()                                      # loaded at 15 s: no reload before 35 s
+    _proxy_check(late, queues, {}, first_load_ms=15_000)
+    assert [s.proxy for s in late][:3] == ["inferred", "agree", "unexplained"]
+    assert "before a route reload can have happened" in late[2].note

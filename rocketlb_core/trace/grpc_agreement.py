@@ -23,8 +23,10 @@ Two models are checked, each against what the recording determines:
   stored copy of every send where the dump found it, one attempt after another, the successful
   attempt's copy at the receipt's offset. Its counter starts at random at each route reload (20 s
   at least apart, ``REFRESH_MS``), which the recording does not show: a send whose copies need a
-  new start is ``reload`` when a reload could have happened by then (at least ``REFRESH_MS``
-  after the earliest moment the previous one could have happened), else ``unexplained``. The
+  new start (before it, or between two of its attempts: the access that finds the view old
+  still uses it) is ``reload`` when a reload could have happened by then (at least
+  ``REFRESH_MS`` after the earliest moment the previous one could have happened, the first
+  load no earlier than the client's start), else ``unexplained``. The
   first send's start is ``inferred``. A failed attempt whose message was never stored leaves no
   trace of its queue: the model's queue for it is not checked, only counted. A failed attempt
   to a paused broker is stored when it resumes (its request waits in the socket), so most failed
@@ -82,6 +84,7 @@ class ClientLogFacts:
     """What the gRPC client's log says (times in epoch ms)."""
 
     route: list[tuple[str, int]] = field(default_factory=list)    # (broker, queue id), in order
+    routes: list[tuple[int, list[tuple[str, int]]]] = field(default_factory=list)  # (ms, route)
     started_ms: int | None = None
     failed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # id -> (attempt, ms)
     resent: dict[str, int] = field(default_factory=dict)          # id -> the attempt that worked
@@ -102,6 +105,8 @@ def read_grpc_client_log(path: Path | str, topic: str) -> ClientLogFacts:
             for item in r.group(2).split(", "):
                 broker, _, rest = item.partition(".")
                 route.append((broker, int(rest.rsplit(".", 1)[1])))
+            if route != facts.route:
+                facts.routes.append((ms, route))
             facts.route = route
         elif (f := _FAILED.search(text)) is not None:
             facts.failed.setdefault(f.group(3), []).append((int(f.group(2)), ms))
@@ -199,7 +204,11 @@ def _attempts(row: dict[str, Any], log: ClientLogFacts, failed_ids: dict[int, st
 def _client_check(sends: list[SendVerdict], log: ClientLogFacts, topic: str,
                   max_attempts: int) -> None:
     """The client model: ``PublishingLoadBalancer`` + ``ProducerSendLoop`` per send."""
-    queues = [GrpcQueue(topic, b, 0, ENDPOINTS, q, Permission.READ_WRITE) for b, q in log.route]
+    def grpc_queues(route: list[tuple[str, int]]) -> list[GrpcQueue]:
+        return [GrpcQueue(topic, b, 0, ENDPOINTS, q, Permission.READ_WRITE) for b, q in route]
+
+    versions = log.routes or ([(0, log.route)] if log.route else [])
+    queues = grpc_queues(versions[0][1]) if versions else []
     if not queues:
         for s in sends:
             s.client = "unobserved"
@@ -211,8 +220,13 @@ def _client_check(sends: list[SendVerdict], log: ClientLogFacts, topic: str,
         loop = ProducerSendLoop(max_attempts=max_attempts)
         rejoins = iter(sorted(log.rejoins_ms))
         pending = next(rejoins, None)
+        version = 0
         got: list[tuple[str, int] | None] = []
         for s in sends[:upto]:
+            # a new route the client fetched before this send: ``update`` keeps the counter
+            while version + 1 < len(versions) and versions[version + 1][0] <= s.sent_ms:
+                version += 1
+                balancer = balancer.update(grpc_queues(versions[version][1]))
             while pending is not None and pending <= s.sent_ms:
                 loop.rejoin([ENDPOINTS])
                 pending = next(rejoins, None)
@@ -246,11 +260,20 @@ def _client_check(sends: list[SendVerdict], log: ClientLogFacts, topic: str,
             s.client = "agree" if p == s.receipt else "disagree"
 
 
-def _fits(s: SendVerdict, queues: Sequence[ProxyQueue], pos: int, offset_ok: bool) -> bool:
-    """Whether the Proxy's counter at ``pos`` puts ``s``'s stored copies where they are: every
-    copy on one attempt's queue, and a successful send's last attempt's queue among them."""
+def _planned(k: int, queues: Sequence[ProxyQueue], pos: int, split: int | None = None,
+             new: int = 0) -> list[ProxyQueue]:
+    """The Proxy's queue for each of ``k`` attempts: the counter at ``pos`` for the attempts
+    before ``split`` (all of them by default), and (a route reload before the send, split 0,
+    or between two of its attempts) at ``new`` from ``split`` on."""
     n = len(queues)
-    planned = [queues[(pos + j) % n] for j in range(len(s.attempts))]
+    split = k if split is None else split
+    return [queues[(pos + j) % n] if j < split else queues[(new + j - split) % n]
+            for j in range(k)]
+
+
+def _fits(s: SendVerdict, planned: Sequence[ProxyQueue], offset_ok: bool) -> bool:
+    """Whether ``planned`` (one queue per attempt) puts ``s``'s stored copies where they are:
+    every copy on one attempt's queue, and a successful send's last attempt's queue among them."""
     left = Counter(planned)
     for q in s.stored:
         if left[q] <= 0:
@@ -262,49 +285,71 @@ def _fits(s: SendVerdict, queues: Sequence[ProxyQueue], pos: int, offset_ok: boo
 def _proxy_check(sends: list[SendVerdict], queues: Sequence[ProxyQueue],
                  offsets_ok: dict[int, bool], first_load_ms: int | None) -> dict[str, Any]:
     """The Proxy model, send by send (see the module docstring); returns the earliest moments
-    its route reloads can have happened."""
+    its route reloads can have happened. A reload may fall between two attempts of one send
+    (the attempt that finds the view 20 s old still uses it; Caffeine reloads meanwhile)."""
     n = len(queues)
     pos: int | None = None                       # the counter, once known
     next_reload = (first_load_ms + REFRESH_MS) if first_load_ms is not None else None
-    last_start: int | None = None                # the last send the current counter explained
+    last_start: int | None = None                # the last selection the current counter made
     reloads: list[int] = []
     for s in sends:
+        k = len(s.attempts)
+        ok_off = offsets_ok.get(s.seq, True)
         if not s.stored:
             # nothing of it stored (every attempt failed, none kept): the counter moves on
             s.proxy = "unobserved"
             if pos is not None:
-                pos = (pos + len(s.attempts)) % n
+                pos = (pos + k) % n
             continue
-        fits = [p for p in range(n) if _fits(s, queues, p, offsets_ok.get(s.seq, True))]
-        chosen = fits[0] if fits else None
-        if pos is not None and pos in fits:
-            s.proxy, chosen = "agree", pos
+        plan: list[ProxyQueue] | None = None
+        if pos is not None and _fits(s, _planned(k, queues, pos), ok_off):
+            s.proxy, plan = "agree", _planned(k, queues, pos)
         elif last_start is None:
+            fits = [p for p in range(n) if _fits(s, _planned(k, queues, p), ok_off)]
             s.proxy = "inferred" if len(fits) == 1 else "unexplained"
             if len(fits) != 1:
                 s.note = f"{len(fits)} counter starts fit the first stored send"
+            plan = _planned(k, queues, fits[0]) if fits else None
         else:
             # a new random start: a route reload, at least REFRESH_MS after the previous one
-            # (whose earliest moment is known) and after the last send the old counter placed
-            earliest = max(x for x in (next_reload, last_start) if x is not None)
-            if fits and earliest <= s.attempts[-1].end_ms:
-                s.proxy = "reload"
-                reloads.append(earliest)
-                next_reload = earliest + REFRESH_MS
+            # (whose earliest moment is known) and after the old counter's last selection;
+            # before the send (split 0) or between two of its attempts (the old counter placed
+            # the attempts before the split)
+            floor = max(x for x in (next_reload, last_start) if x is not None)
+            found: tuple[int, list[ProxyQueue]] | None = None
+            late_by: int | None = None
+            for split in range(k if pos is not None else 1):
+                earliest = max(floor, s.attempts[split - 1].start_ms) if split else floor
+                for p in range(n):
+                    planned = _planned(k, queues, pos or 0, split, p)
+                    if not _fits(s, planned, ok_off):
+                        continue
+                    if earliest <= s.attempts[split].end_ms:
+                        found = (earliest, planned)
+                        break
+                    late = earliest - s.attempts[split].end_ms
+                    late_by = late if late_by is None else min(late_by, late)
+                if found:
+                    break
+            if found is not None:
+                s.proxy, plan = "reload", found[1]
+                reloads.append(found[0])
+                next_reload = found[0] + REFRESH_MS
             else:
                 s.proxy = "unexplained"
-                s.note = ("no counter start puts its copies where they are" if not fits else
-                          f"a new counter start {earliest - s.attempts[-1].end_ms} ms before "
-                          f"a route reload can have happened ({REFRESH_MS} ms after the "
-                          "previous one)")
-        if chosen is None:
+                s.note = ("no counter start puts its copies where they are" if late_by is None
+                          else f"a new counter start {late_by} ms before a route reload can "
+                               f"have happened ({REFRESH_MS} ms after the previous one)")
+                fits = [p for p in range(n) if _fits(s, _planned(k, queues, p), ok_off)]
+                plan = _planned(k, queues, fits[0]) if fits else None
+        if plan is None:
             pos = None
             continue
-        for j, a in enumerate(s.attempts):
-            a.proxy_queue = queues[(chosen + j) % n]
-            a.stored = a.proxy_queue in s.stored
-        pos = (chosen + len(s.attempts)) % n
-        last_start = s.sent_ms
+        for a, q in zip(s.attempts, plan, strict=True):
+            a.proxy_queue = q
+            a.stored = q in s.stored
+        pos = (queues.index(plan[-1]) + 1) % n
+        last_start = s.attempts[-1].start_ms
     return {"reloads_earliest_ms": reloads}
 
 
