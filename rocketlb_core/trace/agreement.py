@@ -155,6 +155,14 @@ of its budget left, and failed (``sendMessage call timeout``, ``RT`` 217 ms) at 
 4.x then isolates for ten minutes. When that first attempt failed, the producer's earliest
 logged failure between the route's line and the next send (or the send's timeout) is that
 attempt, and its start is when the attempt began."""
+RESTART_ANSWERS = "a restarted broker answers before the recorder sees it back"
+"""Not a verdict: a broker killed and restarted by the scenario is left out of the
+allocation check's candidate views (``STALE_VIEW``) from the kill until its new process
+started (its log's first line), not until the recorder saw its registration. Live on 4.9.7
+(issue 32's third soak, scenario 92987622203664, fixture ``restart-answers-4``), broker-a's new
+process started 8 s after the restart began and answered a consumer's ``findConsumerIdList``
+with the one member that had sent it a heartbeat yet (``cidAllSize=1``), 4.4 s before the
+recorder saw it listed."""
 UNEXPLAINED = "unexplained"
 NO_ROUTE = "FAILED (no route yet)"
 LATE_ROUTE = "FAILED (route found after the send's timeout)"
@@ -848,8 +856,8 @@ def check_recording(recording: Path | str, trace: Path | str,
         gone = {"leave": "left", "crash": "killed"}          # the scenario's actions
         ends = [x["wall_ms"] for x in meta.get("snapshots", []) if x["before"] == "end"]
         end_ms = ends[-1] if ends else 2**62          # before the clean shutdown began
-        views = _broker_views(recording, origin)
-        down = _down_stretches(meta, origin)
+        views, starts = _broker_views(recording, origin)
+        down = _down_stretches(meta, origin, starts)
         groups = sorted({k["group"] for k in meta["consumers"]})
         for k in meta["consumers"]:
             log = _client_log(recording, k["name"])
@@ -920,23 +928,35 @@ def nameserver_route(recording: Path | str, origin: int = 0) -> list[dict[str, A
     return [{"t_s": t / 1000, "broker": b, "event": e} for t, b, e in sorted(set(out))]
 
 
-def _broker_views(recording: Path, origin: int) -> BrokerViews:
-    """Each broker's own view of the groups, from its log in the recording."""
+def _broker_views(recording: Path, origin: int) -> tuple[BrokerViews, dict[str, list[int]]]:
+    """Each broker's own view of the groups, from its log in the recording, and when each
+    broker process started (epoch ms, to the second: the log's ``rocketmqHome=`` lines)."""
     from rocketlb_core.trace.brokerlog import broker_view, read_broker_log
+    from rocketlb_core.trace.clientlog import GMT8_MINUTES
 
-    logs = sorted((recording / "logs").glob("broker-*/broker.log.gz"))
-    return BrokerViews({p.parent.name: broker_view(read_broker_log(p)) for p in logs}, origin)
+    logs = {p.parent.name: read_broker_log(p)
+            for p in sorted((recording / "logs").glob("broker-*/broker.log.gz"))}
+    starts = {b: [stamp_ms(stamp + ".000", GMT8_MINUTES) for _, stamp in log.starts]
+              for b, log in logs.items()}
+    return BrokerViews({b: broker_view(log) for b, log in logs.items()}, origin), starts
 
 
-def _down_stretches(meta: dict[str, Any], origin: int) -> dict[str, list[tuple[int, int]]]:
-    """Per broker, when the scenario had it killed (trace ms): from the kill to its restart's
-    end (or for good)."""
+def _down_stretches(meta: dict[str, Any], origin: int,
+                    starts: Mapping[str, Sequence[int]] = {}) -> dict[str, list[tuple[int, int]]]:
+    """Per broker, when the scenario had it killed (trace ms): from the kill to its restart
+    (or for good). The restart ends at its new process's first log line when the broker's log
+    shows one (``starts``: epoch ms per broker), else when the recorder saw the broker back
+    (``done_ms``: its registration listed by the name server, which may come seconds after
+    the broker answered its clients: ``RESTART_ANSWERS``)."""
     out: dict[str, list[tuple[int, int]]] = {}
     for e in meta["events"]:
         if e["action"] == "kill" and str(e["target"]).startswith("broker"):
             back = next((x["done_ms"] for x in meta["events"] if x["action"] == "restart"
                          and x["target"] == e["target"] and x["wall_ms"] > e["wall_ms"]),
                         2**62 + origin)
+            began = [t for t in starts.get(e["target"], ()) if t > e["wall_ms"]]
+            if began:
+                back = min(back, began[0])
             out.setdefault(e["target"], []).append((e["wall_ms"] - origin, back - origin))
     return out
 
