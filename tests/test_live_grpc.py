@@ -75,6 +75,45 @@ def test_the_proxy_is_refused_outside_a_namespace_and_on_4x(tmp_path: Path) -> N
     assert not (tmp_path / live.STATE).exists()
 
 
+def test_a_recorded_proxy_is_stopped_by_pid(tmp_path: Path) -> None:
+    """``cluster.json`` takes the role ``proxy``; ``stop_proxy`` and ``down`` signal the recorded
+    pid only while its command line carries the home's marker (a stand-in process here, with
+    the marker a started Proxy has)."""
+    home = tmp_path.resolve() / "c"
+    home.mkdir()
+
+    def stand_in() -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                                 f"-D{live.MARKER_PROP}={home}"])
+
+    procs = [stand_in(), stand_in()]
+    try:
+        for _ in range(50):                              # until both have their cmdline
+            if all(live._ours(p.pid, home) for p in procs):
+                break
+            time.sleep(0.1)
+        c = live.Cluster(home, "5", 19876,
+                         [live.Process("proxy", "proxy", 28081, procs[0].pid, str(home))],
+                         isolated=True)
+        c.save()
+        loaded = live.Cluster.load(home)
+        assert live.proxy(loaded) == live.Process("proxy", "proxy", 28081, procs[0].pid,
+                                                  str(home))
+        assert live.proxy_endpoints(loaded) == "127.0.0.1:28081"
+        assert live.stop_proxy(loaded) is True
+        assert not live._ours(procs[0].pid, home)        # SIGTERM (and reaped)
+        assert live.stop_proxy(loaded) is False          # nothing of ours runs there now
+        live.Cluster(home, "5", 19876,
+                     [live.Process("proxy", "proxy", 28081, procs[1].pid, str(home))]).save()
+        assert live.down(home) == ["proxy"]
+        assert not live._ours(procs[1].pid, home)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+
 def test_the_proxy_config_keys_are_5_3_3_proxy_config_fields(tmp_path: Path) -> None:
     """Every key ``start_proxy`` writes to ``rmq-proxy.json`` is a field of rocketmq-proxy
     5.3.3's ``ProxyConfig`` (fastjson would ignore a misspelt one silently), and its source has
