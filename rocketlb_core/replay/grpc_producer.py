@@ -19,6 +19,13 @@ What is the client's here, and what is assumed:
   excludes one broker. Behind a cluster-mode Proxy every queue carries the Proxy's endpoints:
   one isolation excludes them all, so the all-isolated pass takes every broker anyway and
   isolation changes nothing.
+- **Where the message lands** (the Proxy's, not the client's): the replay writes the queue the
+  client chose, which its receipt shows. A local-mode Proxy keeps the send on that broker but
+  draws the queue of it at random (a new ``MessageQueueView`` per send: book fact
+  ``proxy.local-mode-fresh-view-random-queue``), so per broker the replay is exact and per
+  queue it is the client's view. A cluster-mode Proxy picks the queue itself, broker included
+  (``proxy.send-selects-its-own-queue``; its selection is ``grpc.proxy_send``, checked live by
+  ``trace.grpc_agreement``).
 - **Timers** (the client's constants): the producer starts at its first send, fetching the
   route then; ``updateRouteCache`` runs 10 s later and every 30 s after that
   (``ClientImpl.startUp``); heartbeats go to every endpoint of the route 1 s after the start

@@ -520,7 +520,10 @@ class GrpcProducer(Producer):
     isolating its endpoints, at most 3 attempts of 3 s each); heartbeats every 10 s (first
     after 1 s) to the route's brokers end the isolation of those that answer. Assumed: a Proxy
     in local mode, one per broker (each broker its own endpoints); no message groups. The
-    route is fetched at the first send and every 30 s after 10 s (``ClientImpl.startUp``)."""
+    route is fetched at the first send and every 30 s after 10 s (``ClientImpl.startUp``).
+    Its queue is the client's choice; a local-mode Proxy stores on that broker, at a queue of
+    it drawn at random, and a cluster-mode one picks the queue itself (``grpc.proxy_send``;
+    ``replay.grpc_producer``'s docstring)."""
 
     def __init__(self, spec: ProducerSpec, world: Services, env: Environment) -> None:
         super().__init__(spec, world, env)
