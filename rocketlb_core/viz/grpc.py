@@ -147,3 +147,25 @@ def outage_summary(counts: SendCounts) -> pd.DataFrame:
         rows[lab] = {"sent": counts.sent[p], "stored": counts.sent[p] - counts.failed[p],
                      "failed": counts.failed[p], "retried": counts.retried[p]}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def live_proxy_frame(recording: Path | str) -> pd.DataFrame:
+    """A live recording through a cluster-mode Proxy (``data/live/grpc/``), checked by
+    ``trace.grpc_agreement.check_grpc_recording``: per producer, where the client's choice and
+    the Proxy's own selection (``grpc.proxy_send``) met the messages the brokers stored."""
+    import pandas as pd
+
+    from rocketlb_core.trace.grpc_agreement import check_grpc_recording
+
+    out = {}
+    for name, p in check_grpc_recording(recording)["producers"].items():
+        proxy = p["proxy"]
+        out[name] = {
+            "sends": p["sends"], "stored": p["ok"], "failed": p["failed"],
+            "receipt names the storing broker": p["client_choice_is_stored_broker"],
+            "receipt names another broker": p["client_choice_is_other_broker"],
+            "Proxy model agrees": proxy.get("agree", 0),
+            "Proxy counter inferred": proxy.get("inferred", 0) + proxy.get("reload", 0),
+            "Proxy model unexplained": p["unexplained"],
+            "failed attempts stored anyway": p["failed_attempts_seen_stored"]}
+    return pd.DataFrame.from_dict(out, orient="index").T
