@@ -419,25 +419,32 @@ def create_topic(cluster: Cluster, topic: str, queues: int = 4) -> None:
 
 
 def down(home: Path | str, timeout_s: float = 20.0) -> list[str]:
-    """Stop the processes recorded for ``home`` (brokers first); returns the names stopped.
-    Only processes whose command line carries this home's marker are signalled."""
+    """Stop the processes recorded for ``home``: every other process first, all at once (each
+    gets ``SIGTERM`` and ``timeout_s`` to shut down, then ``SIGKILL``), then the name servers,
+    so that the brokers can unregister; returns the names stopped. Only processes whose command
+    line carries this home's marker are signalled."""
     home = _home(home)
     cluster = Cluster.load(home)
     stopped = []
-    for p in sorted(cluster.processes, key=lambda p: p.role == "namesrv"):
-        if p.pid and _ours(p.pid, home):
+    for wave in ([p for p in cluster.processes if p.role != "namesrv"],
+                 [p for p in cluster.processes if p.role == "namesrv"]):
+        ours = [p for p in wave if p.pid and _ours(p.pid, home)]
+        for p in ours:
             os.kill(p.pid, signal.SIGTERM)
-            deadline = time.monotonic() + timeout_s
-            while _ours(p.pid, home) and time.monotonic() < deadline:
+        deadline = time.monotonic() + timeout_s
+        while any(_ours(p.pid, home) for p in ours) and time.monotonic() < deadline:
+            for p in ours:
                 _reap(p.pid)
-                time.sleep(0.1)
+            time.sleep(0.1)
+        for p in ours:
             if _ours(p.pid, home):
                 os.kill(p.pid, signal.SIGKILL)
                 while _ours(p.pid, home):
                     _reap(p.pid)
                     time.sleep(0.05)
             stopped.append(p.name)
-        _reap(p.pid)
+        for p in wave:
+            _reap(p.pid)
     return stopped
 
 
