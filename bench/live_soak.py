@@ -224,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(after a change to the check), rewriting DIR/soak.json")
     parser.add_argument("--scenarios", type=int)
     parser.add_argument("--seed", type=int, help="the soak's seed (>= 0)")
-    parser.add_argument("--line", choices=("4", "5", "both"), default="both")
+    parser.add_argument("--line", choices=("4", "5", "5.5", "both"), default="both",
+                        help="the live line (rocketlb_core.live.jars.LINES); both: 4 and 5")
     parser.add_argument("--out", type=Path, default=None,
                         help="where recordings and soak.json go (default: a new temp folder)")
     parser.add_argument("--export", nargs=2, type=Path, metavar=("DIR", "FILE"),

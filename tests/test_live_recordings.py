@@ -32,14 +32,15 @@ DAYS = [p for p in RECORDINGS if p.name.startswith("membership-day")]
 
 
 def test_the_shipped_recordings() -> None:
-    assert {p.name for p in RECORDINGS} == {"producer-outage-4", "producer-outage-5",
-                                             "membership-day-4", "membership-day-5"}
+    assert {p.name for p in RECORDINGS} == {f"{s}-{line}" for line in ("4", "5", "5.5")
+                                             for s in ("producer-outage", "membership-day")}
     total = sum(f.stat().st_size for p in RECORDINGS for f in p.rglob("*") if f.is_file())
     assert total < 4 * 2**20                                  # small enough for the repo
     for p in RECORDINGS:
         meta = json.loads((p / "recording.json").read_text())
         assert meta["format"] == "rocketlb-live-recording"
-        assert meta["client_version"] == ("4.9.8" if meta["line"] == "4" else "5.3.3")
+        assert meta["client_version"] == {"4": "4.9.8", "5": "5.3.3",
+                                          "5.5": "5.5.0"}[meta["line"]]
         assert meta["command"].startswith("python -m rocketlb_core.live record "
                                           f"data/scenarios/live/{meta['scenario']}.toml")
         assert (p / "scenario.toml").read_text() == \

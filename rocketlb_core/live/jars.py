@@ -1,7 +1,8 @@
 """RocketMQ's released jars, resolved through Maven Central and cached in the repository.
 
-Two RocketMQ lines can run here (``LINES``):
+Three RocketMQ lines can run here (``LINES``):
 
+* ``5.5``: name server, broker and clients 5.5.0, the newest release (issue 34);
 * ``5``: name server, broker and clients 5.3.3;
 * ``4``: clients 4.9.8, name server and broker **4.9.7**: Apache never published the 4.9.8 server
   modules (``rocketmq-broker``, ``rocketmq-namesrv``) to Maven Central (only ``rocketmq-client``
@@ -60,7 +61,8 @@ class LiveLine:
 
 
 LINES = {"4": LiveLine("4", server_version="4.9.7", client_version="4.9.8"),
-         "5": LiveLine("5", server_version="5.3.3", client_version="5.3.3")}
+         "5": LiveLine("5", server_version="5.3.3", client_version="5.3.3"),
+         "5.5": LiveLine("5.5", server_version="5.5.0", client_version="5.5.0")}
 
 
 def line(name: str) -> LiveLine:
