@@ -165,17 +165,19 @@ def test_the_soak_frame_sums_each_line_and_keeps_failed_scenarios_out_of_the_sum
     soak = tmp_path / "soak.json"
     soak.write_text(json.dumps({"seed": 7, "rows": rows}))
     shipped = {"a-4": {"line": "4.9.8", "producers": {"p": rows[0]["producers"]["p"]},
-                       "consumers": {"c": rows[0]["consumers"]}}}
+                       "consumers": {"c": rows[0]["consumers"]}},
+               "a-5.5": {"line": "5.5.0", "producers": {"p": rows[2]["producers"]["p"]},
+                         "consumers": {"c": rows[2]["consumers"]}}}
     frame = live_soak_frame([soak], shipped)
     assert list(zip(frame["line"], frame["scenarios"], frame["count"], frame["failed"],
                     strict=True)) == [
         ("4", "shipped", 1, 0), ("4", "soak 7", 2, 0),
-        ("5", "soak 7", 2, 1)]
+        ("5", "soak 7", 2, 1), ("5.5", "shipped", 1, 0)]      # 5.5.0: its own live line
     four = frame.iloc[1]
     assert (four["sends"], four["determined"], four["agree"]) == (150, 148, 146)
     assert (four["sends unexplained"], four["drawn at random"]) == (1, 2)
     assert (four["assignments"], four["explained"]) == (13, 13)
     assert four["max late (ms)"] == max(100 % 7, 50 % 7)
     assert frame.iloc[2]["sends"] == 80
-    assert frame["max late (ms)"].isna().tolist() == [True, False, False]
+    assert frame["max late (ms)"].isna().tolist() == [True, False, False, True]
     assert str(frame["max late (ms)"].dtype) == "Int64"

@@ -696,11 +696,15 @@ def live_soak_frame(soaks: Sequence[Path | str],
                 "assignments unexplained": tot(assigned, "unexplained"),
                 "max late (ms)": late}
 
+    def live_line(client_version: str) -> str:
+        """The live line (``live.jars.LINES``) of a recording's client version."""
+        return "5.5" if client_version.startswith("5.5.") else client_version[0]
+
     rows = []
     soaked = [json.loads(Path(p).read_text(encoding="utf-8")) for p in soaks]
-    for line in sorted({str(r["line"])[0] for r in results.values()}
+    for line in sorted({live_line(str(r["line"])) for r in results.values()}
                        | {str(x["line"]) for s in soaked for x in s["rows"]}):
-        mine = [r for r in results.values() if str(r["line"])[0] == line]
+        mine = [r for r in results.values() if live_line(str(r["line"])) == line]
         if mine:
             rows.append(row(line, "shipped", len(mine), 0,
                             [p for r in mine for p in r["producers"].values()],
