@@ -36,7 +36,8 @@ from rocketlb_core.kafka.assignors import (
 from rocketlb_core.kafka.conformance import case_inputs, case_jvm, run_assignor_case
 from rocketlb_core.kafka.group import SESSION_TIMEOUT_MS, KafkaChange, member_timeline
 from rocketlb_core.kafka.partitioner import BuiltInPartitioner, murmur2, partition_for_key
-from rocketlb_core.kafka.vectors import FILES, read_cases
+from rocketlb_core.kafka.vectors import FILES
+from rocketlb_core.vectorgen import read_cases
 
 VECTORS = Path(__file__).parent / "vectors" / "kafka"
 
