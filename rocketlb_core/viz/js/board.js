@@ -2,9 +2,14 @@
 // click a consumer to move it along), change the group's shape, and see every strategy's split.
 // Keyboard: Tab to a consumer, Enter or Space selects it, the arrow keys move it to the next or
 // previous zone (or Tab to a zone's "move here"), Escape lets go; each result is announced.
+// The consumer group select adds the servers' rows (the Proxy's QueryAssignment for gRPC push
+// consumers, the broker's in POP mode) and what they answer each consumer, queue -1 as it is.
 // Every split comes from rocketlb_core.interactive.board (see live_common.js).
 const BOARD_ZONES = ["out", "room-1", "room-2"];
 const BOARD_TITLES = { "out": "not in the group", "room-1": "room-1", "room-2": "room-2" };
+// state.client: the classic clients' own allocation, or the servers' assignment beside it.
+const BOARD_CLIENTS = [["remoting", "classic: clients allocate"],
+  ["grpc", "+ gRPC push: servers assign"]];
 
 function render({ model, el }) {
   const root = rlbEl("div", { "class": "rlb-live rlb-board" });
@@ -14,6 +19,7 @@ function render({ model, el }) {
   const controls = rlbEl("div", { "class": "rlb-controls" });
   const lanes = rlbEl("div", { "class": "rlb-lanes" });
   const grid = rlbScroll("each strategy's split", { "data-rlb": "grid-box" });
+  const answers = rlbEl("div", { "data-rlb": "server-box" });   // a scroll region when shown
   let selected = null;          // the consumer the keyboard holds
   let refocus = null;           // what to focus once the board is drawn again
 
@@ -65,6 +71,34 @@ function render({ model, el }) {
     dupBox.appendChild(dup);
     controls.appendChild(dupBox);
     controls.appendChild(number("pop share", "pop_share", -1, 32));
+    const client = rlbEl("select", { "data-rlb": "client" });
+    BOARD_CLIENTS.forEach(function ([v, label]) {
+      const o = rlbEl("option", { value: v }, label);
+      if (v === (state.client || "remoting")) { o.selected = true; }
+      client.appendChild(o);
+    });
+    client.addEventListener("change", function () {
+      state.client = client.value;
+      drawControls();
+      const again = controls.querySelector('[data-rlb="client"]');
+      if (again) { again.focus(); }
+      ask("view", "consumer group: " + client.options[client.selectedIndex].text);
+    });
+    const clientBox = rlbEl("label", { "class": "rlb-field" }, "consumer group ");
+    clientBox.appendChild(client);
+    controls.appendChild(clientBox);
+    if (state.client === "grpc") {
+      const orderly = rlbEl("input", { type: "checkbox", "data-rlb": "orderly" });
+      orderly.checked = Boolean(state.orderly);
+      orderly.addEventListener("change", function () {
+        state.orderly = orderly.checked;
+        ask("view", "consumeMessageOrderly " + (orderly.checked ? "on" : "off"));
+      });
+      const orderlyBox = rlbEl("label", { "class": "rlb-field" },
+        "orderly (consumeMessageOrderly) ");
+      orderlyBox.appendChild(orderly);
+      controls.appendChild(orderlyBox);
+    }
     const forget = rlbEl("button", { "data-rlb": "forget" }, "forget the previous split");
     forget.addEventListener("click", function () { ask("reset"); });
     controls.appendChild(forget);
@@ -185,10 +219,37 @@ function render({ model, el }) {
     grid.replaceChildren(table);
   }
 
+  // What each server row told each consumer, queue -1 ("any queue of that broker") as it is.
+  function drawAnswers() {
+    const rows = view.rows.filter(function (r) { return r.server; });
+    if (!rows.length) { answers.replaceChildren(); return; }
+    const table = rlbEl("table", { "class": "rlb-table", "data-rlb": "server-answers" });
+    const head = rlbEl("tr");
+    head.appendChild(rlbEl("th", {}, "consumer"));
+    rows.forEach(function (r) { head.appendChild(rlbEl("th", {}, r.strategy + " answers")); });
+    table.appendChild(head);
+    view.members.forEach(function (c) {
+      const tr = rlbEl("tr", { "data-rlb": "answer-" + c });
+      tr.appendChild(rlbEl("td", {}, c));
+      rows.forEach(function (r) {
+        const got = r.assigned[c] || [];
+        tr.appendChild(rlbEl("td", { "data-rlb": "assigned" },
+          got.length ? got.join(" ") : "–"));
+      });
+      table.appendChild(tr);
+    });
+    const box = rlbScroll("what the servers answer each consumer");
+    box.appendChild(table);
+    answers.replaceChildren(rlbEl("div", { "class": "rlb-caption" },
+      "What the servers answer each consumer: A(-1) is broker-a's queue -1, any queue of " +
+      "broker-a (the broker's pop picks the messages)."), box);
+  }
+
   function draw() {
     if (selected && state.zones[selected] === undefined) { selected = null; }
     drawLanes();
     drawGrid();
+    drawAnswers();
   }
 
   root.appendChild(controls);
@@ -199,6 +260,7 @@ function render({ model, el }) {
     "Owner of each queue (A0 = broker-a, queue 0) under each strategy; outlined: moved by your " +
     "last change; a+b: consumed by both; –: nobody consumes it."));
   root.appendChild(grid);
+  root.appendChild(answers);
   drawControls();
   draw();
   el.appendChild(root);

@@ -1,8 +1,12 @@
 // rocketlb producer playground: controls, the send log, the fault table and a running chart.
+// The client select runs the same brokers through the classic remoting producer of the line or
+// the gRPC producer via the Proxy (its isolated endpoints shown in place of the fault table).
 // Every number shown comes from rocketlb_core.interactive.playground (see live_common.js).
 const PG_LINES = ["4.7.1", "4.9.7", "4.9.8", "5.3.3"];
 const PG_ANSWERS = [["ok", "answers"], ["refuse", "down: refuses"], ["silent", "down: silent"]];
 const PG_LOG_ROWS = 12;
+// config.client: the classic remoting producer of the line, or the gRPC producer via the Proxy.
+const PG_CLIENTS = [["remoting", "classic remoting"], ["grpc", "gRPC via the Proxy"]];
 
 function pgCopy(x) { return JSON.parse(JSON.stringify(x)); }
 
@@ -10,6 +14,7 @@ function render({ model, el }) {
   const root = rlbEl("div", { "class": "rlb-live rlb-playground" });
   const asker = rlbAsker(model, "playground", root);
   let config = pgCopy(model.get("request").config);
+  if (!config.client) { config.client = "remoting"; }
   let log = [];
   let view = model.get("view");
 
@@ -20,7 +25,7 @@ function render({ model, el }) {
   const chart = rlbEl("div", { "class": "rlb-chart-box", "data-rlb": "chart" });
   const logBox = rlbScroll("the last sends");
 
-  function send(op, n) {
+  function send(op, n, said) {
     const request = { config: config, op: op };
     if (n) { request.n = n; }
     return asker.ask(request, function (v) {
@@ -29,10 +34,13 @@ function render({ model, el }) {
       view = v;
       draw();
       const last = v.log[v.log.length - 1];
+      const isolated = v.client === "grpc" ? "; isolated: " +
+        (v.isolated.length ? v.isolated.join(", ") : "none") : "";
       asker.announce(op === "send" && last ? (n > 1 ? n + " sends, " + v.failed + " failed so far" :
         "send " + last.n + ": " + last.status + (last.attempts.length ? " on " +
-          last.attempts[last.attempts.length - 1].queue : "")) + "; counter " + v.counter :
-        (op === "reset" ? "reset" : "updated") + ": counter " + v.counter);
+          last.attempts[last.attempts.length - 1].queue : "")) + "; counter " + v.counter +
+        isolated : (said || (op === "reset" ? "reset" : "updated")) + ": counter " + v.counter +
+        isolated);
     });
   }
 
@@ -44,6 +52,20 @@ function render({ model, el }) {
 
   function drawControls() {
     controls.replaceChildren();
+    const grpc = config.client === "grpc";
+    const client = rlbEl("select", { "data-rlb": "client" });
+    PG_CLIENTS.forEach(function ([v, label]) {
+      const o = rlbEl("option", { value: v }, label);
+      if (v === config.client) { o.selected = true; }
+      client.appendChild(o);
+    });
+    client.addEventListener("change", function () {
+      config.client = client.value;
+      drawControls();
+      send("reset", 0, "client: " + client.options[client.selectedIndex].text);
+      const again = controls.querySelector('[data-rlb="client"]');
+      if (again) { again.focus(); }
+    });
     const line = rlbEl("select", { "data-rlb": "line" });
     PG_LINES.forEach(function (l) {
       const o = rlbEl("option", { value: l }, l);
@@ -68,17 +90,21 @@ function render({ model, el }) {
       if (v === config.retries) { return; }
       config.retries = v; send("reset");
     });
+    if (grpc) { line.disabled = true; fault.disabled = true; }  // the gRPC client reads neither
+    controls.appendChild(field("client", client));
     controls.appendChild(field("line", line));
     controls.appendChild(field("sendLatencyFaultEnable", fault));
     controls.appendChild(field("starting counter", counter));
-    controls.appendChild(field("retries", retries));
+    controls.appendChild(field(grpc ? "retries (maxAttempts − 1)" : "retries", retries));
     const presets = model.get("presets") || {};
     const pick = rlbEl("select", { "data-rlb": "preset", "aria-label": "set up as a preset" });
     pick.appendChild(rlbEl("option", { value: "" }, "set up as…"));
     Object.keys(presets).forEach(function (k) { pick.appendChild(rlbEl("option", { value: k }, k)); });
     pick.addEventListener("change", function () {
       if (!pick.value) { return; }
+      const keep = config.client;
       config = pgCopy(presets[pick.value]);
+      if (!config.client) { config.client = keep; }
       drawControls();
       send("reset");
     });
@@ -164,14 +190,40 @@ function render({ model, el }) {
     summary.replaceChildren();
     [["clock", (view.clock_ms / 1000).toFixed(3) + " s", "clock"],
      ["counter", view.counter, "counter-value"], ["sends", view.sent, "sent"],
-     ["failed", view.failed, "failed"]].forEach(function ([k, v, key]) {
+     ["failed", view.failed, "failed"]].concat(view.client === "grpc" ? [["next heartbeat",
+       (view.next_heartbeat_ms / 1000).toFixed(3) + " s", "next-heartbeat"]] : []
+    ).forEach(function ([k, v, key]) {
       const s = rlbEl("span", { "class": "rlb-stat" }, k + ": ");
       s.appendChild(rlbEl("b", { "data-rlb": key }, v));
       summary.appendChild(s);
     });
   }
 
+  // The gRPC producer keeps no fault table: a failed attempt isolates its broker's endpoints
+  // until a heartbeat to them is answered.
+  function drawIsolation() {
+    const t = rlbEl("table", { "class": "rlb-table", "data-rlb": "faults" });
+    const head = rlbEl("tr");
+    ["broker", "stored", "attempts", "endpoints", "now"].forEach(
+      function (h) { head.appendChild(rlbEl("th", {}, h)); });
+    t.appendChild(head);
+    view.faults.forEach(function (f) {
+      const tr = rlbEl("tr", { "data-rlb": "fault-" + f.broker });
+      tr.appendChild(rlbEl("td", {}, f.broker));
+      tr.appendChild(rlbEl("td", {}, view.stored[f.broker]));
+      tr.appendChild(rlbEl("td", {}, view.attempts[f.broker]));
+      tr.appendChild(rlbEl("td", {}, f.endpoints));
+      const now = rlbEl("td", { "data-rlb": "available" }, f.isolated ?
+        "isolated until a heartbeat is answered" : "available");
+      now.className = f.isolated ? "rlb-bad" : "rlb-ok";
+      tr.appendChild(now);
+      t.appendChild(tr);
+    });
+    faults.replaceChildren(t);
+  }
+
   function drawFaults() {
+    if (view.client === "grpc") { drawIsolation(); return; }
     const t = rlbEl("table", { "class": "rlb-table", "data-rlb": "faults" });
     const head = rlbEl("tr");
     ["broker", "stored", "attempts", "fault item: latency", "not available until", "now"].forEach(
@@ -197,7 +249,9 @@ function render({ model, el }) {
   function drawLog() {
     const t = rlbEl("table", { "class": "rlb-table", "data-rlb": "log" });
     const head = rlbEl("tr");
-    ["send", "start", "attempts (queue: outcome, ms)", "result", "counter"].forEach(function (h) {
+    const grpc = view.client === "grpc";
+    ["send", "start"].concat(grpc ? ["candidates"] : []).concat(
+      ["attempts (queue: outcome, ms)", "result", "counter"]).forEach(function (h) {
       head.appendChild(rlbEl("th", {}, h));
     });
     t.appendChild(head);
@@ -205,6 +259,9 @@ function render({ model, el }) {
       const tr = rlbEl("tr", { "data-rlb": "send-row", "data-n": String(r.n) });
       tr.appendChild(rlbEl("td", {}, r.n));
       tr.appendChild(rlbEl("td", {}, (r.start_ms / 1000).toFixed(3) + " s"));
+      if (grpc) {
+        tr.appendChild(rlbEl("td", { "data-rlb": "candidates" }, (r.candidates || []).join(", ")));
+      }
       tr.appendChild(rlbEl("td", { "data-rlb": "attempts" }, r.attempts.map(function (a) {
         return a.queue + ": " + a.outcome + ", " + a.latency_ms;
       }).join(" → ")));
