@@ -1,7 +1,7 @@
 """Chapter 11 (the RocketMQ 5 gRPC clients) in the built page: its browser cells run the core's
 ``grpc`` package in the reader's Pyodide and print exactly what they printed in the kernel (the
 same check ``test_live_figures`` makes for chapters 2, 3 and 6, which also carry live figures;
-this chapter has none)."""
+this chapter has its own: the playground and the board, tests/test_live_keyboard.py)."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ participant B as broker-b
 P->>X: QueryRoute: the writable master queues
 P->>P: takeMessageQueues(isolated, 3): candidates on distinct brokers
 P->>X: SendMessage to candidate 1 (broker-a/2)
+note over X: picks the queue itself (local mode: the client's broker)
 X-xA: SEND_MESSAGE: no answer
 note over P: isolate broker-a's endpoints
 P->>X: SendMessage to candidate 2 (broker-b/0)
