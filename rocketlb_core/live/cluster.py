@@ -553,16 +553,25 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
     producer = Producer(instance, proc, output, go_file, count, home)
     cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
     cluster.save()
-    deadline = time.monotonic() + timeout_s
-    while not output.read_bytes().startswith(b'{"started"'):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise LiveError(f"producer {instance} did not start; {_tail(home / 'stderr.log')}")
-        time.sleep(0.05)
+    _await_started(proc, output, timeout_s, f"producer {instance}", home)
     if go:
         start_sending(producer)
     return producer
+
+
+def _await_started(proc: subprocess.Popen[bytes], output: Path, timeout_s: float, what: str,
+                   home: Path) -> None:
+    """Wait until a driver (``Produce.java``, ``GrpcProduce.java``) printed its ``started``
+    line; if it exits or ``timeout_s`` passes first, stop it and raise ``LiveError`` with the
+    tail of its ``stderr.log``."""
+    deadline = time.monotonic() + timeout_s
+    while not output.read_bytes().startswith(b'{"started"'):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            raise LiveError(f"{what} did not start; {_tail(home / 'stderr.log')}")
+        time.sleep(0.05)
 
 
 def start_sending(producer: Producer) -> None:
@@ -983,15 +992,7 @@ def start_grpc_producer(cluster: Cluster, topic: str, count: int, *, interval_ms
     producer = GrpcProducer(instance, proc, output, go_file, count, home)
     cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
     cluster.save()
-    deadline = time.monotonic() + timeout_s
-    while not output.read_bytes().startswith(b'{"started"'):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            raise LiveError(f"gRPC producer {instance} did not start; "
-                            f"{_tail(home / 'stderr.log')}")
-        time.sleep(0.05)
+    _await_started(proc, output, timeout_s, f"gRPC producer {instance}", home)
     if go:
         start_sending(producer)
     return producer
