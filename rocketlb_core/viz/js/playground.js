@@ -199,34 +199,14 @@ function render({ model, el }) {
     });
   }
 
-  // The gRPC producer keeps no fault table: a failed attempt isolates its broker's endpoints
-  // until a heartbeat to them is answered.
-  function drawIsolation() {
-    const t = rlbEl("table", { "class": "rlb-table", "data-rlb": "faults" });
-    const head = rlbEl("tr");
-    ["broker", "stored", "attempts", "endpoints", "now"].forEach(
-      function (h) { head.appendChild(rlbEl("th", {}, h)); });
-    t.appendChild(head);
-    view.faults.forEach(function (f) {
-      const tr = rlbEl("tr", { "data-rlb": "fault-" + f.broker });
-      tr.appendChild(rlbEl("td", {}, f.broker));
-      tr.appendChild(rlbEl("td", {}, view.stored[f.broker]));
-      tr.appendChild(rlbEl("td", {}, view.attempts[f.broker]));
-      tr.appendChild(rlbEl("td", {}, f.endpoints));
-      const now = rlbEl("td", { "data-rlb": "available" }, f.isolated ?
-        "isolated until a heartbeat is answered" : "available");
-      now.className = f.isolated ? "rlb-bad" : "rlb-ok";
-      tr.appendChild(now);
-      t.appendChild(tr);
-    });
-    faults.replaceChildren(t);
-  }
-
+  // The classic producer's fault table; the gRPC producer keeps none: a failed attempt
+  // isolates its broker's endpoints until a heartbeat to them is answered.
   function drawFaults() {
-    if (view.client === "grpc") { drawIsolation(); return; }
+    const grpc = view.client === "grpc";
     const t = rlbEl("table", { "class": "rlb-table", "data-rlb": "faults" });
     const head = rlbEl("tr");
-    ["broker", "stored", "attempts", "fault item: latency", "not available until", "now"].forEach(
+    ["broker", "stored", "attempts"].concat(
+      grpc ? ["endpoints"] : ["fault item: latency", "not available until"], ["now"]).forEach(
       function (h) { head.appendChild(rlbEl("th", {}, h)); });
     t.appendChild(head);
     view.faults.forEach(function (f) {
@@ -234,12 +214,21 @@ function render({ model, el }) {
       tr.appendChild(rlbEl("td", {}, f.broker));
       tr.appendChild(rlbEl("td", {}, view.stored[f.broker]));
       tr.appendChild(rlbEl("td", {}, view.attempts[f.broker]));
-      tr.appendChild(rlbEl("td", { "data-rlb": "latency" }, f.item ? f.latency_ms + " ms" : "no item"));
-      tr.appendChild(rlbEl("td", { "data-rlb": "until" }, f.item ?
-        (f.not_available_until_ms / 1000).toFixed(3) + " s" : "-"));
-      const now = rlbEl("td", { "data-rlb": "available" }, f.available ? "available" :
-        "avoided for " + (f.wait_ms / 1000).toFixed(3) + " s");
-      now.className = f.available ? "rlb-ok" : "rlb-bad";
+      let now;
+      if (grpc) {
+        tr.appendChild(rlbEl("td", {}, f.endpoints));
+        now = rlbEl("td", { "data-rlb": "available" }, f.isolated ?
+          "isolated until a heartbeat is answered" : "available");
+        now.className = f.isolated ? "rlb-bad" : "rlb-ok";
+      } else {
+        tr.appendChild(rlbEl("td", { "data-rlb": "latency" },
+          f.item ? f.latency_ms + " ms" : "no item"));
+        tr.appendChild(rlbEl("td", { "data-rlb": "until" }, f.item ?
+          (f.not_available_until_ms / 1000).toFixed(3) + " s" : "-"));
+        now = rlbEl("td", { "data-rlb": "available" }, f.available ? "available" :
+          "avoided for " + (f.wait_ms / 1000).toFixed(3) + " s");
+        now.className = f.available ? "rlb-ok" : "rlb-bad";
+      }
       tr.appendChild(now);
       t.appendChild(tr);
     });
