@@ -250,15 +250,17 @@ def test_a_heartbeat_line_cut_anywhere_is_read_or_skipped(name: str) -> None:
         assert set(got) <= set(whole), cut
 
 
-# ------------------------------------------------------------------ live, one per line
+# ------------------------------------------------------------------ live, on line 5
 
 @pytest.mark.live
-@pytest.mark.parametrize("line_name", ["4", "5"])
+@pytest.mark.parametrize("line_name", ["5"])
 def test_a_fresh_capture_of_mixed_strategies_is_diagnosed(line_name: str,
                                                           tmp_path: Path) -> None:
     """``python -m rocketlb_core.live.capture --groups GID_strat`` on a fresh cluster of the
     line, then the doctor on what it wrote: the mixed strategies found with the right members,
-    strategies and queues. Its duration is printed."""
+    strategies and queues. Its duration is printed. Line 5 only in CI (its 60 minutes: line 4
+    took 101 s more); line 4's captures (``data/live/doctor/*-4``, real 4.9.8 ``mqadmin``
+    output) are diagnosed offline above, and ``("4",)`` in the parametrization records one live."""
     from rocketlb_core.live import cluster as live
     from rocketlb_core.live.jars import resolve
 
