@@ -12,9 +12,12 @@
                                         # --strict: fail if an event starts over 1 s late
     python -m rocketlb_core.live generate --seed S [--line 4|5] [--out FILE]
                                         # a random live scenario from a seed (TOML)
+    python -m rocketlb_core.live check RECORDING [--json]
+                                        # the model against a recording (live/check.py)
 
 Exit status: 0 done, 2 refused (Java or Maven missing, a port taken, a cluster already running
-in that home, nothing started there), 1 an internal error.
+in that home, nothing started there, a recording that cannot be read), 3 a check that found
+something the model does not explain, 1 an internal error.
 """
 
 from __future__ import annotations
@@ -67,8 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     gen.add_argument("--line", choices=sorted(LINES), default=None,
                      help="the line it is meant for (named in its header only)")
     gen.add_argument("--out", type=Path, default=None, help="write it here (default: stdout)")
+    chk = sub.add_parser("check", help="check the model against a recording")
+    chk.add_argument("recording", type=Path, help="a folder 'record' wrote (or data/live/...)")
+    chk.add_argument("--json", action="store_true",
+                     help="print the whole result (every verdict and detail) as JSON")
     args = parser.parse_args(argv)
     try:
+        if args.command == "check":
+            from rocketlb_core.live.check import check_live_recording, render
+
+            result = check_live_recording(args.recording)
+            print(json.dumps(result, indent=1) if args.json else render(result))
+            return 0 if result["unexplained"] == 0 else 3
         if args.command == "generate":
             from rocketlb_core.live.generate import generate_scenario
 

@@ -442,6 +442,12 @@ def import_recording(recording: Path | str, out: Path | str, *, skip_bad: bool =
     be, hold or lie inside it."""
     recording = Path(recording)
     meta = load_recording(recording)
+    if "proxy" in meta or "grpc_client" in meta:
+        raise TraceError(recording / "recording.json", None, "grpc_client",
+                         "a recording of gRPC clients through the Proxy has no message trace "
+                         "to import (rocketmq-client-java writes none, and the Proxy traces no "
+                         "gRPC send): check it with 'python -m rocketlb_core.live check "
+                         f"{recording}'")
     client_logs, broker_logs = recording_logs(recording)
     return import_records(
         out, msgtrace=recording / "msgtrace.jsonl.gz", client_logs=client_logs,
