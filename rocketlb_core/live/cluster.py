@@ -30,6 +30,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -116,7 +117,8 @@ _PROCESS_FIELDS = {"name", "role", "port", "pid", "folder"}
 ROLES = ("namesrv", "broker", "producer", "consumer", "proxy")
 """What a recorded process is: the cluster's JVMs, and the clients a recording starts
 (``start_producer``, ``start_consumer`` add them, so ``down`` stops them too); ``start_proxy``
-adds the Proxy (issue 34), and ``start_grpc_producer`` its gRPC producers (role ``producer``)."""
+adds the Proxy (issue 34), ``start_grpc_producer`` its gRPC producers (role ``producer``) and
+``start_grpc_consumer`` its gRPC consumers (role ``consumer``)."""
 MAX_PROCESSES = 1 + 64 + 1024
 """A name server, brokers and clients: far above what a scenario starts."""
 
@@ -559,11 +561,11 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
     return producer
 
 
-def _await_started(proc: subprocess.Popen[bytes], output: Path, timeout_s: float, what: str,
+def _await_started(proc: subprocess.Popen[Any], output: Path, timeout_s: float, what: str,
                    home: Path) -> None:
-    """Wait until a driver (``Produce.java``, ``GrpcProduce.java``) printed its ``started``
-    line; if it exits or ``timeout_s`` passes first, stop it and raise ``LiveError`` with the
-    tail of its ``stderr.log``."""
+    """Wait until a driver (``Produce.java``, ``GrpcProduce.java``, ``GrpcConsume.java``)
+    printed its ``started`` line; if it exits or ``timeout_s`` passes first, stop it and raise
+    ``LiveError`` with the tail of its ``stderr.log``."""
     deadline = time.monotonic() + timeout_s
     while not output.read_bytes().startswith(b'{"started"'):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -940,6 +942,55 @@ def stop_proxy(cluster: Cluster, timeout_s: float = 40.0) -> bool:
     return True
 
 
+def _grpc_source(name: str) -> str:
+    from importlib import resources
+
+    return str(resources.files("rocketlb_core.live") / "java" / name)
+
+
+def _grpc_class_path(home: Path, *extra: str) -> str:
+    """rocketmq-client-java ``GRPC_CLIENT_VERSION``'s class path for a driver in ``home``, the
+    jar's missing SLF4J binding (java/StaticLoggerBinder.java says why) compiled into
+    ``home/log-binding`` and put first, so the client writes its log at all; with it the
+    ``live/java`` sources ``extra``."""
+    jar_cp = class_path(artifact_jars("rocketmq-client-java", GRPC_CLIENT_VERSION))
+    classes = home / "log-binding"
+    shutil.rmtree(classes, ignore_errors=True)
+    sources = [_grpc_source(f) for f in (*GRPC_LOG_BINDING, *extra)]
+    javac = Path(java()).with_name("javac")
+    built = subprocess.run([str(javac) if javac.is_file() else find_tool("javac", "install a JDK"),
+                            "-encoding", "UTF-8", "-d", str(classes), "-cp", jar_cp, *sources],
+                           capture_output=True, text=True, timeout=300, check=False)
+    if built.returncode != 0:
+        raise LiveError(f"javac of the gRPC client's log binding failed:\n{built.stderr[-1500:]}")
+    return f"{classes}{os.pathsep}{jar_cp}"
+
+
+_GRPC_CONSUMER_BUILD = threading.Lock()
+
+
+def grpc_consumer_class_path(cluster: Cluster) -> str:
+    """The class path of ``GrpcConsume.java``, compiled once per cluster (with the log binding,
+    into ``<home>/grpc-consumer/log-binding``): each consumer's JVM then starts the compiled
+    class, not its source (a source launch compiles it first, seconds of CPU: three consumers
+    joining at once on a loaded two-core host took 20 s and more to start)."""
+    folder = cluster.home / "grpc-consumer"
+    with _GRPC_CONSUMER_BUILD:
+        ready = folder / "class-path"
+        if not ready.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            ready.write_text(_grpc_class_path(folder, "GrpcConsume.java"), encoding="utf-8")
+        return ready.read_text(encoding="utf-8")
+
+
+def _grpc_java(cluster: Cluster, home: Path, cp: str) -> list[str]:
+    """``java`` for a gRPC driver: a small heap, the cluster's marker (so ``down`` may stop it),
+    ``home`` as its user.home, its log (``rocketmq-client.log``) under ``home``."""
+    return [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+            f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
+            f"-Drocketmq.log.root={home / 'logs' / 'rocketmqlogs'}", "-cp", cp]
+
+
 @dataclass
 class GrpcProducer(Producer):
     """A running ``GrpcProduce.java`` (rocketmq-client-java's ``Producer``, through the Proxy).
@@ -959,33 +1010,14 @@ def start_grpc_producer(cluster: Cluster, topic: str, count: int, *, interval_ms
     to send ``count`` messages ``interval_ms`` apart (``maxAttempts``: ``max_attempts``). Its log
     (``rocketmq-client.log``, ``rocketmq.log.root``) is under its folder. It sends once
     ``start_sending`` is called (at once when ``go``); ``collect_sends`` returns its rows."""
-    from importlib import resources
-
     endpoints = proxy_endpoints(cluster)
     home = cluster.home / "clients" / instance
     home.mkdir(parents=True, exist_ok=True)
     output, go_file = home / "sends.jsonl", home / "go"
     go_file.unlink(missing_ok=True)
-    jar_cp = class_path(artifact_jars("rocketmq-client-java", GRPC_CLIENT_VERSION))
-    java_dir = resources.files("rocketlb_core.live") / "java"
-    src = java_dir / "GrpcProduce.java"
-    # the jar's missing SLF4J binding (java/StaticLoggerBinder.java says why): compiled here,
-    # first on the class path, so the client writes its log at all
-    classes = home / "log-binding"
-    shutil.rmtree(classes, ignore_errors=True)
-    sources = [str(java_dir / f) for f in GRPC_LOG_BINDING]
-    javac = Path(java()).with_name("javac")
-    built = subprocess.run([str(javac) if javac.is_file() else find_tool("javac", "install a JDK"),
-                            "-encoding", "UTF-8", "-d", str(classes), "-cp", jar_cp, *sources],
-                           capture_output=True, text=True, timeout=300, check=False)
-    if built.returncode != 0:
-        raise LiveError(f"javac of the gRPC client's log binding failed:\n{built.stderr[-1500:]}")
-    cp = f"{classes}{os.pathsep}{jar_cp}"
-    command = [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-               f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
-               f"-Drocketmq.log.root={home / 'logs' / 'rocketmqlogs'}",
-               "-cp", cp, str(src), endpoints, topic, str(count), str(interval_ms),
-               str(max_attempts), str(go_file)]
+    cp, src = _grpc_class_path(home), _grpc_source("GrpcProduce.java")
+    command = [*_grpc_java(cluster, home, cp), src, endpoints, topic, str(count),
+               str(interval_ms), str(max_attempts), str(go_file)]
     with output.open("wb") as sink:
         proc = subprocess.Popen(command, stdout=sink, stderr=(home / "stderr.log").open("ab"),
                                 stdin=subprocess.DEVNULL, start_new_session=True)
@@ -996,3 +1028,67 @@ def start_grpc_producer(cluster: Cluster, topic: str, count: int, *, interval_ms
     if go:
         start_sending(producer)
     return producer
+
+
+GRPC_CONSUMER_KINDS = ("simple", "push")
+"""``GrpcConsume.java``'s consumers: rocketmq-client-java's ``SimpleConsumer`` and
+``PushConsumer``."""
+
+
+@dataclass
+class GrpcConsumer(Consumer):
+    """A running ``GrpcConsume.java`` (rocketmq-client-java's ``SimpleConsumer`` or
+    ``PushConsumer``, through the Proxy): its rows in ``output`` (``collect_receives``), its
+    log ``rocketmq-client.log``. ``stop_consumer`` (a clean ``close()``) and ``kill_consumer``
+    (a crash) stop it by its process, like ``Consume.java``."""
+
+    kind: str = "simple"
+    output: Path = Path()
+
+    @property
+    def client_log(self) -> Path:
+        return self.home / "logs" / "rocketmqlogs" / "rocketmq-client.log"
+
+
+def start_grpc_consumer(cluster: Cluster, topic: str, group: str, kind: str, *,
+                        name: str = "grpc-c1", timeout_s: float = 120.0) -> GrpcConsumer:
+    """Start ``live/java/GrpcConsume.java`` on rocketmq-client-java ``GRPC_CLIENT_VERSION``: a
+    ``kind`` (``simple`` or ``push``) consumer of ``group`` subscribing every message of
+    ``topic``, given the cluster's Proxy as its endpoints, and wait until it has started (its
+    route fetched). Its folder and process are ``name``; its rows go to ``receives.jsonl``
+    there (``collect_receives``), its log (``rocketmq-client.log``) under it."""
+    if kind not in GRPC_CONSUMER_KINDS:
+        raise LiveError(f"a gRPC consumer is one of {', '.join(GRPC_CONSUMER_KINDS)}, not {kind!r}")
+    endpoints = proxy_endpoints(cluster)
+    home = cluster.home / "clients" / name
+    home.mkdir(parents=True, exist_ok=True)
+    output, stop = home / "receives.jsonl", home / "stop"
+    stop.unlink(missing_ok=True)
+    cp = grpc_consumer_class_path(cluster)
+    with output.open("w", encoding="utf-8") as sink:
+        proc = subprocess.Popen([*_grpc_java(cluster, home, cp), "GrpcConsume", endpoints, topic,
+                                 group, kind, str(stop)],
+                                stdout=sink, stderr=(home / "stderr.log").open("ab"), text=True,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    consumer = GrpcConsumer(name, proc, stop, home, name, kind=kind, output=output)
+    cluster.processes.append(Process(name, "consumer", 0, proc.pid, str(home)))
+    cluster.save()
+    _await_started(proc, output, timeout_s, f"gRPC {kind} consumer {name}", home)
+    return consumer
+
+
+def collect_receives(consumer: GrpcConsumer) -> list[dict[str, Any]]:
+    """A stopped ``GrpcConsume.java``'s rows (``simple``: one per receive call; ``push``: one per
+    consumed message), without its ``started`` and ``stopped`` lines; a line cut short by a
+    crash is left out."""
+    rows = []
+    for text in consumer.output.read_text("utf-8", "replace").splitlines():
+        if not text.startswith("{"):
+            continue
+        try:
+            row = json.loads(text)
+        except ValueError:
+            continue                       # the last line of a killed process, half written
+        if "started" not in row and "stopped" not in row:
+            rows.append(row)
+    return rows

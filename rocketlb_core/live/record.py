@@ -24,6 +24,8 @@ code)::
     name = "c1"                 # its process and folder name
     group = "GID_live"
     instance = "c1"             # its instanceName (default: name); two alike: the trap
+    client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
+    kind = "simple"             # a gRPC consumer's (required): "simple" or "push"
 
     [[events]]
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
@@ -38,6 +40,22 @@ no such switch), ``max_attempts`` (default 3) is its ``maxAttempts``. Such a rec
 ``topic.jsonl.gz``: every message of the scenario's topic as the brokers store it (broker, queue,
 offset, store time, key ``seq-<n>``, body ``m<n>``): where each send really went, which the
 gRPC client's receipt does not say (``live/java/GrpcProduce.java``).
+
+A consumer with ``client = "grpc"`` (issue 34) is ``live/java/GrpcConsume.java`` on the same
+client: ``kind = "simple"``, a ``SimpleConsumer`` calling ``receive`` in a loop and acking what
+it got, or ``kind = "push"``, a ``PushConsumer`` whose listener consumes everything; it has no
+``instance`` (the gRPC client has no instanceName). Any gRPC client, producer or consumer, starts
+the Proxy and the topic dump. ``join`` starts it, ``leave`` closes it (``close()``: the client
+tells the Proxy it terminates), ``crash`` kills its JVM (SIGKILL, by its pid). Its rows are
+kept in ``receives/<consumer>.jsonl.gz`` (a simple consumer's: one per ``receive`` call; a push
+consumer's: one per consumed message; both with where each message was: see the driver), its
+log in ``logs/<consumer>/rocketmq-client.log.gz`` (its route; a push consumer's assignments).
+A snapshot asks the brokers the members of the *remoting* groups only: a gRPC consumer
+registers with the Proxy (rocketmq-proxy 5.3.3 ``ClusterConsumerManager.registerConsumer``: the
+Proxy's own member table; its ``HeartbeatSyncer`` tells other Proxies, not the brokers), so
+``mqadmin consumerConnection`` on a broker is not where its group's members are, and a push
+consumer's assignment is the Proxy's answer, the same for every member: a member list would
+place nothing. The snapshots still count the lines of every consumer's log, gRPC ones included.
 
 Events on one target must make sense in order (``load_scenario`` refuses the rest): a broker is
 paused only while it runs, resumed only while paused, killed while it runs or is paused,
@@ -77,6 +95,8 @@ A recording is a folder (written whole, or not at all: ``rocketlb_core.atomic``)
 * ``scenario.toml``: the scenario, as run;
 * ``sends/<producer>.jsonl.gz``: ground truth, one row per send: where the real client stored it
   (``broker``, ``queue``) or the error it got, and when it started (``sent_ms``);
+* ``receives/<consumer>.jsonl.gz``: each gRPC consumer's rows (see above), the last line of a
+  crashed one left out if the kill cut it short;
 * ``msgtrace.jsonl.gz``: every message of ``RMQ_SYS_TRACE_TOPIC``, body untouched
   (``live/java/DumpTopic.java``): what ``rocketlb_core.trace.msgtrace`` imports;
 * ``logs/<process>/<file>.log.gz``: each client's ``rocketmq_client.log`` and each broker's log,
@@ -139,6 +159,8 @@ class LiveConsumer:
     name: str
     group: str
     instance: str
+    client: str = "remoting"        # or "grpc" (issue 34)
+    kind: str | None = None         # a gRPC consumer's: "simple" or "push"
 
 
 @dataclass(frozen=True)
@@ -215,10 +237,27 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     consumers = []
     for i, c in enumerate(r.array(top, "consumers", "", MAX_CLIENTS)):
         where = f"consumers[{i}]"
-        c = r.table(c, where, {"name", "group"}, {"instance"})
+        c = r.table(c, where, {"name", "group"}, {"instance", "client", "kind"})
         name = r.text(c, "name", where)
+        client = r.text(c, "client", where, "remoting")
+        if client not in CLIENTS:
+            raise r.fail(f"{where}.client", f"one of {', '.join(CLIENTS)}, got {client!r}")
+        kind = None
+        if client == "grpc":
+            if "kind" not in c:
+                raise r.fail(f"{where}.kind", "a gRPC consumer needs it: "
+                             f"{' or '.join(live.GRPC_CONSUMER_KINDS)}")
+            kind = r.text(c, "kind", where)
+            if kind not in live.GRPC_CONSUMER_KINDS:
+                raise r.fail(f"{where}.kind",
+                             f"one of {', '.join(live.GRPC_CONSUMER_KINDS)}, got {kind!r}")
+            if "instance" in c:
+                raise r.fail(f"{where}.instance", "only a remoting consumer has it (the gRPC "
+                             "client has no instanceName)")
+        elif "kind" in c:
+            raise r.fail(f"{where}.kind", "only a gRPC consumer has it")
         consumers.append(LiveConsumer(name, r.text(c, "group", where),
-                                      r.text(c, "instance", where, name)))
+                                      r.text(c, "instance", where, name), client, kind))
     names = [x.name for x in producers] + [x.name for x in consumers]
     for n in names:
         if names.count(n) > 1:
@@ -536,7 +575,9 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     consumers: dict[str, live.Consumer] = {}
     lock = threading.Lock()
     specs = {k.name: k for k in scenario.consumers}
-    groups = sorted({k.group for k in scenario.consumers})
+    # the groups a snapshot asks a broker the members of: the remoting ones (a gRPC consumer is
+    # the Proxy's client; the module docstring says why its group is not asked)
+    groups = sorted({k.group for k in scenario.consumers if k.client == "remoting"})
     brokers = {p.name: "running" for p in c.brokers()}    # as the scenario left each one
 
     def reading() -> dict[str, Any]:
@@ -567,6 +608,13 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             live.restart_broker(c, e.target)
             with lock:
                 brokers[e.target] = "running"
+        elif e.action == "join" and specs[e.target].client == "grpc":
+            k = specs[e.target]
+            assert k.kind is not None
+            grpc_started = live.start_grpc_consumer(c, scenario.topic, k.group, k.kind,
+                                                    name=k.name)
+            with lock:
+                consumers[k.name] = grpc_started
         elif e.action == "join":
             k = specs[e.target]
             started = live.start_consumer(c, scenario.topic, k.group, k.instance,
@@ -585,10 +633,13 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             live.kill_consumer(consumers[e.target])
         say(f"{e.at_s:6.1f} s  {e.action} {e.target}")
 
-    grpc = any(p.client == "grpc" for p in scenario.producers)
+    grpc = any(x.client == "grpc" for x in scenario.producers) \
+        or any(x.client == "grpc" for x in scenario.consumers)
     if grpc:
         say(f"starting the Proxy {live.proxy_version(c)}")
         live.start_proxy(c)
+    if any(k.client == "grpc" for k in scenario.consumers):
+        live.grpc_consumer_class_path(c)      # compiled before the clock starts
     producers: dict[str, live.Producer] = {}
     for p in scenario.producers:
         if p.client == "grpc":
@@ -610,7 +661,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             scenario.events, act, t0=t0, t0_ms=t0_ms, warn=warn, strict=strict,
             due=(lambda i, e: snapshots.request(f"{e.action} {e.target}",
                                                 t0_ms + round(e.at_s * 1000)))
-            if groups else None)
+            if scenario.consumers else None)
     finally:
         taken = snapshots.close()
     clock = lateness({"t0_ms": t0_ms, "events": events})
@@ -622,14 +673,26 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                    "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
         say(f"{name}: {sum('error' not in r for r in rows)} of {len(rows)} sends stored")
     time.sleep(scenario.settle_s)
-    if groups:
+    if scenario.consumers:
         end = reading()
-        if end.get("errors") or end["broker"] is None:
+        if end.get("errors") or (groups and end["broker"] is None):
             raise LiveError(f"the final snapshot failed: {end.get('errors') or 'no broker runs'}")
         taken.append({"before": "end", **end})
+    for running in consumers.values():       # the gRPC ones close at once (a push consumer
+        if isinstance(running, live.GrpcConsumer):  # waits for its long polls: 20 s and more)
+            running.stop_file.touch()
     for running in consumers.values():
         if running.process.poll() is None:
             live.stop_consumer(running)
+    grpc_consumers = {n: k for n, k in consumers.items() if isinstance(k, live.GrpcConsumer)}
+    if grpc_consumers:
+        (tmp / "receives").mkdir()
+    for name, k in sorted(grpc_consumers.items()):
+        rows = live.collect_receives(k)
+        _gzip_text(tmp / "receives" / f"{name}.jsonl.gz",
+                   "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
+        got = sum(len(r.get("messages", ())) for r in rows) if k.kind == "simple" else len(rows)
+        say(f"{name}: {got} messages {'received' if k.kind == 'simple' else 'consumed'}")
     if grpc:
         live.stop_proxy(c)            # its logs complete; the dump reads the brokers directly
         stored = dump_topic(c, scenario.topic)
@@ -670,7 +733,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         "producers": [vars(p) if p.client == "grpc" else
                       {k: v for k, v in vars(p).items() if k not in ("client", "max_attempts")}
                       for p in scenario.producers],
-        "consumers": [vars(k) for k in scenario.consumers],
+        # a remoting consumer's row as before issue 34; a gRPC one has no instance
+        "consumers": [{"name": k.name, "group": k.group, "client": k.client, "kind": k.kind}
+                      if k.client == "grpc" else
+                      {"name": k.name, "group": k.group, "instance": k.instance}
+                      for k in scenario.consumers],
         "t0_ms": t0_ms, "events": events, "max_late_ms": clock["max_late_ms"],
         "max_late_limit_ms": MAX_LATE_MS, "snapshots": taken,
         "isolated": bool(os.environ.get(live.ENV_ISOLATED)),
