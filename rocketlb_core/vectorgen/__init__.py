@@ -13,6 +13,9 @@
   (``java/rocketlb/ProxyAssignmentVectors.java``) and the broker's ``QueryAssignmentProcessor``
   (``java/rocketlb/BrokerAssignmentVectors.java``), written to
   ``tests/vectors/grpc/{proxy,broker}-assignment-<version>.jsonl.gz``.
+* ``python_client`` (issue 34, item 2): rocketmq-python-client 5.1.2's own ``QueueSelector``, run
+  in a venv of its own from PyPI (``python/python_client_vectors.py``), written to
+  ``tests/vectors/grpc/python-client-5.1.2.jsonl.gz``; ``grpc.python_client`` replays it.
 
 Not core (they run Maven and Java); the ports they check are (``rocketlb_core.grpc``).
 """
