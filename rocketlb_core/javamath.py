@@ -897,3 +897,72 @@ def java_split(s: str, sep: str) -> list[str]:
     while parts and parts[-1] == "":
         parts.pop()
     return parts
+
+
+# ``Character.isWhitespace(char)`` (OpenJDK 17, Unicode 13; the set is the same through Java 25):
+# the space, line and paragraph separators (Zs, Zl, Zp) but the no-break spaces U+00A0, U+2007
+# and U+202F, plus U+0009..U+000D and U+001C..U+001F. Python's ``str.isspace`` differs: it also
+# takes U+0085 and the three no-break spaces.
+_JAVA_WHITESPACE = frozenset([*range(0x09, 0x0E), *range(0x1C, 0x20), 0x20, 0x1680,
+                              *range(0x2000, 0x2007), *range(0x2008, 0x200B), 0x2028, 0x2029,
+                              0x205F, 0x3000])
+
+
+def java_is_whitespace(unit: int) -> bool:
+    """``Character.isWhitespace(char)`` of one UTF-16 code unit.
+
+    >>> java_is_whitespace(0x2003), java_is_whitespace(0xA0), java_is_whitespace(0x85)
+    (True, False, False)
+    """
+    return unit in _JAVA_WHITESPACE
+
+
+def java_is_blank(s: str) -> bool:
+    """commons-lang3's ``StringUtils.isBlank``: empty, or every UTF-16 unit whitespace
+    (``Character.isWhitespace(cs.charAt(i))``; 3.12.0 and 3.20.0, the Proxy's 5.3.3 and 5.5.0).
+
+    >>> java_is_blank(""), java_is_blank(" \\t\\u3000"), java_is_blank("\\u00a0")
+    (True, True, False)
+    """
+    return all(java_is_whitespace(u) for u in utf16_units(s))
+
+
+def _d2i(x: float) -> int:
+    """Java's ``(int) double``: truncation toward zero, saturating at the ``int`` range (NaN: 0)."""
+    if x != x:
+        return 0
+    if x >= INT_MAX:
+        return INT_MAX
+    if x <= INT_MIN:
+        return INT_MIN
+    return int(x)
+
+
+def guava_consistent_hash(value: int, buckets: int) -> int:
+    """Guava's ``Hashing.consistentHash(long input, int buckets)`` (guava 32.0.1-jre, the
+    rocketmq-proxy 5.3.3 and 5.5.0 class path; ``com/google/common/hash/Hashing.java``): Lamping
+    and Veach's jump consistent hash driven by Guava's ``LinearCongruentialGenerator`` seeded
+    with ``value``: ``state = 2862933555777941757 * state + 1`` (64-bit wrap), ``nextDouble() =
+    ((int) (state >>> 33) + 1) / 2^31`` (an ``int`` sum, so it wraps); from ``candidate = 0``,
+    jump to ``next = (int) ((candidate + 1) / nextDouble())`` while ``0 <= next < buckets``.
+
+    Raises ``ValueError`` for ``buckets <= 0`` (Guava's ``checkArgument``:
+    ``IllegalArgumentException``, "buckets must be positive").
+
+    >>> guava_consistent_hash(0, 1), [guava_consistent_hash(java_string_hash("order-1"), n)
+    ...                               for n in (2, 8, 16)]
+    (0, [0, 3, 3])
+    """
+    if buckets <= 0:
+        raise ValueError(f"buckets must be positive: {buckets}")
+    state = wrap64(value)
+    candidate = 0
+    while True:
+        state = (2862933555777941757 * state + 1) & 0xFFFFFFFFFFFFFFFF
+        # ``(int) (state >>> 33) + 1`` is int arithmetic: 2^31 - 1 + 1 wraps to -2^31 (-1.0)
+        double = wrap32((state >> 33) + 1) / 2147483648.0
+        nxt = _d2i((candidate + 1) / double)
+        if 0 <= nxt < buckets:
+            candidate = nxt
+        else:
+            return candidate

@@ -17,6 +17,12 @@ by the rules of the release in the case's ``source`` or of another (the cross-ch
 list, stored mode and config given; the assignments compared as a set (the broker's
 ``HashSet``), each ``[topic, broker, queueId, mode]``, or ``null``
 (``broker_assignment_answer``).
+``proxy-group-queue`` (``proxy-group-queue-{5.3.3,5.5.0}.jsonl.gz``, from each release's real
+``SendMessageActivity.SendMessageQueueSelector`` on a real ``MessageQueueView``): one route and
+its write selector's counter a case, then one to four sends (group, lite topic, message count);
+the sorted write queues compared, and every send's queue (``[broker, queueId]`` or ``null``) and
+the counter after it (``proxy_group_queue_answer``, ``grpc.proxy_send``), by the rules of the
+case's release or of another.
 """
 
 from __future__ import annotations
@@ -30,10 +36,17 @@ from rocketlb_core.grpc.assignment import (
     proxy_group_flags,
     proxy_query_assignment,
 )
+from rocketlb_core.grpc.proxy_send import (
+    ProxyQueue,
+    ProxyQueueSelector,
+    proxy_sharding_key,
+    proxy_write_queues,
+)
 from rocketlb_core.grpc.publishing import GrpcQueue, PublishingLoadBalancer
 from rocketlb_core.grpc.send import Outcome, ProducerSendLoop
 from rocketlb_core.grpc.siphash import message_group_index, sip_hash24
 from rocketlb_core.grpc.subscription import SubscriptionLoadBalancer
+from rocketlb_core.javamath import wrap32
 from rocketlb_core.model import MessageQueue
 
 ERRORS = {"IllegalArgumentException": ValueError}
@@ -52,6 +65,9 @@ def run_grpc_case(obj: dict[str, Any], report: Report) -> None:
     cid = obj["id"]
     if family == "proxy-assignment":
         report.check(cid, proxy_assignment_answer(obj), obj["expect"])
+        return
+    if family == "proxy-group-queue":
+        report.check(cid, proxy_group_queue_answer(obj), _group_queue_expect(obj))
         return
     if family == "broker-assignment":
         report.check(cid, broker_assignment_answer(obj), _sorted_rows(obj["expect"]))
@@ -193,3 +209,32 @@ def broker_assignment_answer(obj: dict[str, Any]) -> dict[str, Any]:
     rows = None if got is None else sorted(
         ([q.topic, q.broker_name, q.queue_id, mode] for q in got), key=_row_key)
     return {"code": 0, "assignments": rows}
+
+
+def _group_queue_expect(obj: dict[str, Any]) -> dict[str, Any]:
+    return {"write_queues": obj["write_queues"],
+            "sends": [[s["expect"], s["index"]] for s in obj["sends"]]}
+
+
+def proxy_group_queue_answer(obj: dict[str, Any], release: str | None = None) -> dict[str, Any]:
+    """What the port answers a ``proxy-group-queue`` case, in the vectors' form, by the rules
+    of ``release`` (default: the release that made the case)."""
+    release = release or str(obj["source"]["version"])
+    masterless = set(obj["masterless"])
+    queues = proxy_write_queues((str(b), int(n), int(perm)) for b, n, perm in obj["queue_datas"]
+                                if b not in masterless)
+    index = int(obj["index_start"])
+    sends: list[list[Any]] = []
+    for send in obj["sends"]:
+        got: ProxyQueue | None = None
+        if queues:                      # none: the selector answers null (FORBIDDEN)
+            selector = ProxyQueueSelector(queues, index)
+            got = selector.select(str(send["group"]), lite_topic=send["lite_topic"] or "",
+                                  messages=int(send["messages"]), release=release)
+            index = selector.index
+        else:                           # no key: selectOne still steps the counter
+            key = proxy_sharding_key(str(send["group"]), lite_topic=send["lite_topic"] or "",
+                                     messages=int(send["messages"]), release=release)
+            index = index if key else wrap32(index + 1)
+        sends.append([None if got is None else got.short(), index])
+    return {"write_queues": [q.short() for q in queues], "sends": sends}

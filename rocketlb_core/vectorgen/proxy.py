@@ -1,7 +1,8 @@
-"""What the Proxy answers a gRPC push consumer's ``QueryAssignment``, and what the broker answers
-a remoting consumer's ``QUERY_ASSIGNMENT``, from the released classes (issue 34, item 2).
+"""What the Proxy answers a gRPC push consumer's ``QueryAssignment``, what the broker answers a
+remoting consumer's ``QUERY_ASSIGNMENT``, and on which queue the Proxy stores a gRPC send, from
+the released classes (issue 34, item 2).
 
-``python -m rocketlb_core.vectorgen.proxy [--out tests/vectors/grpc] [--only proxy|broker]
+``python -m rocketlb_core.vectorgen.proxy [--out tests/vectors/grpc] [--only proxy|broker|group]
 [VERSION ...]`` resolves
 ``org.apache.rocketmq:rocketmq-proxy:<version>`` and its runtime dependencies from Maven Central
 (5.3.3 and 5.5.0, into ``<cache>/vectors/rocketmq-proxy-<version>``), compiles
@@ -65,6 +66,39 @@ set, or ``null``) and its consumer list (``ConsumerManager.getConsumerGroupInfo`
 
 (``assignments`` sorted by broker and queue id: the broker answers a ``HashSet``.)
 
+**The Proxy's queue for a send** (``--only group``: ``proxy-group-queue-<version>.jsonl.gz``, the
+same releases, 1,000 cases a file, ``java.util.Random(20261128)``, the same draws on both):
+``java/rocketlb/ProxyGroupQueueVectors.java`` builds a real ``MessageQueueView`` (no fault
+strategy, 5.3.3, or penalizer, 5.5.0: the Proxy's default ``sendLatencyEnable=false``) from the
+case's ``TopicRouteData`` (a ``QueueData`` per row, reading as many queues as it writes; a
+``BrokerData`` per broker, with a master at id 0 unless the broker is ``masterless``, and a slave
+at id 1), sets its write selector's ``queueIndex`` to ``index_start`` (reflection: upstream
+seeds it from an unseeded ``Random``), and asks the real, protected
+``SendMessageActivity.SendMessageQueueSelector`` (reached by reflection, driven as released:
+real protobuf ``SendMessageRequest``s, ``select(ctx, view)``) for each send's queue, so the
+queue list, the Guava ``Hashing.consistentHash`` (guava 32.0.1-jre on both class paths) and
+``String.hashCode`` are all the released ones::
+
+    {"id": "proxy-group-queue-5.5.0-00017", "grpc": "proxy-group-queue",
+     "source": {"artifact": "org.apache.rocketmq:rocketmq-proxy", "version": "5.5.0",
+                "class": "...SendMessageActivity$SendMessageQueueSelector#select",
+                "seed": 20261128, "jvm": 17, "java": "...", "lite_topic": true},
+     "topic": "TopicTest", "queue_datas": [[brokerName, writeQueueNums, perm], ...],
+     "masterless": [brokerName, ...], "index_start": int,
+     "sends": [{"group": str, "lite_topic": null | str, "messages": 1 | 2,
+                "expect": null | [brokerName, queueId], "index": int}, ...],
+     "write_queues": [[brokerName, queueId], ...]}
+
+Routes have 1 to 5 brokers (names with non-ASCII and non-BMP characters among them, and
+``broker-\uFF21`` beside ``broker-\U0001F680``, which Java and Python order differently), a
+second queue data for a broker one time in twelve, ``writeQueueNums`` 0 (one time in eight), 1
+to 8 or 16, ``perm`` 6, or 0 to 7 one time in three, a broker without a master one time in ten;
+1 to 4 sends, each a group that is empty, blank (Java whitespace), holding a character Java
+does not count as whitespace (U+00A0, U+0085, ...), ASCII, non-ASCII, non-BMP or 64 to 300
+characters long; a lite topic (``null`` on 5.3.3, whose protocol has none); two messages one
+time in ten. ``expect`` is the selector's answer, ``index`` the counter after it,
+``write_queues`` the selector's ``getQueues()``. Every non-ASCII character is written escaped.
+
 ``--check`` regenerates the first ``--cases`` of each file and compares instead of writing.
 """
 
@@ -90,17 +124,19 @@ class Family:
     main: str
     seed: int
     cases: int
+    stem: str = "{name}-assignment"
 
     @property
     def source(self) -> Path:
         return JAVA_ROOT / "rocketlb" / f"{self.main}.java"
 
     def file_name(self, version: str) -> str:
-        return f"{self.name}-assignment-{version}.jsonl.gz"
+        return f"{self.stem.format(name=self.name)}-{version}.jsonl.gz"
 
 
 FAMILIES = (Family("proxy", "ProxyAssignmentVectors", 20261126, 2000),
-            Family("broker", "BrokerAssignmentVectors", 20261127, 2000))
+            Family("broker", "BrokerAssignmentVectors", 20261127, 2000),
+            Family("group", "ProxyGroupQueueVectors", 20261128, 1000, "proxy-group-queue"))
 
 
 def generate(family: Family, version: str, cases: int, work: Path) -> str:
