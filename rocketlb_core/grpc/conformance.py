@@ -23,6 +23,9 @@ its write selector's counter a case, then one to four sends (group, lite topic, 
 the sorted write queues compared, and every send's queue (``[broker, queueId]`` or ``null``) and
 the counter after it (``proxy_group_queue_answer``, ``grpc.proxy_send``), by the rules of the
 case's release or of another.
+``python-selector`` (``python-client-5.1.2.jsonl.gz``, from rocketmq-python-client's own
+``QueueSelector``, ``rocketlb_core.vectorgen.python_client``): a route, a selector kind and its
+random start, then its operations; every answer compared (``grpc.python_client.replay_case``).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from rocketlb_core.grpc.proxy_send import (
     proxy_write_queues,
 )
 from rocketlb_core.grpc.publishing import GrpcQueue, PublishingLoadBalancer
+from rocketlb_core.grpc.python_client import replay_case
 from rocketlb_core.grpc.send import Outcome, ProducerSendLoop
 from rocketlb_core.grpc.siphash import message_group_index, sip_hash24
 from rocketlb_core.grpc.subscription import SubscriptionLoadBalancer
@@ -71,6 +75,9 @@ def run_grpc_case(obj: dict[str, Any], report: Report) -> None:
         return
     if family == "broker-assignment":
         report.check(cid, broker_assignment_answer(obj), _sorted_rows(obj["expect"]))
+        return
+    if family == "python-selector":
+        report.check(cid, replay_case(obj), obj["expect"])
         return
     if family == "siphash":
         group = obj["group"]

@@ -15,9 +15,8 @@ import random
 import sys
 from typing import Any
 
-from rocketmq.grpc_protocol import definition_pb2 as pb
-from rocketmq.v5.client.balancer import QueueSelector
-from rocketmq.v5.model import TopicRouteData
+# rocketmq-python-client is imported inside the functions: the package's own tests import this
+# module (doctests, layers) where the client is not installed.
 
 TOPIC = "TopicTest"
 NAMES = ["broker-a", "broker-b", "broker-c", "broker-d", "b\u00f6rse-1", "\u4ee3\u7406-2"]
@@ -43,6 +42,9 @@ def draw_route(rng: random.Random) -> list[list[Any]]:
 
 
 def to_route(rows: list[list[Any]]) -> Any:
+    from rocketmq.grpc_protocol import definition_pb2 as pb
+    from rocketmq.v5.model import TopicRouteData
+
     queues = [pb.MessageQueue(topic=pb.Resource(name=TOPIC), id=q, permission=p,
                               broker=pb.Broker(name=b, id=i, endpoints=pb.Endpoints(
                                   scheme=pb.IPv4,
@@ -59,6 +61,8 @@ def short(mq: Any) -> list[Any]:
 
 
 def main() -> None:
+    from rocketmq.v5.client.balancer import QueueSelector
+
     seed, cases = int(sys.argv[1]), int(sys.argv[2])
     rng = random.Random(seed)
     for n in range(cases):
