@@ -1,11 +1,12 @@
-"""RocketMQ 5's gRPC producer through the Proxy, live (issue 34, item 3).
+"""RocketMQ 5's gRPC clients through the Proxy, live (issue 34, item 3).
 
 The recorder starts a 5.3.3 cluster in a private network namespace, the Proxy (rocketmq-proxy
-5.3.3, cluster mode) beside it, and upstream's gRPC producer (rocketmq-client-java 5.0.8),
-pauses a broker and resumes it, and dumps the topic: ``data/scenarios/live/
-grpc-producer-outage.toml``. ``trace.grpc_agreement`` then checks the client's model
-(``rocketlb_core.grpc``) against every receipt and the Proxy's queue selection
-(``grpc.proxy_send``) against every stored copy. The shipped recording
+5.3.3, cluster mode) beside it, and upstream's gRPC producer, simple consumers and push
+consumers (rocketmq-client-java 5.0.8), pauses a broker and resumes it, and dumps the topic:
+``data/scenarios/live/grpc-clients.toml``. ``trace.grpc_agreement`` then checks the client's
+model (``rocketlb_core.grpc``) against every receipt and the Proxy's queue selection
+(``grpc.proxy_send``) against every stored copy, and ``trace.grpc_consumer_agreement`` the
+consumers (``tests/test_live_grpc_consumers.py``). The producer-only recording
 (``data/live/grpc/grpc-producer-outage-5``) is checked the same way without a cluster.
 
 Every JVM the recorder starts carries its cluster's marker and is killed by pid in a
@@ -182,6 +183,7 @@ def test_the_grpc_check_names_what_it_cannot_explain(tmp_path: Path) -> None:
     def paused_early(folder: Path) -> None:
         meta = json.loads((folder / "recording.json").read_text())
         meta["events"][0]["wall_ms"] = meta["t0_ms"] - 1000     # "paused" before any send
+        meta["events"][0]["done_ms"] = meta["t0_ms"] - 1000
         (folder / "recording.json").write_text(json.dumps(meta))
 
     p = _mutated(tmp_path / "c", paused_early)
@@ -190,12 +192,18 @@ def test_the_grpc_check_names_what_it_cannot_explain(tmp_path: Path) -> None:
 
 
 @pytest.mark.live
-def test_the_grpc_scenario_recorded_through_the_proxy_agrees(tmp_path: Path) -> None:
-    """Record ``grpc-producer-outage`` on line 5 in a namespace (the Proxy and the gRPC client
-    started by the recorder, stopped by pid with the cluster), then check it: no send, stored
-    copy or attempt unexplained."""
+def test_the_grpc_clients_recorded_through_the_proxy_agree(tmp_path: Path) -> None:
+    """Record ``grpc-clients`` on line 5 in a namespace (the Proxy, the gRPC producer and the
+    simple and push consumers started by the recorder, stopped by pid with the cluster), then
+    check it: no send, stored copy or attempt unexplained (the producer, as
+    ``grpc-producer-outage``, whose shipped recording is checked above); every simple
+    consumer's receive on the model's queue and broker, on both brokers; every push
+    consumer's assignment the Proxy model's; every stored message consumed by each group
+    (``tests/test_live_grpc_consumers.py``)."""
     from rocketlb_core import data_path
     from rocketlb_core.trace.grpc_agreement import check_grpc_recording
+    from rocketlb_core.trace.grpc_consumer_agreement import check_grpc_consumers
+    from tests.test_live_grpc_consumers import assert_consumers_agree, summary
 
     # everything resolved outside the namespace (it has no network)
     resolve("5", "server")
@@ -208,9 +216,9 @@ def test_the_grpc_scenario_recorded_through_the_proxy_agrees(tmp_path: Path) -> 
     try:
         run = subprocess.run(
             [sys.executable, "-m", "rocketlb_core.live", "record",
-             str(data_path("scenarios") / "live" / "grpc-producer-outage.toml"), "--line", "5",
+             str(data_path("scenarios") / "live" / "grpc-clients.toml"), "--line", "5",
              "--out", str(out), "--isolated"],
-            capture_output=True, text=True, timeout=600, check=False,
+            capture_output=True, text=True, timeout=900, check=False,
             env=dict(os.environ, TMPDIR=str(scratch)))
         assert run.returncode == 0, run.stderr[-4000:]
         assert live.jvms_under(scratch) == []          # down stopped all it started
@@ -218,11 +226,17 @@ def test_the_grpc_scenario_recorded_through_the_proxy_agrees(tmp_path: Path) -> 
         for pid in live.jvms_under(scratch):
             os.kill(pid, signal.SIGKILL)
     assert live.jvms_under(scratch) == []
+    took = time.monotonic() - began
     meta = json.loads((out / "recording.json").read_text())
     assert meta["isolated"] is True
     assert meta["proxy"]["config"]["proxyMode"] == "cluster"
+    assert {k["kind"] for k in meta["consumers"]} == {"simple", "push"}
+    assert sorted(p.name for p in (out / "receives").iterdir()) == [
+        f"{k['name']}.jsonl.gz" for k in sorted(meta["consumers"], key=lambda k: k["name"])]
     p = _assert_agrees(check_grpc_recording(out))
-    print(f"\nlive gRPC recording ({time.monotonic() - began:.0f} s): {_summary(p)}")
+    consumers = check_grpc_consumers(out)
+    print(f"\nlive gRPC recording ({took:.0f} s): {_summary(p)}\n{summary(consumers)}")
+    assert_consumers_agree(consumers)
 
 
 def test_a_proxy_route_reload_between_two_attempts_of_one_send() -> None:
@@ -260,3 +274,37 @@ def test_a_proxy_route_reload_between_two_attempts_of_one_send() -> None:
     _proxy_check(late, queues, {}, first_load_ms=15_000)
     assert [s.proxy for s in late][:3] == ["inferred", "agree", "unexplained"]
     assert "before a route reload can have happened" in late[2].note
+
+
+def test_an_attempt_outcome_reads_the_pause_as_the_events_bound_it() -> None:
+    """A failure may have met its broker paused from the pause's start to the resume's return;
+    a success is ``ok_while_paused`` only inside the stretch the broker surely was paused
+    (from the pause's return to the resume's start: the resume's SIGCONT may come at once).
+    A failure on a running broker is ``busy`` when the client logged it failed "due to too
+    many requests" (seen live on a loaded host), else ``fail_unexplained``."""
+    from rocketlb_core.grpc.proxy_send import ProxyQueue
+    from rocketlb_core.trace.grpc_agreement import (
+        Attempt,
+        SendVerdict,
+        _outcomes,
+        _paused_spans,
+    )
+
+    meta = {"events": [
+        {"action": "pause", "target": "broker-a", "wall_ms": 1_000, "done_ms": 1_010},
+        {"action": "resume", "target": "broker-a", "wall_ms": 5_000, "done_ms": 5_040}]}
+    assert _paused_spans(meta) == {"broker-a": [(1_000, 5_040)]}
+    assert _paused_spans(meta, certain=True) == {"broker-a": [(1_010, 5_000)]}
+    a, b = ProxyQueue("broker-a", 0), ProxyQueue("broker-b", 0)
+
+    def outcome(q: ProxyQueue, ok: bool, start: int, end: int, busy: bool = False) -> str:
+        s = SendVerdict(0, start, ok, [Attempt(1, ok, start, end, q, busy=busy)], None, [])
+        _outcomes([s], _paused_spans(meta), _paused_spans(meta, certain=True))
+        return s.attempts[0].outcome
+
+    assert outcome(a, True, 3_000, 5_020) == "ok"            # stored as the resume ran
+    assert outcome(a, True, 3_000, 4_990) == "ok_while_paused"
+    assert outcome(a, False, 4_000, 5_030) == "paused"
+    assert outcome(a, False, 6_000, 6_100) == "fail_unexplained"
+    assert outcome(b, False, 3_000, 3_100, busy=True) == "busy"
+    assert outcome(b, False, 3_000, 3_100) == "fail_unexplained"

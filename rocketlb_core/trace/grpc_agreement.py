@@ -32,8 +32,11 @@ Two models are checked, each against what the recording determines:
   to a paused broker is stored when it resumes (its request waits in the socket), so most failed
   attempts are seen.
 * **each attempt's outcome**, with the Proxy's queue for it: a failed attempt must have met its
-  broker paused during the attempt (``paused``), a successful one its broker running
-  (``ok``); otherwise ``fail_unexplained`` or ``ok_while_paused``.
+  broker paused during the attempt (``paused``), or have been refused while its broker ran
+  with the answer the client's log names, "Failed to send message due to too many requests"
+  (``busy``: the Proxy's ``TOO_MANY_REQUESTS``, the broker's flow control, seen on a loaded
+  host), a successful one its broker running (``ok``); otherwise ``fail_unexplained`` or
+  ``ok_while_paused``.
 
 Not recorded, so not checked: the Proxy's counter values (only the queues they gave), when it
 reloaded a route, the client's candidates of a failed send, the endpoints the client isolated.
@@ -64,7 +67,7 @@ ENDPOINTS = "proxy"
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ")
 _ROUTE = re.compile(r"Fetch topic route successfully, clientId=\S+, topic=(\S+), "
                     r"topicRouteData=TopicRouteData\{messageQueueImpls=\[(.*)\]\}")
-_FAILED = re.compile(r"Failed to send message(?: due to too many requests)?, would attempt to "
+_FAILED = re.compile(r"Failed to send message( due to too many requests)?, would attempt to "
                      r"resend (?:right now|after \S+), maxAttempts=(\d+), attempt=(\d+), "
                      r"topic=\S+, messageId\(s\)=\[(\w+)\]")
 _RESENT = re.compile(r"Resend message successfully, topic=\S+, messageId\(s\)=\[(\w+)\], "
@@ -87,6 +90,7 @@ class ClientLogFacts:
     routes: list[tuple[int, list[tuple[str, int]]]] = field(default_factory=list)  # (ms, route)
     started_ms: int | None = None
     failed: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # id -> (attempt, ms)
+    busy: set[tuple[str, int]] = field(default_factory=set)   # (id, attempt): TOO_MANY_REQUESTS
     resent: dict[str, int] = field(default_factory=dict)          # id -> the attempt that worked
     finally_failed: list[tuple[str, int, int]] = field(default_factory=list)  # (id, attempt, ms)
     rejoins_ms: list[int] = field(default_factory=list)
@@ -109,7 +113,9 @@ def read_grpc_client_log(path: Path | str, topic: str) -> ClientLogFacts:
                 facts.routes.append((ms, route))
             facts.route = route
         elif (f := _FAILED.search(text)) is not None:
-            facts.failed.setdefault(f.group(3), []).append((int(f.group(2)), ms))
+            facts.failed.setdefault(f.group(4), []).append((int(f.group(3)), ms))
+            if f.group(1):
+                facts.busy.add((f.group(4), int(f.group(3))))
         elif (s := _RESENT.search(text)) is not None:
             facts.resent[s.group(1)] = int(s.group(3))
         elif (x := _FINALLY.search(text)) is not None:
@@ -129,7 +135,8 @@ class Attempt:
     end_ms: int
     proxy_queue: ProxyQueue | None = None      # the Proxy model's queue for it
     stored: bool = False                       # a copy of the message is where the model says
-    outcome: str = ""                          # paused | ok | fail_unexplained | ok_while_paused
+    outcome: str = ""       # paused | busy | ok | fail_unexplained | ok_while_paused
+    busy: bool = False      # the client logged it failed "due to too many requests"
 
 
 @dataclass
@@ -162,16 +169,20 @@ def _gz_json_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(t) for _, t in read_lines(path) if t.startswith("{")]
 
 
-def _paused_spans(meta: dict[str, Any]) -> dict[str, list[tuple[int, int]]]:
+def _paused_spans(meta: dict[str, Any], *, certain: bool = False
+                  ) -> dict[str, list[tuple[int, int]]]:
     """Each broker's paused (or killed) stretches, from the events' wall clock: a pause from
-    when its action started, to when its resume (or restart) returned."""
+    when its action started, to when its resume (or restart) returned (when it may have been
+    paused); with ``certain``, from when the pause returned to when the resume started (when
+    it surely was)."""
     spans: dict[str, list[tuple[int, int]]] = {}
     begun: dict[str, int] = {}
     for e in meta["events"]:
         if e["action"] in ("pause", "kill"):
-            begun[e["target"]] = e["wall_ms"]
+            begun[e["target"]] = e["done_ms" if certain else "wall_ms"]
         elif e["action"] in ("resume", "restart") and e["target"] in begun:
-            spans.setdefault(e["target"], []).append((begun.pop(e["target"]), e["done_ms"]))
+            spans.setdefault(e["target"], []).append(
+                (begun.pop(e["target"]), e["wall_ms" if certain else "done_ms"]))
     for target, start in begun.items():
         spans.setdefault(target, []).append((start, 1 << 62))
     return spans
@@ -196,7 +207,7 @@ def _attempts(row: dict[str, Any], log: ClientLogFacts, failed_ids: dict[int, st
     out, t = [], start
     for a in range(1, n + 1):
         e = min(max(ends.get(a, end), t), end) if a < n or not ok else end
-        out.append(Attempt(a, ok and a == n, t, e))
+        out.append(Attempt(a, ok and a == n, t, e, busy=(mid, a) in log.busy))
         t = e
     return out
 
@@ -353,7 +364,11 @@ def _proxy_check(sends: list[SendVerdict], queues: Sequence[ProxyQueue],
     return {"reloads_earliest_ms": reloads}
 
 
-def _outcomes(sends: list[SendVerdict], spans: dict[str, list[tuple[int, int]]]) -> None:
+def _outcomes(sends: list[SendVerdict], spans: dict[str, list[tuple[int, int]]],
+              certain: dict[str, list[tuple[int, int]]]) -> None:
+    """Each attempt's outcome: a failure may have met its broker paused (``spans``, from the
+    pause's start to the resume's return), a success must have had it running some of the
+    time (outside ``certain``: from the pause's return to the resume's start)."""
     for s in sends:
         for a in s.attempts:
             if a.proxy_queue is None:
@@ -361,11 +376,16 @@ def _outcomes(sends: list[SendVerdict], spans: dict[str, list[tuple[int, int]]])
                 continue
             stretches = spans.get(a.proxy_queue.broker, [])
             paused_some = any(lo <= a.end_ms and a.start_ms <= hi for lo, hi in stretches)
-            running_some = not any(lo <= a.start_ms and a.end_ms <= hi for lo, hi in stretches)
+            running_some = not any(lo <= a.start_ms and a.end_ms <= hi
+                                   for lo, hi in certain.get(a.proxy_queue.broker, []))
             if a.ok:
                 a.outcome = "ok" if running_some else "ok_while_paused"
+            elif paused_some:
+                a.outcome = "paused"
             else:
-                a.outcome = "paused" if paused_some else "fail_unexplained"
+                # the Proxy answered TOO_MANY_REQUESTS (the broker's flow control: a store busy
+                # on a loaded host), which the client's log names, and its broker ran
+                a.outcome = "busy" if a.busy else "fail_unexplained"
 
 
 def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, Any]:
@@ -408,7 +428,7 @@ def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, A
     queues = proxy_write_queues((q["broker_name"], q["write_queue_nums"], q["perm"])
                                 for q in meta["route"])
     proxy_info = _proxy_check(sends, queues, offsets_ok, log.started_ms)
-    _outcomes(sends, _paused_spans(meta))
+    _outcomes(sends, _paused_spans(meta), _paused_spans(meta, certain=True))
 
     client = Counter(s.client for s in sends)
     proxy = Counter(s.proxy for s in sends)
