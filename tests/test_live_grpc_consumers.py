@@ -109,11 +109,17 @@ def summary(result: dict[str, Any]) -> str:
 def test_the_shipped_grpc_clients_recording_agrees(name: str) -> None:
     """A shipped ``grpc-clients`` recording (no cluster): the producer as
     ``grpc-producer-outage``'s, the simple and push consumers as ``assert_consumers_agree``."""
+    from rocketlb_core.live import cluster as live
+    from rocketlb_core.live.jars import LINES
     from rocketlb_core.trace.grpc_agreement import check_grpc_recording
     from tests.test_live_grpc import _assert_agrees
 
     folder = data_path("live") / "grpc" / name
-    _assert_agrees(check_grpc_recording(folder))
+    produced = check_grpc_recording(folder)
+    _assert_agrees(produced)
+    line_name = name.removeprefix("grpc-clients-")
+    assert produced["proxy"]["version"] == LINES[line_name].server_version
+    assert produced["grpc_client"]["version"] == live.GRPC_CLIENT_VERSION
     result = _check(folder)
     assert_consumers_agree(result)
     print(f"\n{name}: {summary(result)}")

@@ -365,10 +365,12 @@ def _proxy_check(sends: list[SendVerdict], queues: Sequence[ProxyQueue],
 
 
 def _outcomes(sends: list[SendVerdict], spans: dict[str, list[tuple[int, int]]],
-              certain: dict[str, list[tuple[int, int]]]) -> None:
+              certain: dict[str, list[tuple[int, int]]] | None = None) -> None:
     """Each attempt's outcome: a failure may have met its broker paused (``spans``, from the
     pause's start to the resume's return), a success must have had it running some of the
-    time (outside ``certain``: from the pause's return to the resume's start)."""
+    time (outside ``certain``: from the pause's return to the resume's start; ``spans`` when
+    not given)."""
+    certain = spans if certain is None else certain
     for s in sends:
         for a in s.attempts:
             if a.proxy_queue is None:
