@@ -177,3 +177,25 @@ def test_the_consumer_check_names_what_it_cannot_explain(tmp_path: Path) -> None
     log.write_bytes(gzip.compress(text.replace("TopicGrpc.-1}", "TopicGrpc.0}", 1).encode()))
     p2 = _check(folder)["push"]["p2"]
     assert p2["assignments_equal"] == p2["assignments_logged"] - 1
+
+
+def test_collect_receives_keeps_the_rows_and_drops_a_line_a_crash_cut_short(
+        tmp_path: Path) -> None:
+    """``collect_receives`` returns a driver's rows without its ``started`` and ``stopped``
+    lines; the last line of a killed JVM, half written, is left out."""
+    import subprocess
+    import sys
+
+    from rocketlb_core.live import cluster as live
+
+    out = tmp_path / "receives.jsonl"
+    out.write_text('{"started":"id"}\n{"call":0,"start_ms":1,"end_ms":2,"messages":[]}\n'
+                   'some stderr noise\n{"call":1,"start_ms":3,"end_ms":4,"error":"x"}\n'
+                   '{"stopped":true}\n{"call":2,"start_ms":5,"mess', encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-c", "pass"], text=True)
+    proc.wait()
+    k = live.GrpcConsumer("s", proc, tmp_path / "stop", tmp_path, "s", kind="simple", output=out)
+    assert [r["call"] for r in live.collect_receives(k)] == [0, 1]
+    assert k.client_log == tmp_path / "logs" / "rocketmqlogs" / "rocketmq-client.log"
+    with pytest.raises(live.LiveError, match="one of simple, push, not 'pull'"):
+        live.start_grpc_consumer(live.Cluster(tmp_path, "5", 19876, []), "T", "G", "pull")
