@@ -678,8 +678,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         if end.get("errors") or (groups and end["broker"] is None):
             raise LiveError(f"the final snapshot failed: {end.get('errors') or 'no broker runs'}")
         taken.append({"before": "end", **end})
-    for running in consumers.values():       # the gRPC ones close at once (a push consumer
-        if isinstance(running, live.GrpcConsumer):  # waits for its long polls: 20 s and more)
+    # the gRPC consumers are all told to close first: a push consumer's close waits for its
+    # receive in flight (PushConsumerImpl.waitingReceiveRequestFinished: up to the long-polling
+    # timeout plus the request timeout), so one after another they would take minutes
+    for running in consumers.values():
+        if isinstance(running, live.GrpcConsumer):
             running.stop_file.touch()
     for running in consumers.values():
         if running.process.poll() is None:
