@@ -254,6 +254,9 @@ def test_the_playgrounds_client_choice_by_keyboard(base_url: str, browser, root:
     assert [a["broker"] for a in first["log"][0]["attempts"]] == ["broker-a", "broker-b"]
     assert "send 1: SEND_OK on broker-b/0" in _announced(fig)
     assert "isolated: broker-a" in _announced(fig)
+    # the queue shown is the client's: a local-mode Proxy keeps the broker, draws the queue
+    assert "the queue here is the client's choice" in \
+        fig.locator('[data-rlb="grpc-note"]').inner_text()
     send_by("Space")
     # the classic producer: ArrowUp on the client select starts it over
     client = fig.locator('[data-rlb="client"]')
@@ -262,6 +265,7 @@ def test_the_playgrounds_client_choice_by_keyboard(base_url: str, browser, root:
     assert client.input_value() == "remoting"
     assert page.evaluate("document.activeElement.getAttribute('data-rlb')") == "client"
     assert _announced(fig).startswith("client: classic remoting")
+    assert fig.locator('[data-rlb="grpc-note"]').count() == 0
     cfg["client"] = "remoting"
     handle("playground", sid, {"config": cfg, "op": "reset"})
     assert fig.locator('[data-rlb="sent"]').inner_text() == "0"

@@ -240,7 +240,8 @@ function render({ model, el }) {
     const head = rlbEl("tr");
     const grpc = view.client === "grpc";
     ["send", "start"].concat(grpc ? ["candidates"] : []).concat(
-      ["attempts (queue: outcome, ms)", "result", "counter"]).forEach(function (h) {
+      [grpc ? "attempts (the client's queue: outcome, ms)" : "attempts (queue: outcome, ms)",
+        "result", "counter"]).forEach(function (h) {
       head.appendChild(rlbEl("th", {}, h));
     });
     t.appendChild(head);
@@ -260,7 +261,12 @@ function render({ model, el }) {
       tr.appendChild(rlbEl("td", {}, r.counter));
       t.appendChild(tr);
     });
-    logBox.replaceChildren(t);
+    // The queue shown is the client's choice; the Proxy beside each broker (local mode) keeps
+    // the broker and draws the queue (fact proxy.local-mode-fresh-view-random-queue).
+    logBox.replaceChildren.apply(logBox, grpc ? [rlbEl("div", { "class": "rlb-caption",
+      "data-rlb": "grpc-note" }, "Each broker's own Proxy (local mode) stores the message on " +
+      "that broker, on a queue it draws at random: the queue here is the client's choice, " +
+      "the one its receipt names."), t] : [t]);
   }
 
   function drawChart() {
