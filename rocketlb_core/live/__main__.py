@@ -103,10 +103,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "record":
             from rocketlb_core.live.record import load_scenario, record
 
-            load_scenario(args.scenario)                   # a bad file fails here, outside
+            scenario = load_scenario(args.scenario)        # a bad file fails here, outside
             if args.isolated:
                 for role in ROLES:                         # no network in the namespace
                     resolve(args.line, role)
+                if any(p.language == "python" for p in scenario.producers):
+                    from rocketlb_core.live.jars import python_client
+
+                    python_client()                        # its venv, from PyPI, before
                 argv_in = [sys.executable, "-m", "rocketlb_core.live", "record",
                            str(args.scenario), "--line", args.line, "--out", str(args.out)]
                 argv_in += ["--force"] if args.force else []

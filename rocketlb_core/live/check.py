@@ -10,7 +10,9 @@ way the live tests check theirs, and the counts printed, one row per client:
   member lists;
 * a recording of gRPC clients through the Proxy has no message trace (rocketmq-client-java
   writes none; the Proxy traces no gRPC send): ``trace.grpc_agreement.check_grpc_recording``
-  reads it as it is (the clients' rows and logs, the topic's stored messages).
+  reads it as it is (the clients' rows and logs, the topic's stored messages), and
+  ``trace.grpc_consumer_agreement.check_grpc_consumers`` its simple and push consumers and
+  their groups (every stored message consumed).
 
 ``--json`` prints the whole result instead (every verdict, every unexplained detail). Exit
 status: 0 when the model explains everything, 3 when something is unexplained (the rows say
@@ -25,7 +27,7 @@ from typing import Any
 
 from rocketlb_core.trace.importer import load_recording
 
-SECTIONS = ("producers", "consumers")
+SECTIONS = ("producers", "consumers", "groups")
 
 
 def is_grpc(meta: dict[str, Any]) -> bool:
@@ -43,6 +45,12 @@ def check_live_recording(recording: Path | str) -> dict[str, Any]:
         from rocketlb_core.trace.grpc_agreement import check_grpc_recording
 
         result = check_grpc_recording(recording)
+        if any(k.get("client") == "grpc" for k in meta.get("consumers", [])):
+            from rocketlb_core.trace.grpc_consumer_agreement import check_grpc_consumers
+
+            consumers = check_grpc_consumers(recording)
+            result["consumers"] = {**consumers["simple"], **consumers["push"]}
+            result["groups"] = consumers["groups"]
     else:
         from rocketlb_core.trace.agreement import check_recording
         from rocketlb_core.trace.importer import import_recording
@@ -53,9 +61,17 @@ def check_live_recording(recording: Path | str) -> dict[str, Any]:
             result = check_recording(recording, trace)
     total = sum(_unexplained(entry) for section in SECTIONS
                 for entry in result.get(section, {}).values())
-    grpc = meta.get("grpc_client")
-    clients = (f"{grpc.get('artifact', 'gRPC client')} {grpc.get('version', '?')}"
-               if isinstance(grpc, dict) else f"rocketmq-client {meta['client_version']}")
+    grpc, python = meta.get("grpc_client"), meta.get("python_client")
+    named = []
+    if isinstance(grpc, dict) and (
+            any(p.get("client") == "grpc" and p.get("language", "java") == "java"
+                for p in meta["producers"])
+            or any(k.get("client") == "grpc" for k in meta["consumers"])):
+        named.append(f"{grpc.get('artifact', 'gRPC client')} {grpc.get('version', '?')}")
+    if isinstance(python, dict):
+        named.append(f"{python.get('package', 'Python client')} {python.get('version', '?')}")
+    clients = (", ".join(named) if is_grpc(meta)
+               else f"rocketmq-client {meta['client_version']}")
     return {"recording": str(recording), "kind": "grpc" if is_grpc(meta) else "remoting",
             "scenario": meta["scenario"], "line": meta["line"],
             "server_version": meta["server_version"], "clients": clients,

@@ -997,31 +997,62 @@ class GrpcProducer(Producer):
     Its rows are ``collect_sends``'s, with ``client_broker``/``client_queue`` (the queue the
     client chose, see the driver), ``offset`` and ``msg_id``."""
 
+    language: str = "java"
+
     @property
     def client_log(self) -> Path:
+        if self.language == "python":
+            return self.home / "logs" / "rocketmq_python" / "rocketmq_client.log"
         return self.home / "logs" / "rocketmqlogs" / "rocketmq-client.log"
+
+
+GRPC_LANGUAGES = ("java", "python")
+"""The gRPC producers the recorder drives: rocketmq-client-java (``GrpcProduce.java``) and
+rocketmq-python-client (``py/grpc_produce.py``, in its own venv: ``jars.python_client``)."""
 
 
 def start_grpc_producer(cluster: Cluster, topic: str, count: int, *, interval_ms: int = 0,
                         max_attempts: int = 3, instance: str = "grpc-1", go: bool = True,
-                        timeout_s: float = 120.0) -> GrpcProducer:
+                        language: str = "java", timeout_s: float = 120.0) -> GrpcProducer:
     """``start_producer`` for the gRPC client: ``live/java/GrpcProduce.java`` on
-    rocketmq-client-java ``GRPC_CLIENT_VERSION``, given the cluster's Proxy as its endpoints,
-    to send ``count`` messages ``interval_ms`` apart (``maxAttempts``: ``max_attempts``). Its log
-    (``rocketmq-client.log``, ``rocketmq.log.root``) is under its folder. It sends once
-    ``start_sending`` is called (at once when ``go``); ``collect_sends`` returns its rows."""
+    rocketmq-client-java ``GRPC_CLIENT_VERSION`` (or, ``language="python"``,
+    ``live/py/grpc_produce.py`` on rocketmq-python-client ``jars.PYTHON_CLIENT_VERSION``, which
+    takes its attempts from the Proxy's settings: ``max_attempts`` must be 3, the Proxy's
+    ``grpcClientProducerMaxAttempts``), given the cluster's Proxy as its endpoints, to send
+    ``count`` messages ``interval_ms`` apart (``maxAttempts``: ``max_attempts``). Its log
+    (``rocketmq-client.log``, ``rocketmq.log.root``; the Python client's ``~/logs/
+    rocketmq_python/rocketmq_client.log``, ``HOME`` set to its folder) is under its folder. It
+    sends once ``start_sending`` is called (at once when ``go``); ``collect_sends`` returns its
+    rows. The Python process carries the cluster's marker as its last argument, so ``down``
+    may stop it by pid like a JVM."""
+    if language not in GRPC_LANGUAGES:
+        raise LiveError(f"language must be one of {', '.join(GRPC_LANGUAGES)}, not {language!r}")
+    if language == "python" and max_attempts != 3:
+        raise LiveError("the Python client takes maxAttempts from the Proxy (3): "
+                        f"max_attempts {max_attempts} cannot be given to it")
     endpoints = proxy_endpoints(cluster)
     home = cluster.home / "clients" / instance
     home.mkdir(parents=True, exist_ok=True)
     output, go_file = home / "sends.jsonl", home / "go"
     go_file.unlink(missing_ok=True)
-    cp, src = _grpc_class_path(home), _grpc_source("GrpcProduce.java")
-    command = [*_grpc_java(cluster, home, cp), src, endpoints, topic, str(count),
-               str(interval_ms), str(max_attempts), str(go_file)]
+    env = None
+    if language == "python":
+        from importlib import resources
+
+        from rocketlb_core.live.jars import python_client
+
+        driver = resources.files("rocketlb_core.live") / "py" / "grpc_produce.py"
+        command = [str(python_client()), "-I", str(driver), endpoints, topic, str(count),
+                   str(interval_ms), str(go_file), f"-D{MARKER_PROP}={cluster.home}"]
+        env = dict(os.environ, HOME=str(home))
+    else:
+        cp, src = _grpc_class_path(home), _grpc_source("GrpcProduce.java")
+        command = [*_grpc_java(cluster, home, cp), src, endpoints, topic, str(count),
+                   str(interval_ms), str(max_attempts), str(go_file)]
     with output.open("wb") as sink:
         proc = subprocess.Popen(command, stdout=sink, stderr=(home / "stderr.log").open("ab"),
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    producer = GrpcProducer(instance, proc, output, go_file, count, home)
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+    producer = GrpcProducer(instance, proc, output, go_file, count, home, language)
     cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
     cluster.save()
     _await_started(proc, output, timeout_s, f"gRPC producer {instance}", home)

@@ -155,3 +155,32 @@ def resolve_maven(coordinates: list[str], target: Path, label: str, *,
 
 def class_path(jars: list[Path]) -> str:
     return os.pathsep.join(str(j) for j in jars)
+
+
+PYTHON_CLIENT_VERSION = "5.1.2"
+"""rocketmq-python-client (apache/rocketmq-clients ``python/``, PyPI): the Python gRPC client the
+live recordings drive (``live/py/grpc_produce.py``) and the vectors come from."""
+
+
+def python_client(version: str = PYTHON_CLIENT_VERSION) -> Path:
+    """The Python of a venv holding ``rocketmq-python-client==version`` from PyPI
+    (``<cache>/vectors/rocketmq-python-client-<version>/``, made once, like the jars from Maven
+    Central): the package itself never imports the client. ``LiveError`` when pip fails."""
+    import subprocess
+    import sys
+
+    venv = cache_root() / "vectors" / f"rocketmq-python-client-{version}"
+    python = venv / "bin" / "python"
+    ready = venv / "installed"
+    if not ready.is_file():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
+                       timeout=300)
+        got = subprocess.run([str(python), "-m", "pip", "install", "--quiet",
+                              "--disable-pip-version-check", f"rocketmq-python-client=={version}"],
+                             capture_output=True, text=True, timeout=900, check=False)
+        if got.returncode != 0:
+            raise LiveError(f"pip could not install rocketmq-python-client=={version}:\n"
+                            f"{got.stderr[-1500:]}")
+        ready.write_text(version + "\n", encoding="utf-8")
+    return python
+

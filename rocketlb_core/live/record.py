@@ -41,6 +41,13 @@ no such switch), ``max_attempts`` (default 3) is its ``maxAttempts``. Such a rec
 offset, store time, key ``seq-<n>``, body ``m<n>``): where each send really went, which the
 gRPC client's receipt does not say (``live/java/GrpcProduce.java``).
 
+A gRPC producer with ``language = "python"`` is rocketmq-python-client instead
+(``jars.PYTHON_CLIENT_VERSION`` from PyPI, in its own venv; ``live/py/grpc_produce.py``, the same
+rows): it takes its attempts from the Proxy's settings, so ``max_attempts`` stays 3, and its
+log, ``rocketmq_client.log``, goes to ``logs/<producer>/`` as the others' do
+(``trace.grpc_agreement.python_producer_agreement`` checks it). One gRPC producer a scenario:
+the Proxy's queue counter is one per topic, and two producers' attempts would interleave in it.
+
 A consumer with ``client = "grpc"`` (issue 34) is ``live/java/GrpcConsume.java`` on the same
 client: ``kind = "simple"``, a ``SimpleConsumer`` calling ``receive`` in a loop and acking what
 it got, or ``kind = "push"``, a ``PushConsumer`` whose listener consumes everything; it has no
@@ -149,6 +156,7 @@ class LiveProducer:
     fault_tolerance: bool
     client: str = "remoting"        # or "grpc" (issue 34)
     max_attempts: int = 3           # the gRPC client's maxAttempts
+    language: str = "java"          # a gRPC producer's client: "java" or "python"
 
 
 CLIENTS = ("remoting", "grpc")
@@ -217,7 +225,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     for i, p in enumerate(r.array(top, "producers", "", MAX_CLIENTS)):
         where = f"producers[{i}]"
         p = r.table(p, where, {"name", "group", "count"},
-                    {"interval_ms", "fault_tolerance", "client", "max_attempts"})
+                    {"interval_ms", "fault_tolerance", "client", "max_attempts", "language"})
         ft = p.get("fault_tolerance", False)
         if not isinstance(ft, bool):
             raise r.fail(f"{where}.fault_tolerance", f"expected true or false, got {ft!r}")
@@ -229,11 +237,24 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
                          "sendLatencyFaultEnable: leave it out")
         if client != "grpc" and "max_attempts" in p:
             raise r.fail(f"{where}.max_attempts", "only a gRPC producer has it")
+        if client != "grpc" and "language" in p:
+            raise r.fail(f"{where}.language", "only a gRPC producer has it")
+        language = r.text(p, "language", where, "java")
+        if language not in live.GRPC_LANGUAGES:
+            raise r.fail(f"{where}.language",
+                         f"one of {', '.join(live.GRPC_LANGUAGES)}, got {language!r}")
+        attempts = r.num(p, "max_attempts", where, 3, integer=True, minimum=1, maximum=10)
+        if language == "python" and attempts != 3:
+            raise r.fail(f"{where}.max_attempts", "the Python client takes its attempts from "
+                         "the Proxy's settings (grpcClientProducerMaxAttempts, 3): leave it out")
         producers.append(LiveProducer(
             r.text(p, "name", where), r.text(p, "group", where),
             r.num(p, "count", where, integer=True, minimum=1, maximum=100_000),
             r.num(p, "interval_ms", where, 0, integer=True, minimum=0, maximum=60_000), ft,
-            client, r.num(p, "max_attempts", where, 3, integer=True, minimum=1, maximum=10)))
+            client, attempts, language))
+    if sum(x.client == "grpc" for x in producers) > 1:
+        raise r.fail("producers", "one gRPC producer a scenario: the Proxy keeps one queue "
+                     "counter per topic, and the check follows one producer's attempts in it")
     consumers = []
     for i, c in enumerate(r.array(top, "consumers", "", MAX_CLIENTS)):
         where = f"consumers[{i}]"
@@ -645,7 +666,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         if p.client == "grpc":
             producers[p.name] = live.start_grpc_producer(
                 c, scenario.topic, p.count, interval_ms=p.interval_ms,
-                max_attempts=p.max_attempts, instance=p.name, go=False)
+                max_attempts=p.max_attempts, instance=p.name, go=False, language=p.language)
             continue
         producers[p.name] = live.start_producer(
             c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
@@ -708,10 +729,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         say(f"{len(dumped)} messages of {TRACE_TOPIC} dumped")
     live.down(c.home)
     for proc_ in c.processes:
-        logs = Path(proc_.folder) / "logs" / "rocketmqlogs"
-        for f in sorted(logs.glob("*.log")) if logs.is_dir() else ():
-            if f.stat().st_size:
-                _gzip_copy(f, tmp / "logs" / proc_.name / f"{f.name}.gz")
+        # the Java clients' and the servers' logs, and the Python client's (HOME/logs/...)
+        for logs in (Path(proc_.folder) / "logs" / d for d in ("rocketmqlogs", "rocketmq_python")):
+            for f in sorted(logs.glob("*.log")) if logs.is_dir() else ():
+                if f.stat().st_size:
+                    _gzip_copy(f, tmp / "logs" / proc_.name / f"{f.name}.gz")
     extra: dict[str, Any] = {}
     if grpc:
         proxy = live.proxy(c)
@@ -723,6 +745,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                                                 .read_text("utf-8"))},
                  "grpc_client": {"artifact": "org.apache.rocketmq:rocketmq-client-java",
                                  "version": live.GRPC_CLIENT_VERSION}}
+        if any(p.language == "python" for p in scenario.producers):
+            from rocketlb_core.live.jars import PYTHON_CLIENT_VERSION
+
+            extra["python_client"] = {"package": "rocketmq-python-client",
+                                      "version": PYTHON_CLIENT_VERSION}
     return {
         "format": FORMAT, "version": VERSION, "scenario": scenario.name,
         "description": scenario.description, "line": line_name,

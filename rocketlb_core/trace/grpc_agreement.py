@@ -462,8 +462,179 @@ def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, A
 
 
 def check_grpc_recording(recording: Path | str) -> dict[str, Any]:
-    """Every gRPC producer of ``recording``, checked (``grpc_producer_agreement``)."""
+    """Every gRPC producer of ``recording``, checked (``grpc_producer_agreement``; a Python
+    one by ``python_producer_agreement``)."""
     meta = json.loads((Path(recording) / "recording.json").read_text("utf-8"))
-    return {"producers": {p["name"]: grpc_producer_agreement(recording, p["name"])
+    return {"producers": {p["name"]: python_producer_agreement(recording, p["name"], meta)
+                          if p.get("language") == "python" else
+                          grpc_producer_agreement(recording, p["name"])
                           for p in meta["producers"] if p.get("client") == "grpc"},
-            "proxy": meta.get("proxy"), "grpc_client": meta.get("grpc_client")}
+            "proxy": meta.get("proxy"), "grpc_client": meta.get("grpc_client"),
+            "python_client": meta.get("python_client")}
+
+
+# ---------------------------------------------------------------- the Python gRPC producer
+#
+# The Python gRPC producer's model against a live recording through the Proxy (issue 34, item 3:
+# "the Python client from PyPI if it installs here").
+#
+# A scenario producer with ``client = "grpc"`` and ``language = "python"`` is rocketmq-python-client
+# (``live/py/grpc_produce.py``, in the client's own venv). Its recording holds what a Java gRPC
+# producer's does (above): the driver's rows (the receipt's queue: the one the
+# *client* chose), the client's log (``logs/<producer>/rocketmq_client.log.gz``: the routes it
+# fetched, each send that failed finally) and every stored message of the topic.
+#
+# The Python client logs no failed attempt but the last of a failed send, so how many attempts a
+# stored send took is not written anywhere. The client's own rule gives it: every attempt takes
+# the selector's next queue (``grpc.python_client``: ``select_next_queue`` per attempt, nothing
+# isolated), so between two receipts the selector moved once per attempt, and a send's attempts
+# are its receipt's step from the previous receipt, less the attempts of the failed sends between
+# (each ran out of its attempts, ``max_attempts``). Then:
+#
+# * **the client**: the first receipt's position gives the start (``inferred``); every later
+#   receipt must be 1 to ``max_attempts`` steps on (``agree`` for one, ``retried`` for more),
+#   else ``disagree``. With ``n`` queues and ``max_attempts < n`` the step names the attempts;
+# * **the Proxy** (``grpc.proxy_send``, as for the Java client): those attempts, one counter step
+#   each, must put every stored copy where the dump found it (``agree``, ``inferred``,
+#   ``reload``, else ``unexplained``);
+# * **each attempt's outcome**: the failed attempts (all but a stored send's last) must have met
+#   their Proxy-chosen broker paused (``paused``), the last one running (``ok``). The attempts'
+#   windows are not logged: a send's time is split evenly among them (every failed attempt of a
+#   paused broker waits out the same ``request_timeout``).
+#
+# Nothing is fudged: a send the models do not explain is ``unexplained`` with its detail.
+
+PY_LOG = "rocketmq_client.log.gz"
+"""rocketmq-python-client's log (``~/logs/rocketmq_python/rocketmq_client.log``), as kept."""
+
+_PY_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+_PY_ROUTE = re.compile(r"update topic:(\S+) route, route info: message_queues:\((.*)\)")
+_PY_FINALLY = re.compile(r"because of run out of attempt times, topic:\S+, message_id:(\w+),.*"
+                         r"attempt:(\d+)")
+
+
+def read_python_client_log(path: Path, topic: str, utc_offset_minutes: int
+                           ) -> tuple[list[tuple[int, list[tuple[str, int]]]], int | None,
+                                      list[str]]:
+    """The routes the client fetched (epoch ms, ``(broker, queue id)`` in the route's order,
+    when it changed), the first route's time, and the message ids of the sends that ran out
+    of attempts."""
+    routes: list[tuple[int, list[tuple[str, int]]]] = []
+    first: int | None = None
+    finally_failed: list[str] = []
+    for _, text in read_lines(path, errors="replace"):
+        m = _PY_STAMP.match(text)
+        if m is None:
+            continue
+        ms = stamp_ms(f"{m.group(1)}.{m.group(2)}", utc_offset_minutes)
+        if (r := _PY_ROUTE.search(text)) and r.group(1) == topic:
+            route = []
+            for item in r.group(2).split(", "):
+                head, _, queue_id = item.rpartition(".")
+                broker = head[: -len(topic) - 1] if head.endswith("." + topic) else head
+                route.append((broker, int(queue_id)))
+            first = ms if first is None else first
+            if not routes or routes[-1][1] != route:
+                routes.append((ms, route))
+        elif (f := _PY_FINALLY.search(text)) is not None:
+            finally_failed.append(f.group(1))
+    return routes, first, finally_failed
+
+
+def _windows(row: dict[str, Any], k: int, ok: bool) -> list[Attempt]:
+    start, cost = row["sent_ms"], max(0, int(row.get("cost_ms", 0)))
+    return [Attempt(a, ok and a == k, start + cost * (a - 1) // k, start + cost * a // k)
+            for a in range(1, k + 1)]
+
+
+def python_producer_agreement(recording: Path | str, producer: str,
+                              meta: dict[str, Any]) -> dict[str, Any]:
+    """Check one Python gRPC producer of ``recording`` (see the module docstring)."""
+    rec = Path(recording)
+    spec = next((p for p in meta["producers"] if p["name"] == producer), None)
+    if spec is None or spec.get("language") != "python":
+        raise GrpcRecordingError(f"{rec}: no Python gRPC producer {producer!r}")
+    topic, max_attempts = meta["topic"], int(spec.get("max_attempts", 3))
+    rows = _gz_json_lines(rec / "sends" / f"{producer}.jsonl.gz")
+    dump = _gz_json_lines(rec / "topic.jsonl.gz")
+    log_path = rec / "logs" / producer / PY_LOG
+    if not log_path.is_file():
+        raise GrpcRecordingError(f"{log_path}: missing (the client's log)")
+    routes, first_route_ms, finally_failed = read_python_client_log(
+        log_path, topic, int(meta.get("utc_offset_minutes", 0)))
+
+    copies: dict[int, list[dict[str, Any]]] = {}
+    strays = 0
+    for x in dump:
+        body = x.get("body") or ""
+        if body.startswith("m") and body[1:].isdigit():
+            copies.setdefault(int(body[1:]), []).append(x)
+        else:
+            strays += 1
+
+    # the client: each receipt's step from the previous one is the attempts it took
+    sends: list[SendVerdict] = []
+    pos: int | None = None
+    version = 0
+    for r in rows:
+        while version + 1 < len(routes) and routes[version + 1][0] <= r["sent_ms"]:
+            version += 1
+        route = routes[version][1] if routes else []
+        ok = "error" not in r
+        receipt = (r["client_broker"], int(r["client_queue"])) if ok else None
+        stored = sorted(ProxyQueue(x["broker"], int(x["queue"])) for x in copies.get(r["seq"], []))
+        verdict, note, k = "unobserved", "", max_attempts
+        if ok and receipt in route:
+            at = route.index(receipt)
+            if pos is None:
+                # the start is unknown: the attempts are its stored copies (at least one)
+                verdict, k = "inferred", min(max(1, len(stored)), max_attempts)
+            else:
+                # ``pos`` is where the selector points now: the send's attempts took the queues
+                # from there, the last one the receipt's
+                step = (at - pos) % len(route) + 1
+                if step <= max_attempts:
+                    verdict, k = ("agree" if step == 1 else "retried"), step
+                else:
+                    verdict = "disagree"
+                    note = f"the receipt is {step} queues on, not 1 to {max_attempts}"
+            pos = (at + 1) % len(route)
+        elif ok:
+            verdict, note = "disagree", "the receipt's queue is not in the client's route"
+        elif pos is not None and route:
+            pos = (pos + max_attempts) % len(route)       # a failed send ran out of attempts
+        sends.append(SendVerdict(r["seq"], r["sent_ms"], ok, _windows(r, k, ok), receipt, stored,
+                                 client=verdict, note=note))
+
+    offsets_ok = {int(r["seq"]): any(int(x["offset"]) == int(r["offset"])
+                                     for x in copies.get(r["seq"], []))
+                  for r in rows if "offset" in r}
+    queues = proxy_write_queues((q["broker_name"], q["write_queue_nums"], q["perm"])
+                                for q in meta["route"])
+    proxy_info = _proxy_check(sends, queues, offsets_ok, first_route_ms)
+    _outcomes(sends, _paused_spans(meta), _paused_spans(meta, certain=True))
+
+    client = Counter(s.client for s in sends)
+    proxy = Counter(s.proxy for s in sends)
+    attempts = Counter(a.outcome for s in sends for a in s.attempts)
+    unexplained = (client["disagree"] + proxy["unexplained"] + attempts["fail_unexplained"]
+                   + attempts["ok_while_paused"])
+    failed = sum(not s.ok for s in sends)
+    return {
+        "producer": producer, "language": "python", "sends": len(sends),
+        "ok": len(sends) - failed, "failed": failed,
+        "attempts": sum(len(s.attempts) for s in sends),
+        "stored_copies": sum(len(s.stored) for s in sends), "stray_messages": strays,
+        "log_failed_finally": len(finally_failed),
+        "client": dict(client), "proxy": dict(proxy), "attempt_outcomes": dict(attempts),
+        "receipt_offset_is_stored": sum(offsets_ok.values()),
+        "receipt_offset_not_stored": sum(not v for v in offsets_ok.values()),
+        "proxy_queues": [q.short() for q in queues],
+        "client_route": [list(q) for q in (routes[-1][1] if routes else [])],
+        **proxy_info, "unexplained": unexplained,
+        "unexplained_detail": [s.row() for s in sends
+                               if s.client == "disagree" or s.proxy == "unexplained"
+                               or any(a.outcome in ("fail_unexplained", "ok_while_paused")
+                                      for a in s.attempts)][:50],
+        "sends_detail": [s.row() for s in sends],
+    }

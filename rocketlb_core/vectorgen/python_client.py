@@ -30,41 +30,22 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
 
-from rocketlb_core.live.jars import LiveError, cache_root
+from rocketlb_core.live.jars import PYTHON_CLIENT_VERSION as VERSION
+from rocketlb_core.live.jars import LiveError, python_client
 from rocketlb_core.vectorgen import write_or_check
 from rocketlb_core.vectorgen.remoting import REPO
 
-VERSION = "5.1.2"
 SEED, CASES = 20261126, 1000
 NAME = f"python-client-{VERSION}.jsonl.gz"
-
-
-def client_python(version: str = VERSION) -> Path:
-    """The Python of a venv holding ``rocketmq-python-client==version`` (made once)."""
-    venv = cache_root() / "vectors" / f"rocketmq-python-client-{version}"
-    python = venv / "bin" / "python"
-    ready = venv / "installed"
-    if not ready.is_file():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
-                       timeout=300)
-        got = subprocess.run([str(python), "-m", "pip", "install", "--quiet",
-                              "--disable-pip-version-check", f"rocketmq-python-client=={version}"],
-                             capture_output=True, text=True, timeout=900, check=False)
-        if got.returncode != 0:
-            raise LiveError(f"pip could not install rocketmq-python-client=={version}:\n"
-                            f"{got.stderr[-1500:]}")
-        ready.write_text(version + "\n", encoding="utf-8")
-    return python
 
 
 def generate(cases: int, seed: int = SEED) -> str:
     """The vector file's text: ``cases`` cases made by the client's own classes."""
     script = resources.files("rocketlb_core.vectorgen") / "python" / "python_client_vectors.py"
-    got = subprocess.run([str(client_python()), "-I", str(script), str(seed), str(cases)],
+    got = subprocess.run([str(python_client()), "-I", str(script), str(seed), str(cases)],
                          capture_output=True, text=True, timeout=900, check=False,
                          encoding="utf-8")
     if got.returncode != 0:
