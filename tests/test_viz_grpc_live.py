@@ -20,3 +20,40 @@ def test_the_live_proxy_table_adds_up() -> None:
         # the client's choice is not where the Proxy stores: about half the receipts name
         # the other of two brokers (cluster mode: fact proxy.send-selects-its-own-queue)
         assert c["receipt names another broker"] > c["stored"] // 4
+
+
+def test_the_live_clients_table_has_every_client_and_each_agrees() -> None:
+    """Chapter 11's table of the gRPC clients checked live (``viz.grpc.live_clients_frame``):
+    a row for every client and group of the shipped recordings, a column per line, and in each
+    cell every checked item agrees; a recording with one receipt moved shows it unexplained."""
+    import gzip
+    import json
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from rocketlb_core.viz.grpc import live_clients_frame
+
+    grpc = data_path("live", "grpc")
+    names = ("grpc-clients", "grpc-python-producer-outage")
+    frame = live_clients_frame({"5.3.3": [grpc / f"{n}-5" for n in names],
+                                "5.5.0": [grpc / f"{n}-5.5" for n in names]})
+    assert list(frame.columns) == ["5.3.3", "5.5.0"]
+    clients = [c for c, _ in frame.index]
+    assert {"g1 (Java producer)", "py1 (Python producer)", "s1 (simple consumer)",
+            "s2 (simple consumer)", "p1 (push consumer)", "p2 (push consumer)",
+            "GID_push (group)", "GID_simple (group)"} == set(clients)
+    for cell in frame.to_numpy().ravel():
+        agree, checked = (int(x) for x in cell.split(" / "))
+        assert 0 < agree == checked, cell
+
+    with tempfile.TemporaryDirectory() as tmp:
+        moved = Path(tmp) / "moved"
+        shutil.copytree(grpc / "grpc-python-producer-outage-5", moved)
+        path = moved / "sends" / "py1.jsonl.gz"
+        rows = [json.loads(x) for x in gzip.decompress(path.read_bytes()).decode().splitlines()]
+        rows[100]["client_queue"] = (rows[100]["client_queue"] + 2) % 4
+        path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+        bad = live_clients_frame({"x": [moved]})
+        assert "unexplained" in bad.loc[("py1 (Python producer)",
+                                         "receipt's queue is the client model's"), "x"]

@@ -12,7 +12,7 @@ the core's ``grpc`` and ``producer`` packages.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -170,3 +170,52 @@ def live_proxy_frame(recording: Path | str) -> pd.DataFrame:
             "Proxy model unexplained": p["unexplained"],
             "failed attempts stored anyway": p["failed_attempts_seen_stored"]}
     return pd.DataFrame.from_dict(out, orient="index").T
+
+
+def live_clients_frame(recordings: Mapping[str, Sequence[Path | str]]) -> pd.DataFrame:
+    """Every gRPC client of the live recordings through the Proxy (``data/live/grpc/``; a column
+    per key, e.g. the line, holding its recordings' clients), each checked as
+    ``python -m rocketlb_core.live check``
+    does: a producer's receipts against its client's model (Java or Python), a simple
+    consumer's receives against its rotation, a push consumer's logged assignments against the
+    Proxy's answer, and each group's stored messages consumed. One row per client and what is
+    checked of it: ``agrees / checked``, ``unexplained`` beside it."""
+    import pandas as pd
+
+    from rocketlb_core.trace.grpc_agreement import check_grpc_recording
+    from rocketlb_core.trace.grpc_consumer_agreement import check_grpc_consumers
+
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+
+    def put(client: str, what: str, column: str, agree: int, checked: int,
+            unexplained: int) -> None:
+        rows.setdefault((client, what), {})[column] = (
+            f"{agree} / {checked}" + (f", {unexplained} unexplained" if unexplained else ""))
+
+    for column, recording in ((c, r) for c, rs in recordings.items() for r in rs):
+        for name, p in check_grpc_recording(recording)["producers"].items():
+            lang = "Python" if p.get("language") == "python" else "Java"
+            c = p["client"]
+            put(f"{name} ({lang} producer)", "receipt's queue is the client model's", column,
+                c.get("agree", 0) + c.get("retried", 0) + c.get("inferred", 0), p["ok"],
+                c.get("disagree", 0))
+            proxy = p["proxy"]
+            put(f"{name} ({lang} producer)", "stored copies where the Proxy model puts them",
+                column, sum(v for k, v in proxy.items() if k not in ("unexplained", "unobserved")),
+                p["sends"] - proxy.get("unobserved", 0), proxy.get("unexplained", 0))
+        if not any(True for _ in (Path(recording) / "receives").glob("*.jsonl.gz")):
+            continue
+        consumers = check_grpc_consumers(recording)
+        for name, s in consumers["simple"].items():
+            v = s["verdicts"]
+            put(f"{name} (simple consumer)", "receive's broker is the rotation's", column,
+                v.get("agree", 0) + v.get("inferred", 0), s["non_empty"], s["unexplained"])
+        for name, k in consumers["push"].items():
+            put(f"{name} (push consumer)", "logged assignment is the Proxy's answer", column,
+                k["assignments_equal"], k["assignments_logged"], k["unexplained"])
+        for name, g in consumers["groups"].items():
+            put(f"{name} (group)", "stored messages consumed", column, g["consumed_stored"],
+                g["stored"], g["unexplained"])
+    frame = pd.DataFrame.from_dict(rows, orient="index").fillna("")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["client", "checked"])
+    return frame
