@@ -169,6 +169,19 @@ def _gz_json_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(t) for _, t in read_lines(path) if t.startswith("{")]
 
 
+def _copies_by_seq(dump: list[dict[str, Any]]) -> tuple[dict[int, list[dict[str, Any]]], int]:
+    """The topic dump's stored copies by send (body ``m<seq>``), and how many are no send's."""
+    copies: dict[int, list[dict[str, Any]]] = {}
+    strays = 0
+    for x in dump:
+        body = x.get("body") or ""
+        if body.startswith("m") and body[1:].isdigit():
+            copies.setdefault(int(body[1:]), []).append(x)
+        else:
+            strays += 1
+    return copies, strays
+
+
 def _paused_spans(meta: dict[str, Any], *, certain: bool = False
                   ) -> dict[str, list[tuple[int, int]]]:
     """Each broker's paused (or killed) stretches, from the events' wall clock: a pause from
@@ -406,14 +419,7 @@ def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, A
     log = read_grpc_client_log(log_path, topic)
     max_attempts = int(spec.get("max_attempts", 3))
 
-    copies: dict[int, list[dict[str, Any]]] = {}
-    strays = 0
-    for x in dump:
-        body = x.get("body") or ""
-        if body.startswith("m") and body[1:].isdigit():
-            copies.setdefault(int(body[1:]), []).append(x)
-        else:
-            strays += 1
+    copies, strays = _copies_by_seq(dump)
     errors = [r["seq"] for r in rows if "error" in r]
     failed_ids = {seq: mid for seq, (mid, _, _) in zip(errors, log.finally_failed, strict=False)}
     sends = []
@@ -563,14 +569,7 @@ def python_producer_agreement(recording: Path | str, producer: str,
     routes, first_route_ms, finally_failed = read_python_client_log(
         log_path, topic, int(meta.get("utc_offset_minutes", 0)))
 
-    copies: dict[int, list[dict[str, Any]]] = {}
-    strays = 0
-    for x in dump:
-        body = x.get("body") or ""
-        if body.startswith("m") and body[1:].isdigit():
-            copies.setdefault(int(body[1:]), []).append(x)
-        else:
-            strays += 1
+    copies, strays = _copies_by_seq(dump)
 
     # the client: each receipt's step from the previous one is the attempts it took
     sends: list[SendVerdict] = []
