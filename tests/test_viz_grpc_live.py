@@ -44,7 +44,7 @@ def test_the_live_clients_table_has_every_client_and_each_agrees() -> None:
             "s2 (simple consumer)", "p1 (push consumer)", "p2 (push consumer)",
             "GID_push (group)", "GID_simple (group)"} == set(clients)
     for cell in frame.to_numpy().ravel():
-        agree, checked = (int(x) for x in cell.split(" / "))
+        agree, checked = (int(x) for x in cell.split("\u00a0/\u00a0"))
         assert 0 < agree == checked, cell
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -189,8 +189,9 @@ def live_clients_frame(recordings: Mapping[str, Sequence[Path | str]]) -> pd.Dat
 
     def put(client: str, what: str, column: str, agree: int, checked: int,
             unexplained: int) -> None:
-        rows.setdefault((client, what), {})[column] = (
-            f"{agree} / {checked}" + (f", {unexplained} unexplained" if unexplained else ""))
+        rows.setdefault((client, what), {})[column] = (       # no-break spaces: one line
+            f"{agree}\u00a0/\u00a0{checked}"
+            + (f", {unexplained} unexplained" if unexplained else ""))
 
     for column, recording in ((c, r) for c, rs in recordings.items() for r in rs):
         for name, p in check_grpc_recording(recording)["producers"].items():
