@@ -94,13 +94,15 @@ def test_the_package_predicts_every_determined_send_of_the_real_producers(
 
 def assert_failures_as_simulated(recording: Path) -> None:
     """Timing against the simulator: each real producer's failed sends lie within what the
-    simulator predicts for the same scenario over five seeds. The tolerance is that range: the
+    simulator predicts for the same scenario over forty seeds. The tolerance is that range: the
     counter's random start decides whether a second send meets the paused broker early enough
     to time out (3 s budget, 6 s pause); the kill costs no send (each is retried on broker-b),
-    and the switch on stops after one timeout."""
+    and the switch on stops after one timeout. Five seeds were too few: they all gave p-off 1
+    failed send where a live run on line 4 failed 2 (every send explained by the model); forty
+    seeds give 1 to 2 (about 2 s of CPU)."""
     from rocketlb_core.trace.agreement import producer_failures
 
-    for row in producer_failures(recording):
+    for row in producer_failures(recording, seeds=range(40)):
         assert row["simulated_failed_min"] <= row["live_failed"] <= \
             row["simulated_failed_max"], row
         assert row["live_failed"] >= 1                   # the pause cost at least one send
