@@ -157,12 +157,10 @@ def _failures(recs: list[dict[str, Any]]) -> int:
 
 @contextmanager
 def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
-    saved = getattr(module, name)
-    setattr(module, name, value)
-    try:
+    """``module.name`` is ``value`` inside the block (pytest's ``MonkeyPatch``)."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(module, name, value)
         yield
-    finally:
-        setattr(module, name, saved)
 
 
 def test_the_vectors_catch_a_wrong_port(records: dict[str, list[dict[str, Any]]]) -> None:
