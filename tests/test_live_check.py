@@ -69,7 +69,9 @@ def test_a_grpc_recording_is_read_as_it_is(tmp_path: Path) -> None:
     assert run.returncode == 3, run.stdout + run.stderr
     assert "UNEXPLAINED: " in run.stdout
     detail = json.loads(_check(moved, "--json").stdout)
+    assert detail["unexplained"] == sum(p["unexplained"] for p in detail["producers"].values())
     assert detail["unexplained"] >= 1
+    assert f"UNEXPLAINED: {detail['unexplained']} " in run.stdout
     assert detail["producers"]["g1"]["unexplained_detail"]
 
 

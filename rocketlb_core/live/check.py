@@ -79,12 +79,10 @@ def check_live_recording(recording: Path | str) -> dict[str, Any]:
 
 
 def _unexplained(entry: Any) -> int:
-    """A client's ``unexplained`` count, and those of the models nested in it."""
-    if not isinstance(entry, dict):
-        return 0
-    own = entry.get("unexplained", 0)
-    own = own if isinstance(own, int) and not isinstance(own, bool) else 0
-    return own + sum(_unexplained(v) for k, v in entry.items() if k != "unexplained")
+    """A client's ``unexplained`` count: each check's own total (a gRPC producer's already holds
+    its models' nested counts, so those are not added again)."""
+    own = entry.get("unexplained", 0) if isinstance(entry, dict) else 0
+    return own if isinstance(own, int) and not isinstance(own, bool) else 0
 
 
 def counts(entry: dict[str, Any]) -> dict[str, int]:
