@@ -18,14 +18,7 @@ import pytest
 from rocketlb_core import data_path
 from rocketlb_core.live.record import LiveConsumer, parse_scenario
 from rocketlb_core.sim.scenario import ScenarioError
-
-SCENARIO = """name = "x"
-topic = "T"
-brokers = 2
-[[consumers]]
-name = "c1"
-group = "G"
-"""
+from tests.test_live_record import SCENARIO
 
 
 @pytest.mark.parametrize(("fields", "where", "message"), [

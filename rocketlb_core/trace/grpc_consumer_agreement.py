@@ -111,13 +111,21 @@ def _model_queues(calls: list[dict[str, Any]], versions: list[tuple[int, list[tu
     return out
 
 
-def simple_consumer_agreement(recording: Path | str, consumer: str) -> dict[str, Any]:
-    """Check one gRPC simple consumer of ``recording`` (see the module docstring)."""
+def _receives(recording: Path | str, consumer: str, order: str
+              ) -> tuple[Path, dict[str, Any], list[dict[str, Any]]]:
+    """The recording's folder, its ``recording.json`` and the consumer's rows sorted by
+    ``order`` (a simple consumer's ``call``, a push consumer's ``ms``)."""
     rec = Path(recording)
     meta = json.loads((rec / "recording.json").read_text("utf-8"))
+    rows = sorted(_gz_json_lines(rec / "receives" / f"{consumer}.jsonl.gz"),
+                  key=lambda r: int(r[order]))
+    return rec, meta, rows
+
+
+def simple_consumer_agreement(recording: Path | str, consumer: str) -> dict[str, Any]:
+    """Check one gRPC simple consumer of ``recording`` (see the module docstring)."""
+    rec, meta, calls = _receives(recording, consumer, "call")
     topic = meta["topic"]
-    calls = sorted(_gz_json_lines(rec / "receives" / f"{consumer}.jsonl.gz"),
-                   key=lambda c: int(c["call"]))
     log = read_grpc_client_log(_client_log(rec, consumer), topic)
     versions = log.routes or ([(0, log.route)] if log.route else [])
     spans = _paused_spans(meta)
@@ -176,11 +184,8 @@ def simple_consumer_agreement(recording: Path | str, consumer: str) -> dict[str,
 
 def push_consumer_agreement(recording: Path | str, consumer: str) -> dict[str, Any]:
     """Check one gRPC push consumer of ``recording`` (see the module docstring)."""
-    rec = Path(recording)
-    meta = json.loads((rec / "recording.json").read_text("utf-8"))
+    rec, meta, rows = _receives(recording, consumer, "ms")
     topic = meta["topic"]
-    rows = sorted(_gz_json_lines(rec / "receives" / f"{consumer}.jsonl.gz"),
-                  key=lambda r: int(r["ms"]))
     logged = read_assignments(_client_log(rec, consumer), topic)
     answer = proxy_query_assignment(
         topic, [(q["broker_name"], q["read_queue_nums"], q["perm"]) for q in meta["route"]],
