@@ -70,7 +70,10 @@ class LineRules:
         ``latency_max``, ``not_available_duration``, ``isolation_latency_ms``: the tables and
         the latency an isolating report uses; ``reports_reachable``: a report carries
         ``reachable`` (5.x); ``client_error_isolates``: an ``MQClientException`` isolates (4.x);
-        ``broker_error_reachable``: an ``MQBrokerException`` leaves the broker reachable (4.x).
+        ``broker_error_reachable``: an ``MQBrokerException`` leaves the broker reachable (4.x);
+        ``logs_isolation``: ``FaultItem.updateNotAvailableDuration`` logs ``<broker> will be
+        isolated for <N> ms.`` whenever a report moves a broker's isolation later (5.1.4 on:
+        what ``trace.agreement`` reads to know which slow sends isolated their broker).
     Send loop (2.6, 2.7):
         ``retryable_codes``: response codes a sync send retries on; ``caps_request_timeout``:
         ``sendMsgMaxTimeoutPerRequest`` caps an attempt that has a retry after it (5.3.3; the
@@ -112,6 +115,7 @@ class LineRules:
     rebalance_min_interval_ms: int
     offset_lookup_raises: bool
     rebalance_skips_empty: bool = False
+    logs_isolation: bool = False
 
 
 _4_9_8 = LineRules(
@@ -135,7 +139,8 @@ _5_3_3 = LineRules(
     isolation_latency_ms=ISOLATION_LATENCY_5, reports_reachable=True,
     client_error_isolates=False, broker_error_reachable=False, retryable_codes=RETRYABLE_CODES_5,
     caps_request_timeout=True, async_retry_checks_budget=True, broker_scan_ms=5_000,
-    client_id_nanotime=True, rebalance_min_interval_ms=1_000, offset_lookup_raises=True)
+    client_id_nanotime=True, rebalance_min_interval_ms=1_000, offset_lookup_raises=True,
+    logs_isolation=True)
 _5_4_0 = replace(_5_3_3)
 _5_5_0 = replace(_5_3_3, rebalance_skips_empty=True)
 

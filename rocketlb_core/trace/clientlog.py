@@ -102,11 +102,26 @@ class RouteChange:
     queue_datas: tuple[QueueData, ...]
 
 
+@dataclass(frozen=True)
+class Isolation:
+    """A fault item's isolation moved later (``<broker> will be isolated for <N> ms.``), which
+    5.1.4 and later clients log from ``FaultItem.updateNotAvailableDuration`` each time a report
+    pushes a broker's end of isolation later (``LineRules.logs_isolation``): after a failed
+    attempt (10 s since 5.1.4) and after a slow successful one (2 s from 550 ms)."""
+
+    line: int
+    stamp: str                          # when the report was made: the attempt's end
+    thread: str                         # the reporting thread (a producer's sending thread)
+    broker: str
+    duration_ms: int
+
+
 @dataclass
 class ClientLog:
     rebalances: list[Rebalance] = field(default_factory=list)
     send_failures: list[SendFailure] = field(default_factory=list)
     route_changes: list[RouteChange] = field(default_factory=list)
+    isolations: list[Isolation] = field(default_factory=list)
     producer_groups: list[str] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)        # with skip_bad: what was skipped, why
 
@@ -120,6 +135,9 @@ _ROUTE = re.compile(r"^(?P<stamp>\S+ \S+) .*?the topic\[(?P<topic>[^\]]*)\] rout
 _QUEUE_DATA = re.compile(r"QueueData \[brokerName=([^,\]]*), readQueueNums=(\d+), "
                          r"writeQueueNums=(\d+), perm=(\d+)")
 _PRODUCER = re.compile(r"the producer \[(?P<group>[^\]]*)\] start OK")
+ISOLATED = " will be isolated for "
+_ISOLATED = re.compile(r"^(?P<stamp>\S+ \S+) (?:\S+\s+\[[^\]]*\] \[(?P<thread>[^\]]*)\] )?.*? "
+                       r"(?P<broker>\S+) will be isolated for (?P<ms>\d+) ms\.\s*$")
 _STAMP = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)[,.](\d{3})$")
 GMT8_MINUTES = 480
 """5.x clients write their log times in GMT+8 (``rmq.client.logback.xml``)."""
@@ -177,9 +195,24 @@ def _stamp(path: Path, n: int, text: str) -> str:
 
 
 def parse_producer_line(path: Path, n: int, text: str
-                        ) -> SendFailure | RouteChange | str | None:
-    """A failed attempt, a route change or a producer group on line ``n`` (or ``None``)."""
+                        ) -> SendFailure | RouteChange | Isolation | str | None:
+    """A failed attempt, a route change, an isolation or a producer group on line ``n`` (or
+    ``None``).
+
+    >>> r = parse_producer_line(Path("c.log"), 7, "2026-11-27 00:34:47.648 INFO  [8775] [main] "
+    ...     "[o.a.r.c.l.MQFaultStrategy#?:?] - broker-b will be isolated for 2000 ms.")
+    >>> r.stamp, r.thread, r.broker, r.duration_ms
+    ('2026-11-27 00:34:47.648', 'main', 'broker-b', 2000)
+    """
     text = text.rstrip("\r\n")
+    if ISOLATED in text:
+        # only the agreement check reads these (a 5.1.4+ producer's log): a line that merely
+        # holds the phrase is not refused, it is no record
+        m = _ISOLATED.match(text)
+        if m is not None and _STAMP.match(m["stamp"]):
+            return Isolation(n, _stamp(path, n, text), m["thread"] or "", m["broker"],
+                             _int(path, n, "isolated for", m["ms"], MAX_TIME_MS))
+        return None
     if FAILURE in text:
         m = _FAILURE.match(text)
         q = _QUEUE.fullmatch(m["mq"]) if m else None
@@ -256,7 +289,7 @@ class BrokerError:
     code: int
 
 
-Record = Rebalance | SendFailure | RouteChange | BrokerError | str
+Record = Rebalance | SendFailure | RouteChange | Isolation | BrokerError | str
 
 
 def record_of_line(path: Path, n: int, text: str) -> Record | None:
@@ -275,7 +308,7 @@ def record_of_line(path: Path, n: int, text: str) -> Record | None:
 
 def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
     """Every record of one client log file (rebalances, failed attempts, route changes,
-    producer groups), in file order."""
+    isolations, producer groups), in file order."""
     path = Path(path)
     out = ClientLog()
     record: Record
@@ -290,6 +323,8 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
                 out.send_failures[-1] = replace(last, response_code=record.code)
         elif isinstance(record, RouteChange):
             out.route_changes.append(record)
+        elif isinstance(record, Isolation):
+            out.isolations.append(record)
         elif record not in out.producer_groups:
             out.producer_groups.append(record)
     return out
