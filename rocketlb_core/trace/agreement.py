@@ -610,6 +610,20 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     return out
 
 
+COARSE_MS = 999
+"""A broker logs a member's removal (unregister, channel closed, expired) to the second, so the
+check dates it at the second's start (``brokerlog.broker_view``); it came within the next
+``COARSE_MS``. Live on 5.3.3 (issue 34's soak, seed 20261126, scenario 268876887016064), c2's
+channel close was logged at 00:50:28 (c2 was killed at 28.87 s) and c1 rebalanced at 29.018
+with c2 still counted: 1,018 ms after the second's start, 148 ms after the kill."""
+
+
+def _coarse(t: int, event: str) -> bool:
+    """Whether a change at trace time ``t`` is a removal dated to its log line's second (trace
+    times count from a whole second)."""
+    return event != "join" and t % 1000 == 0
+
+
 class Membership:
     """A group's member lists over time, from membership rows (``membership.parquet``'s
     columns): a member is one connection; its ``client_id`` is what the strategy sees, so two
@@ -636,8 +650,9 @@ class Membership:
         """The list at ``t``, then the lists on either side of each change of ``group`` within
         ``slack_ms`` of ``t`` (the logs' timestamps are that coarse)."""
         out = [self.at(group, t)]
-        for tm, g, *_ in self.rows:
-            if g == group and abs(tm - t) <= slack_ms:
+        for tm, g, _, _, event in self.rows:
+            late = COARSE_MS if _coarse(tm, event) else 0     # it came within that second
+            if g == group and tm - slack_ms <= t <= tm + late + slack_ms:
                 for lst in (self.at(group, tm - 1), self.at(group, tm)):
                     if lst not in out:
                         out.append(lst)
@@ -663,8 +678,11 @@ class BrokerViews:
         """(time, the list from then on) after each change of ``group`` at ``broker``; changes
         in one millisecond (or one log second, for removals) each leave a state of their own:
         the broker answered from one of them, in the log's order."""
+        return [(t, lst) for t, lst, _ in self._walk_events(broker, group)]
+
+    def _walk_events(self, broker: str, group: str) -> list[tuple[int, list[str], str]]:
         held: dict[str, str] = {}
-        out: list[tuple[int, list[str]]] = []
+        out: list[tuple[int, list[str], str]] = []
         for t, _, v in self.changes.get(broker, ()):
             if v.group != group:
                 continue
@@ -672,7 +690,7 @@ class BrokerViews:
                 held[v.channel] = v.client_id
             else:
                 held.pop(v.channel, None)
-            out.append((t, sorted(held.values())))   # each state, even in one millisecond
+            out.append((t, sorted(held.values()), v.event))   # each state, even in one ms
         return out
 
     def at(self, broker: str, group: str, t: int) -> list[str]:
@@ -688,11 +706,17 @@ class BrokerViews:
         """Every list ``broker`` held for ``group`` within ``slack_ms`` of ``t`` (the list just
         before ``t - slack_ms``, then after each change up to ``t + slack_ms``): what it could have
         answered a client whose rebalance was logged at ``t``; each state of a millisecond
-        counts."""
+        counts. A removal dated by its log line's second (``_coarse``) may have come up to a
+        second later: the list before it counts while that second reaches the window."""
         out = [self.at(broker, group, t - slack_ms - 1)]
-        for tm, lst in self._walk(broker, group):
+        before: list[str] = []
+        for tm, lst, event in self._walk_events(broker, group):
+            if (_coarse(tm, event) and tm < t - slack_ms <= tm + COARSE_MS
+                    and before not in out):
+                out.append(before)
             if t - slack_ms <= tm <= t + slack_ms and lst not in out:
                 out.append(lst)
+            before = lst
         return out
 
     def disagreement(self, group: str, start: int, end: int,

@@ -157,16 +157,21 @@ def _ms(e: MemberEvent, utc_offset_minutes: int) -> int:
 def membership_of(logs: Sequence[BrokerLog], line: str = "", utc_offset_minutes: int = GMT8_MINUTES
                   ) -> tuple[list[tuple[int, str, str, str]], list[int]]:
     """One membership timeline from the brokers' logs: (epoch ms, group, member, event) rows,
-    taken per group from the first log (by path) that has the group's joins (every broker
-    holds its own copy of the same list), and the times seen. The member is ``client_id``, or
-    ``client_id/channel`` when one client id has several connections."""
+    taken per group from the log that has the most of the group's joins (the first by path
+    among equals), and the times seen. Every broker holds its own copy of the same list, but a
+    broker killed early holds only the members that came before: live (issue 34's soak, seed
+    20261126), broker-a was killed at 20.7 s and its log, the first by path, had one member of
+    three. The member is ``client_id``, or ``client_id/channel`` when one client id has several
+    connections."""
     rows: list[tuple[int, str, str, str]] = []
     groups = sorted({e.group for log in logs for e in log.events})
     for group in groups:
-        log = next((x for x in sorted(logs, key=lambda x: x.path)
-                    if any(e.group == group and e.event == "join" for e in x.events)), None)
-        if log is None:          # leaves or expiries only: members joined before the log began
+        joins = [(-sum(e.group == group and e.event == "join" for e in x.events), x.path, i)
+                 for i, x in enumerate(logs)]
+        most = min(joins)
+        if most[0] == 0:         # leaves or expiries only: members joined before the log began
             continue
+        log = logs[most[2]]
         evs = [e for e in log.events if e.group == group]
         ids: dict[str, set[str]] = {}
         for e in evs:

@@ -23,7 +23,8 @@ What each input gives, and how the trace is derived from it:
 * **membership**: from the brokers' logs, each client's connections to a group: a first
   connection is a ``join``, an unregister a ``leave``, a channel closed without one a ``kill``
   (dropped at once), a channel expired a ``crash`` (dated 120 s before the expiry: the replay
-  adds it back); one row per change, one broker's copy (see ``brokerlog``).
+  adds it back); one row per change, one broker's copy: the log with the most joins, since a
+  broker killed early holds only the members that came before (see ``brokerlog``).
 * **groups**: each group's strategy, as its consumers logged it.
 
 Times in the trace are milliseconds since an *origin*: the first observed time, rounded down
