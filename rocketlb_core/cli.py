@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.errors import InputError, UsageError
+from rocketlb_core.numbers import INT64_MAX, int_option
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_CHECK = 0, 1, 2, 3
 
@@ -57,7 +58,8 @@ def add_out(ap: argparse.ArgumentParser, *, required: bool = True,
 
 def add_seed(ap: argparse.ArgumentParser) -> None:
     """``--seed N``: every random choice of the command derives from it."""
-    ap.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    ap.add_argument("--seed", type=int_option(0, INT64_MAX), default=0,
+                    help="seed of every random choice (default 0)")
 
 
 def check_seed(seed: int) -> int:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 CORE = ("rocketlb_core.javamath", "rocketlb_core.model", "rocketlb_core.errors",
-        "rocketlb_core.limits", "rocketlb_core.paths", "rocketlb_core.conditions",
+        "rocketlb_core.limits", "rocketlb_core.numbers", "rocketlb_core.paths",
+        "rocketlb_core.conditions",
         "rocketlb_core.layers", "rocketlb_core.producer", "rocketlb_core.consumer",
         "rocketlb_core.sim", "rocketlb_core.conformance", "rocketlb_core.trace.schema",
         "rocketlb_core.trace.cluster", "rocketlb_core.interactive",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.cli import EXIT_CHECK, add_quiet, print_json, say, subparser
+from rocketlb_core.numbers import INT32_MAX, int_option
 
 
 def register(sub: Any) -> None:
@@ -19,7 +20,7 @@ def register(sub: Any) -> None:
                   "rocketlb conformance tests/vectors/*.jsonl.gz", conformance,
                   checks="a vector did not match", description=__doc__)
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    p.add_argument("--show", type=int, default=5, metavar="K",
+    p.add_argument("--show", type=int_option(0, INT32_MAX), default=5, metavar="K",
                    help="failures to show per file (default 5)")
     add_quiet(p)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core.cli import add_out, add_quiet, add_seed, epilog, print_json, subparser
+from rocketlb_core.numbers import INT32_MAX, INT64_MAX, float_option, int_option
 
 
 def register(sub: Any) -> None:
@@ -30,14 +31,16 @@ def register(sub: Any) -> None:
     p.add_argument("dst", type=Path, nargs="?", default=None,
                    help="new trace folder (or --out)")
     add_out(p, required=False, help="new trace folder (written atomically)")
-    p.add_argument("--producers-per-file", type=int, default=None)
+    p.add_argument("--producers-per-file", type=int_option(1, INT32_MAX), default=None)
     add_quiet(p)
     g = subparser(verbs, "generate", "a large synthetic trace for scale tests and benchmarks",
                   "rocketlb trace generate --sends 10000000 --out /tmp/t10m", generate)
-    g.add_argument("--sends", type=int, required=True)
-    g.add_argument("--producers", type=int, default=64)
-    g.add_argument("--rate", type=float, default=10_000.0, help="messages per second in all")
-    g.add_argument("--files", type=int, default=8, help="part files (Spark tasks)")
+    g.add_argument("--sends", type=int_option(1, INT64_MAX), required=True)
+    g.add_argument("--producers", type=int_option(1, INT64_MAX), default=64)
+    g.add_argument("--rate", type=float_option(0.0, 1e9), default=10_000.0,
+                   help="messages per second in all")
+    g.add_argument("--files", type=int_option(1, INT64_MAX), default=8,
+                   help="part files (Spark tasks)")
     g.add_argument("--churn", action="store_true",
                    help="conditions that change every second per broker, about 10%% of sends "
                         "above 550 ms, flapping outages (rocketlb_core.trace.generate)")
@@ -65,7 +68,7 @@ def register(sub: Any) -> None:
                    "names and addresses, the topic's queues")
     i.add_argument("--topic", help="the topic to import (with --msgtrace)")
     i.add_argument("--line", help="the clients' RocketMQ version, e.g. 4.9.8 or 5.3.3")
-    i.add_argument("--log-utc-offset", type=int, default=0,
+    i.add_argument("--log-utc-offset", type=int_option(-1439, 1439), default=0,
                    help="minutes east of UTC of 4.x client logs (the JVM's zone; 5.x clients "
                         "and brokers write GMT+8)")
     i.add_argument("--skip-bad", action="store_true",

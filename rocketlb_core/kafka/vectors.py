@@ -127,6 +127,7 @@ from pathlib import Path
 
 from rocketlb_core.atomic import MARKER
 from rocketlb_core.live.jars import ENV_CACHE, LiveError, class_path, find_tool, java, resolve_maven
+from rocketlb_core.numbers import INT32_MAX, int_option
 from rocketlb_core.vectorgen import write_or_check
 
 JAVA_ROOT = Path(__file__).with_name("java")
@@ -323,14 +324,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("tests/vectors/kafka"))
     ap.add_argument("--check", action="store_true",
                     help="compare the first --cases of each file with a fresh run; write nothing")
-    ap.add_argument("--cases", type=int, default=None)
+    ap.add_argument("--cases", type=int_option(1, INT32_MAX), default=None)
     ap.add_argument("--only", default=None, metavar="TEXT",
                     help="only the files whose name contains TEXT")
     ap.add_argument("--java", action="append", default=None, metavar="PATH",
                     help="a java executable to run the generators with (repeatable); each file "
                          "runs on the one of its release (VectorFile.jvm), found among these, "
                          "$JAVA_HOME, PATH and /usr/lib/jvm/*/bin/java")
-    ap.add_argument("--jvm", type=int, default=None, metavar="MAJOR",
+    ap.add_argument("--jvm", type=int_option(8, 99), default=None, metavar="MAJOR",
                     help="only the files made on this Java release")
     args = ap.parse_args(argv)
     bad = 0

@@ -30,6 +30,7 @@ from pathlib import Path
 from rocketlb_core.errors import InputError
 from rocketlb_core.live import cluster as live
 from rocketlb_core.live.jars import LINES, ROLES, LiveError, cache_root, resolve
+from rocketlb_core.numbers import INT64_MAX, int_option
 
 
 def _default_home() -> Path:
@@ -44,10 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     jars.add_argument("--line", choices=sorted(LINES), default="5")
     start = sub.add_parser("up", help="start a name server and brokers on 127.0.0.1")
     start.add_argument("--line", choices=sorted(LINES), default="5")
-    start.add_argument("--brokers", type=int, default=2)
-    start.add_argument("--namesrv-port", type=int, default=19876)
-    start.add_argument("--broker-port", type=int, default=20911)
-    start.add_argument("--broker-heap-mb", type=int, default=256)
+    start.add_argument("--brokers", type=int_option(1, 64), default=2)
+    start.add_argument("--namesrv-port", type=int_option(1, 65535), default=19876)
+    start.add_argument("--broker-port", type=int_option(1, 65535), default=20911)
+    start.add_argument("--broker-heap-mb", type=int_option(64, 65536), default=256)
     for name in ("up", "down", "status", "admin"):
         p = start if name == "up" else sub.choices.get(name) or sub.add_parser(name)
         p.add_argument("--home", type=Path, default=_default_home(),
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                      help="run the cluster in a private network namespace (Linux unshare): "
                           "nothing of it is reachable from outside; what the tests do")
     gen = sub.add_parser("generate", help="a random live scenario from a seed")
-    gen.add_argument("--seed", type=int, required=True, help="an integer >= 0")
+    gen.add_argument("--seed", type=int_option(0, INT64_MAX), required=True, help="an integer >= 0")
     gen.add_argument("--line", choices=sorted(LINES), default=None,
                      help="the line it is meant for (named in its header only)")
     gen.add_argument("--out", type=Path, default=None, help="write it here (default: stdout)")

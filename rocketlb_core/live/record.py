@@ -211,11 +211,18 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     """Validate a live scenario's TOML ``text`` (``path`` names it in errors)."""
     import tomllib
 
+    from rocketlb_core.numbers import NumberError, check_toml_numbers
+
     r = _Reader(path)
     try:
+        check_toml_numbers(text)
         raw = tomllib.loads(text)
+    except NumberError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ScenarioError(f"{path}: not valid TOML (nested too deeply)") from None
     top = r.table(raw, "", {"name", "topic"},
                   {"description", "brokers", "queues", "trace", "settle_s", "producers",
                    "consumers", "events"})

@@ -45,6 +45,7 @@ from rocketlb_core.limits import (
     MAX_TEXT_CHARS,
     MAX_TOPICS,
 )
+from rocketlb_core.numbers import NumberError, check_toml_numbers
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.sim.events import LAG_SAMPLE_MS, PULL_TICK_MS
 from rocketlb_core.sim.faults import FAULTS
@@ -225,7 +226,10 @@ def loads(text: str, path: str) -> Scenario:
         raise ScenarioError(f"{path}: more than the {MAX_SCENARIO_BYTES}-byte limit for a "
                             f"scenario")
     try:
+        check_toml_numbers(text)
         raw = tomllib.loads(text)
+    except NumberError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: not valid TOML ({exc})") from None
     except RecursionError:

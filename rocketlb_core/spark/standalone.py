@@ -51,6 +51,7 @@ from typing import Any
 
 from rocketlb_core.cli import run
 from rocketlb_core.errors import InputError, UsageError
+from rocketlb_core.numbers import int_option
 from rocketlb_core.paths import FileRefused, read_small_file
 from rocketlb_core.spark.java import ensure_java
 
@@ -438,8 +439,8 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", choices=("up", "down", "status"))
     p.add_argument("--dir", type=Path, required=True, help="the cluster's folder (logs, pids)")
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--cores", type=int, default=1, help="cores per worker")
+    p.add_argument("--workers", type=int_option(1, 64), default=2)
+    p.add_argument("--cores", type=int_option(1, 256), default=1, help="cores per worker")
     p.add_argument("--memory", default="2g", help="memory per worker (executors get 1g)")
     args = p.parse_args(argv)
     return run(lambda: _command(args))

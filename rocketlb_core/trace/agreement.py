@@ -1005,7 +1005,7 @@ _NS_EVENTS = (
     ("register", re.compile(r"new broker registered, (?:BrokerIdentityInfo \[clusterName=[^,]*, "
                             r"brokerAddr=)?(?P<addr>[^\s\]]+)")),
     ("unregister", re.compile(r"remove brokerAddr\[\d+, (?P<addr>[^\]]+)\] "
-                              r"from brokerAddrTable")),
+                              r"from brokerAddrTable", re.ASCII)),
     ("unregister", re.compile(r"unregisterBroker, remove addr from brokerAddrTable OK, "
                               r"BrokerIdentityInfo \[clusterName=[^,]*, "
                               r"brokerAddr=(?P<addr>[^\]]+)")),

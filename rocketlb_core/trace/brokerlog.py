@@ -35,10 +35,11 @@ from rocketlb_core.limits import MAX_EPOCH_MS
 from rocketlb_core.trace.clientlog import GMT8_MINUTES, check_stamp, parsed_lines, stamp_ms
 from rocketlb_core.trace.schema import TraceError, check_name
 
-_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,](\d{3}))?\s")
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,](\d{3}))?\s", re.ASCII)
 _CHANNEL = re.compile(r"ClientChannelInfo \[channel=\[id: (?P<channel>0x[0-9a-f]+)"
                       r"(?:, L:\S* [-!] R:/?(?P<remote>[^\]\s]+))?[^\]]*\], "
-                      r"clientId=(?P<client_id>[^,]+), .*?lastUpdateTimestamp=(?P<t>\d+)\]")
+                      r"clientId=(?P<client_id>[^,]+), .*?lastUpdateTimestamp=(?P<t>\d+)\]",
+                      re.ASCII)
 _JOIN = re.compile(r"new consumer connected, group: (?P<group>\S+) ")
 _LEAVE = re.compile(r"unregister a consumer\[(?P<group>[^\]]*)\] from consumerGroupInfo ")
 _CLOSED = re.compile(r"NETTY EVENT: remove not active channel\[.*consumer group: (?P<group>\S+)")
@@ -68,7 +69,8 @@ class BrokerLog:
     starts: list[tuple[int, str]] = field(default_factory=list)   # (line, stamp) per process
 
 
-_START = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d{3})? INFO main - rocketmqHome=")
+_START = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d{3})? INFO main - rocketmqHome=",
+                    re.ASCII)
 """A broker process's start: ``BrokerStartup`` prints its ``BrokerConfig`` first (4.9.7 from
 ``rocketmqHome``, 5.3.3 from ``brokerConfigPath`` then ``rocketmqHome``), before its remoting
 server accepts a client. A restarted broker (after a ``kill``) appends to the same log, and its

@@ -50,8 +50,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.limits import MAX_EPOCH_MS, MAX_TIME_MS
+from rocketlb_core.limits import MAX_EPOCH_MS, MAX_QUEUES, MAX_TIME_MS
 from rocketlb_core.model import MessageQueue, QueueData
+from rocketlb_core.numbers import INT32_MAX, NumberError, parse_int
 from rocketlb_core.trace.schema import TraceError
 
 PHRASE = "rebalanced result changed. allocateMessageQueueStrategyName="
@@ -61,7 +62,8 @@ _LINE = re.compile(
     r"topic=(?P<topic>[^,]*), clientId=(?P<client_id>[^,]*), mqAllSize=(?P<mq_all>[^,]*), "
     r"cidAllSize=(?P<cid_all>[^,]*), rebalanceResultSize=(?P<size>[^,]*), "
     r"rebalanceResultSet=\[(?P<set>.*)\]\s*$")
-_QUEUE = re.compile(r"MessageQueue \[topic=([^,\]]*), brokerName=([^,\]]*), queueId=(-?\d+)\]")
+_QUEUE = re.compile(r"MessageQueue \[topic=([^,\]]*), brokerName=([^,\]]*), queueId=(-?\d+)\]",
+                    re.ASCII)
 _FIELDS = ("strategy", "group", "topic", "client_id", "mq_all", "cid_all", "size", "set")
 
 
@@ -128,17 +130,18 @@ class ClientLog:
 
 FAILURE = "sendKernelImpl exception, resend at once"
 _FAILURE = re.compile(r"^(?P<stamp>\S+ \S+) .*?sendKernelImpl exception, resend at once, "
-                      r"InvokeID: (?P<invoke>-?\d+), RT: (?P<rt>\d+)ms, Broker: (?P<mq>.*?)\s*$")
-_BROKER_ERROR = re.compile(r"^\S*\bMQBrokerException: CODE: (?P<code>-?\d+)\b")
+                      r"InvokeID: (?P<invoke>-?\d+), RT: (?P<rt>\d+)ms, Broker: (?P<mq>.*?)\s*$",
+                      re.ASCII)
+_BROKER_ERROR = re.compile(r"^\S*\bMQBrokerException: CODE: (?P<code>-?\d+)\b", re.ASCII)
 ROUTE = "route info changed, old["
 _ROUTE = re.compile(r"^(?P<stamp>\S+ \S+) .*?the topic\[(?P<topic>[^\]]*)\] route info changed")
 _QUEUE_DATA = re.compile(r"QueueData \[brokerName=([^,\]]*), readQueueNums=(\d+), "
-                         r"writeQueueNums=(\d+), perm=(\d+)")
+                         r"writeQueueNums=(\d+), perm=(\d+)", re.ASCII)
 _PRODUCER = re.compile(r"the producer \[(?P<group>[^\]]*)\] start OK")
 ISOLATED = " will be isolated for "
 _ISOLATED = re.compile(r"^(?P<stamp>\S+ \S+) (?:\S+\s+\[[^\]]*\] \[(?P<thread>[^\]]*)\] )?.*? "
-                       r"(?P<broker>\S+) will be isolated for (?P<ms>\d+) ms\.\s*$")
-_STAMP = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)[,.](\d{3})$")
+                       r"(?P<broker>\S+) will be isolated for (?P<ms>\d+) ms\.\s*$", re.ASCII)
+_STAMP = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)[,.](\d{3})$", re.ASCII)
 GMT8_MINUTES = 480
 """5.x clients write their log times in GMT+8 (``rmq.client.logback.xml``)."""
 
@@ -175,16 +178,12 @@ def check_stamp(path: Path | str, n: int, stamp: str, utc_offset_minutes: int = 
     return stamp
 
 
-def _int(path: Path, n: int, name: str, text: str, high: int = (1 << 31) - 1) -> int:
+def _int(path: Path, n: int, name: str, text: str, high: int = INT32_MAX, low: int = 0) -> int:
+    """A number of a log line (``numbers.parse_int``), from ``low`` to ``high``."""
     try:
-        value = int(text)
-    except ValueError:
-        raise TraceError(path, n, name, f"{text[:40]!r} is not a whole number") from None
-    if value < 0:
-        raise TraceError(path, n, name, f"{value} is negative")
-    if value > high:
-        raise TraceError(path, n, name, f"{text[:40]} is larger than {high}")
-    return value
+        return parse_int(text, low, high)
+    except NumberError as exc:
+        raise TraceError(path, n, name, str(exc)) from None
 
 
 def _stamp(path: Path, n: int, text: str) -> str:
@@ -220,14 +219,16 @@ def parse_producer_line(path: Path, n: int, text: str
             raise TraceError(path, n, "Broker" if m else "RT", "a sendKernelImpl line without "
                              "'InvokeID: N, RT: Nms, Broker: MessageQueue [...]'")
         return SendFailure(n, _stamp(path, n, text), _int(path, n, "RT", m["rt"], MAX_TIME_MS),
-                           MessageQueue(q[1], q[2], int(q[3])))
+                           MessageQueue(q[1], q[2], _int(path, n, "queueId", q[3], low=-1)))
     if ROUTE in text:
         m = _ROUTE.match(text)
         new = text.find(",new[")
         if m is None or new < 0:
             raise TraceError(path, n, "new", "a route-change line without 'the topic[...]' "
                              "and ',new['")
-        qds = tuple(QueueData(b, int(r), int(w), int(pm))
+        qds = tuple(QueueData(b, _int(path, n, "readQueueNums", r, MAX_QUEUES),
+                              _int(path, n, "writeQueueNums", w, MAX_QUEUES),
+                              _int(path, n, "perm", pm, 7))
                     for b, r, w, pm in _QUEUE_DATA.findall(text[new:]))
         return RouteChange(n, _stamp(path, n, text), m["topic"], qds)
     m = _PRODUCER.search(text)
@@ -246,7 +247,8 @@ def parse_line(path: Path, n: int, text: str) -> Rebalance | None:
         raise TraceError(path, n, missing.rstrip("=["), "a rebalanced-result line that does "
                          f"not have the fields of 4.9.x/5.x (missing or malformed {missing!r})")
     size = _int(path, n, "rebalanceResultSize", m["size"])
-    queues = tuple(MessageQueue(t, b, int(q)) for t, b, q in _QUEUE.findall(m["set"]))
+    queues = tuple(MessageQueue(t, b, _int(path, n, "queueId", q, low=-1))
+                   for t, b, q in _QUEUE.findall(m["set"]))
     if len(queues) != size:
         raise TraceError(path, n, "rebalanceResultSet",
                          f"{len(queues)} queues listed, rebalanceResultSize says {size}")

@@ -9,13 +9,13 @@ that name the file, the row and the field (schemas in ``data/README.md``). Pure 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rocketlb_core.limits import MAX_CSV_BYTES, MAX_CSV_ROWS, MAX_QUEUES
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+from rocketlb_core.numbers import INT64_MAX, NumberError, parse_int
 from rocketlb_core.trace.schema import (
     BROKER_FIELDS,
     ROUTE_FIELDS,
@@ -72,30 +72,33 @@ def _rows(path: Path, fields: tuple[str, ...]) -> Iterator[tuple[int, dict[str, 
                 if len(values) != len(header):
                     raise TraceError(path, line, None,
                                      f"{len(values)} values for {len(header)} columns")
-                yield line, dict(zip(header, (v.strip() for v in values), strict=True))
+                yield line, dict(zip(header, values, strict=True))
     except UnicodeDecodeError as exc:
         raise TraceError(path, None, None, f"not UTF-8 text (byte {exc.start})") from None
     except csv.Error as exc:
         raise TraceError(path, reader.line_num, None, f"malformed CSV ({exc})") from None
 
 
-def _field(path: Path, line: int, row: dict[str, str], name: str,
-           parse: Callable[[str], Any] = str, check: Callable[[Any], bool] | None = None,
-           expect: str = "") -> Any:
-    raw = row[name]
+def _field(path: Path, line: int, row: dict[str, str], name: str) -> str:
+    """A name (``check_name``): the cell without the spaces around it."""
+    raw = row[name].strip()
     if raw == "":
         raise TraceError(path, line, name, "empty value")
-    if parse is str:
-        return check_name(path, line, name, raw)
-    if len(raw) > 20:
-        raise TraceError(path, line, name, f"{raw[:24]!r}... is not {expect}")
+    return check_name(path, line, name, raw)
+
+
+def _int_field(path: Path, line: int, row: dict[str, str], name: str, lo: int, hi: int,
+               expect: str) -> int:
+    """A number cell exactly as written (``numbers.parse_int``: no spaces, ``+``, ``_`` or
+    other digits than ASCII), from ``lo`` to ``hi``."""
+    raw = row[name]
+    if raw.strip() == "":
+        raise TraceError(path, line, name, "empty value")
     try:
-        value = parse(raw)
-    except ValueError:
-        raise TraceError(path, line, name, f"{raw!r} is not {expect or parse.__name__}") from None
-    if check is not None and not check(value):
-        raise TraceError(path, line, name, f"{raw!r} is not {expect}")
-    return value
+        return parse_int(raw, lo, hi)
+    except NumberError:
+        raise TraceError(path, line, name, f"{raw[:24]!r} is not {expect}, written in ASCII "
+                         "digits") from None
 
 
 def load_cluster(folder: Path | str) -> ClusterLayout:
@@ -108,8 +111,8 @@ def load_cluster(folder: Path | str) -> ClusterLayout:
         rec = BrokerRecord(
             cluster=_field(bpath, line, row, "cluster"),
             broker_name=_field(bpath, line, row, "broker_name"),
-            broker_id=_field(bpath, line, row, "broker_id", int, lambda v: 0 <= v < 1 << 63,
-                             "a non-negative integer (a Java long)"),
+            broker_id=_int_field(bpath, line, row, "broker_id", 0, INT64_MAX,
+                                 "a non-negative integer (a Java long)"),
             address=_field(bpath, line, row, "address"),
             room=_field(bpath, line, row, "room"),
         )
@@ -133,12 +136,11 @@ def load_cluster(folder: Path | str) -> ClusterLayout:
         pairs.add((topic, name))
         per_topic.setdefault(topic, []).append(QueueData(
             broker_name=name,
-            read_queue_nums=_field(rpath, line, row, "read_queue_nums", int,
-                                   lambda v: 0 <= v <= MAX_QUEUES, count),
-            write_queue_nums=_field(rpath, line, row, "write_queue_nums", int,
-                                    lambda v: 0 <= v <= MAX_QUEUES, count),
-            perm=_field(rpath, line, row, "perm", int, lambda v: 0 <= v <= 7,
-                        "a permission from 0 to 7"),
+            read_queue_nums=_int_field(rpath, line, row, "read_queue_nums", 0, MAX_QUEUES,
+                                       count),
+            write_queue_nums=_int_field(rpath, line, row, "write_queue_nums", 0, MAX_QUEUES,
+                                        count),
+            perm=_int_field(rpath, line, row, "perm", 0, 7, "a permission from 0 to 7"),
         ))
     if not per_topic:
         raise TraceError(rpath, None, None, "no route rows")

@@ -64,16 +64,17 @@ from rocketlb_core.trace.textfile import read_lines
 ENDPOINTS = "proxy"
 """Every queue's endpoints behind the one Proxy (one value: which one does not matter)."""
 
-_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ")
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ", re.ASCII)
 _ROUTE = re.compile(r"Fetch topic route successfully, clientId=\S+, topic=(\S+), "
                     r"topicRouteData=TopicRouteData\{messageQueueImpls=\[(.*)\]\}")
 _FAILED = re.compile(r"Failed to send message( due to too many requests)?, would attempt to "
                      r"resend (?:right now|after \S+), maxAttempts=(\d+), attempt=(\d+), "
-                     r"topic=\S+, messageId\(s\)=\[(\w+)\]")
+                     r"topic=\S+, messageId\(s\)=\[(\w+)\]", re.ASCII)
 _RESENT = re.compile(r"Resend message successfully, topic=\S+, messageId\(s\)=\[(\w+)\], "
-                     r"maxAttempts=(\d+), attempt=(\d+)")
+                     r"maxAttempts=(\d+), attempt=(\d+)", re.ASCII)
 _FINALLY = re.compile(r"Failed to send message\(s\) finally, run out of attempt times, "
-                      r"maxAttempts=(\d+), attempt=(\d+), topic=\S+, messageId\(s\)=\[(\w+)\]")
+                      r"maxAttempts=(\d+), attempt=(\d+), topic=\S+, messageId\(s\)=\[(\w+)\]",
+                      re.ASCII)
 _REJOIN = re.compile(r"Rejoin endpoints which is isolated before")
 _START = re.compile(r"Begin to start the rocketmq client")
 
@@ -513,10 +514,10 @@ def check_grpc_recording(recording: Path | str) -> dict[str, Any]:
 PY_LOG = "rocketmq_client.log.gz"
 """rocketmq-python-client's log (``~/logs/rocketmq_python/rocketmq_client.log``), as kept."""
 
-_PY_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+_PY_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ", re.ASCII)
 _PY_ROUTE = re.compile(r"update topic:(\S+) route, route info: message_queues:\((.*)\)")
 _PY_FINALLY = re.compile(r"because of run out of attempt times, topic:\S+, message_id:(\w+),.*"
-                         r"attempt:(\d+)")
+                         r"attempt:(\d+)", re.ASCII)
 
 
 def read_python_client_log(path: Path, topic: str, utc_offset_minutes: int

@@ -60,7 +60,7 @@ from rocketlb_core.trace.grpc_agreement import (
 )
 from rocketlb_core.trace.textfile import read_lines
 
-_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ")
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ", re.ASCII)
 _ASSIGNED = re.compile(r"Assignments of topic=(\S+) has changed, .* => "
                        r"Assignments\{assignmentList=\[(.*)\]\}, clientId=")
 _QUEUE = re.compile(r"messageQueue=([^,}\]]+)")

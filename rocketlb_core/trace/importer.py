@@ -79,7 +79,7 @@ class Attempt:
 
 def origin_ms(meta: dict[str, Any]) -> int:
     """The epoch milliseconds that time 0 of an imported trace stands for."""
-    m = re.search(r"origin_ms=(\d+)", str(meta.get("provenance", "")))
+    m = re.search(r"origin_ms=(\d+)", str(meta.get("provenance", "")), re.ASCII)
     if m is None:
         raise TraceError("trace.json", None, "provenance", "no origin_ms=...: not an imported "
                          "trace")

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocketlb_core.limits import MAX_EPOCH_MS, MAX_LATENCY_MS
+from rocketlb_core.numbers import NumberError, parse_int
 from rocketlb_core.trace.schema import TraceError, check_name, first_line
 
 CONTENT = "\x01"
@@ -121,15 +122,13 @@ def _none(text: str) -> str | None:
 
 def int_field(path: str, line: int, name: str, text: str, low: int = -(1 << 63),
               high: int = (1 << 63) - 1) -> int:
-    """``text`` as an integer from ``low`` to ``high``, else a ``TraceError`` naming the file,
-    the line and the field (``rocketlb doctor`` reads its inputs' numbers with it too)."""
+    """``text`` as an integer from ``low`` to ``high`` (``numbers.parse_int``: ASCII digits and
+    an optional ``-``, nothing else), else a ``TraceError`` naming the file, the line and the
+    field (``rocketlb doctor`` reads its inputs' numbers with it too)."""
     try:
-        value = int(text)
-    except ValueError:
-        raise TraceError(path, line, name, f"expected an integer, got {text[:40]!r}") from None
-    if not low <= value <= high:
-        raise TraceError(path, line, name, f"{text[:40]} is outside {low}..{high}")
-    return value
+        return parse_int(text, low, high)
+    except NumberError as exc:
+        raise TraceError(path, line, name, str(exc)) from None
 
 
 _int = int_field

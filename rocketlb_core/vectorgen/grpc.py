@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocketlb_core.live.jars import LiveError, class_path
+from rocketlb_core.numbers import INT32_MAX, int_option
 from rocketlb_core.vectorgen import write_or_check
 from rocketlb_core.vectorgen.remoting import JAVA_ROOT, REPO, jars, javas
 
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=REPO / "tests" / "vectors" / "grpc")
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--cases", type=int, default=None)
+    ap.add_argument("--cases", type=int_option(1, INT32_MAX), default=None)
     ap.add_argument("--only", default=None, metavar="FAMILY")
     args = ap.parse_args(argv)
     bad = 0

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from rocketlb_core.live.jars import PYTHON_CLIENT_VERSION as VERSION
 from rocketlb_core.live.jars import LiveError, python_client
+from rocketlb_core.numbers import INT32_MAX, int_option
 from rocketlb_core.vectorgen import write_or_check
 from rocketlb_core.vectorgen.remoting import REPO
 
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=REPO / "tests" / "vectors" / "grpc")
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--cases", type=int, default=CASES)
+    ap.add_argument("--cases", type=int_option(1, INT32_MAX), default=CASES)
     args = ap.parse_args(argv)
     text = generate(min(args.cases, CASES))
     return 0 if write_or_check(args.out / NAME, text, check=args.check) else 1
