@@ -53,6 +53,14 @@ MAX_RATE_PER_S = 1_000_000.0       # a producer's rate, a group's consume rate
 
 # ---------------------------------------------------------------- conformance files
 MAX_VECTOR_BYTES = 512 << 20       # a conformance file, after gunzip
+# the values inside a record (conformance.bounds), each far above any vector upstream's classes
+# answered: the largest shipped Kafka case has a few hundred partitions, gRPC cases 5 attempts
+MAX_VECTOR_STRING_CHARS = 65_536   # any string: a name, a key, a message group
+MAX_VECTOR_PARTITIONS = 1_000_000  # Kafka: the partitions of all a case's topics
+MAX_VECTOR_MEMBERS = 100_000       # Kafka: a case's members
+MAX_VECTOR_ATTEMPTS = 1_000        # gRPC: a send loop's max_attempts, a take's count
+MAX_VECTOR_VIRTUAL_NODES = 10_000  # allocation: a consistent hash's virtual nodes per consumer
+MAX_VECTOR_RING = 1_000_000        # allocation: consumers x virtual nodes on the hash ring
 
 # ---------------------------------------------------------------- what a real cluster writes
 # (rocketlb trace import: message-trace dumps, client and broker logs; data/README.md)

@@ -21,14 +21,24 @@ from pathlib import Path
 from typing import Any
 
 from rocketlb_core import limits
+from rocketlb_core.conformance.bounds import check_record
 from rocketlb_core.conformance.report import Report
 from rocketlb_core.errors import InputError
+from rocketlb_core.kafka.assignors import KafkaAssignorError
 
 CHUNK = 1 << 20
 
 
 class ConformanceFileError(InputError):
     """A file that is not a readable conformance file (names the file and the line)."""
+
+
+RECORD_ERRORS: tuple[type[BaseException], ...] = (
+    LookupError, TypeError, ValueError, ArithmeticError, AttributeError, AssertionError,
+    RecursionError, MemoryError, KafkaAssignorError)
+"""What a record a port cannot read raises (a missing key, a wrong type, a zero to divide by,
+a Kafka assignor's error the vector does not expect, an assertion of a port's input): each is
+the record's fault, reported as exit 2 naming the line, never a traceback."""
 
 
 def _regular(path: Path) -> int:
@@ -124,13 +134,17 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _loads(path: Path, number: int, text: str) -> Any:
     """``json.loads``, with every way it can fail as a ``ConformanceFileError`` naming the
     line: invalid JSON, nesting deeper than the interpreter's recursion limit, a number of more
     than 4,300 digits."""
     where = f"{path}, line {number}"
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ConformanceFileError(f"{where}: invalid JSON ({exc.msg})") from None
     except RecursionError:
@@ -203,7 +217,7 @@ def run_file(path: Path | str) -> Report:
             upstream = Report(str(path), "upstream-tests")
             try:
                 run_upstream_tests(whole, upstream)
-            except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+            except RECORD_ERRORS as exc:
                 raise ConformanceFileError(f"{path}: malformed upstream-tests file "
                                            f"({_why(exc)})"[:500]) from None
             return upstream
@@ -219,9 +233,13 @@ def run_file(path: Path | str) -> Report:
         elif kind != report.kind:
             raise ConformanceFileError(
                 f"{path}, line {number}: a {kind} record in a {report.kind} file")
+        why = check_record(kind, obj)
+        if why:
+            raise ConformanceFileError(f"{path}, line {number}: a {kind} record out of bounds "
+                                       f"({why}; rocketlb_core/limits.py)"[:500])
         try:
             _dispatch(kind, obj, report)
-        except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        except RECORD_ERRORS as exc:
             if isinstance(exc, ConformanceFileError):
                 raise
             raise ConformanceFileError(
