@@ -21,7 +21,24 @@ Two kinds of claim:
   match and the releases where it must ``not_in`` (for "since X": the release before X);
   either list may be empty, not both. ``file = "*"`` searches every ``.java`` file of the jar
   (for "no such property anywhere"). ``check_fact`` checks one. A chapter may point at a fact
-  with ``<!-- fact: ID -->``.
+  with ``<!-- fact: ID -->``; any other ``<!--`` comment that mentions a fact is an error
+  (``fact_comment_problems``), so a misspelt pointer cannot be skipped silently.
+
+Rules a fact keeps beyond its matches (each a test in ``tests/test_book_facts.py``):
+
+* **Since.** An evidence with ``since = "X"`` says its pattern holds from release X of its
+  artifact on: X must be in its ``releases``, and the release of that artifact just before X on
+  Maven Central (``sources.predecessor``, from the versions the lock file records) in its
+  ``not_in`` and locked. A fact whose id ends ``-since-X`` or whose claim says "since X",
+  "from X" (not "from X to Y"), "new in X", "added in X", "X and later", "X onwards" or
+  "(X: or ...)" (an alternative X added) needs an evidence with ``since = "X"``
+  (``since_problems``). The phrases are a backstop that catches the usual wordings; the
+  ``since`` key is the declaration, and a claim worded otherwise still needs it.
+* **No vacuous absence.** An evidence with ``not_in`` and no ``releases`` must match its file
+  in some locked release of its artifact, so a misspelt pattern cannot pass by matching
+  nothing. A name that exists in no release at all is written ``nowhere = true``: the pattern
+  must then match in no locked release, and must match the fact's ``claim``, which names what
+  is absent (``absence_problems``).
 """
 
 from __future__ import annotations
@@ -47,6 +64,15 @@ FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*java\s*$")
 FACT_REF = re.compile(r"<!--\s*fact:\s*(?P<id>[A-Za-z0-9_.-]+)\s*-->")
 ANY_FILE = "*"
 FACT_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+MENTIONS_FACT = re.compile(r"(?i)\bfacts?\b")
+GOOD_FACT_COMMENT = re.compile(r"<!--\s*fact:\s*[a-z0-9][a-z0-9._-]*\s*-->")
+VERSION = r"\d+\.\d+\.\d+"
+SINCE_ID = re.compile(rf"-since-(?P<v>{VERSION})$")
+SINCE_CLAIM = re.compile(
+    rf"(?i)\b(?:since|from|new in|added in)\s+(?P<v>{VERSION})\b(?!\s*(?:to|-|–|and|or)\s*\d)"
+    rf"|\b(?P<w>{VERSION})\s+(?:(?:and|or)\s+later|onwards?)\b"
+    rf"|\(\s*(?P<o>{VERSION}):\s+or\b")
 
 
 def pages(root: Path = ROOT) -> list[Path]:
@@ -228,6 +254,8 @@ class Evidence:
     pattern: str
     releases: tuple[str, ...]
     not_in: tuple[str, ...] = ()
+    since: str | None = None                # the pattern holds from this release on
+    nowhere: bool = False                   # absence-only: a name found in no release at all
 
 
 @dataclass(frozen=True)
@@ -240,7 +268,7 @@ class Fact:
 
 
 FACT_KEYS = {"id", "claim", "evidence", "issue", "issue_summary"}
-EVIDENCE_KEYS = {"artifact", "file", "pattern", "releases", "not_in"}
+EVIDENCE_KEYS = {"artifact", "file", "pattern", "releases", "not_in", "since", "nowhere"}
 
 
 def load_facts(path: Path = FACTS_FILE) -> list[Fact]:
@@ -290,8 +318,15 @@ def load_facts(path: Path = FACTS_FILE) -> list[Fact]:
                     or not all(isinstance(r, str) for r in rel + not_in)):
                 raise LiveError(f"{elabel}: 'releases' and 'not_in' are lists of versions, "
                                 f"at least one of them not empty")
+            since, nowhere = ev.get("since"), ev.get("nowhere", False)
+            if since is not None and (not isinstance(since, str) or since not in rel):
+                raise LiveError(f"{elabel}: 'since' is a version, one of its 'releases' (the "
+                                f"pattern must match from that release on)")
+            if not isinstance(nowhere, bool) or (nowhere and (rel or since)):
+                raise LiveError(f"{elabel}: 'nowhere = true' is for an evidence with 'not_in' "
+                                f"only (a name found in no release)")
             evidence.append(Evidence(ev["artifact"], ev["file"], ev["pattern"], tuple(rel),
-                                     tuple(not_in)))
+                                     tuple(not_in), since, nowhere))
         if not evidence:
             raise LiveError(f"{label}: no [[fact.evidence]]")
         facts.append(Fact(fid, raw["claim"].strip(), tuple(evidence), issue,
@@ -307,8 +342,7 @@ def check_fact(fact: Fact) -> list[str]:
         for release, must in [(r, True) for r in ev.releases] + [(r, False) for r in ev.not_in]:
             where = f"{fact.id} evidence #{n}: {ev.artifact} {release} {ev.file}"
             try:
-                texts = ([t for _, t in sources.java_files(ev.artifact, release)]
-                         if ev.file == ANY_FILE else [sources.read(ev.artifact, release, ev.file)])
+                texts = _texts(ev.artifact, release, ev.file)
             except LiveError as e:
                 out.append(f"{where}: {e}")
                 continue
@@ -316,6 +350,124 @@ def check_fact(fact: Fact) -> list[str]:
             if found != must:
                 out.append(f"{where}: /{ev.pattern}/ " + ("does not match" if must else
                                                           "matches, where it must not"))
+    return out
+
+
+def _texts(artifact: str, release: str, file: str) -> list[str]:
+    if file == ANY_FILE:
+        return [t for _, t in sources.java_files(artifact, release)]
+    return [sources.read(artifact, release, file)]
+
+
+def since_claims(fact: Fact) -> list[str]:
+    """The releases X of which ``fact`` says "since X": its id's ``-since-X`` and its claim's
+    "since X", "from X" (not "from X to Y"), "new in X", "added in X", "X and later", "X onwards"
+    and "(X: or ...)".
+
+    >>> f = Fact("a.b-since-5.3.0", "From 5.1.4 (RIP-63) a; 4.8.0 and later b; from 5.0.0 to "
+    ...          "5.1.3 c; since 4.9.0 d; 5.5.0 onwards e; from 4.9.8 and 5.3.3 f; g (5.4.0: or "
+    ...          "h); (4.9.8: i; 5.3.3: j).", ())
+    >>> since_claims(f)
+    ['5.3.0', '5.1.4', '4.8.0', '4.9.0', '5.5.0', '5.4.0']
+    """
+    found = [m.group("v") for m in SINCE_ID.finditer(fact.id)]
+    found += [m.group("v") or m.group("w") or m.group("o")
+              for m in SINCE_CLAIM.finditer(fact.claim)]
+    return list(dict.fromkeys(found))
+
+
+def since_problems(fact: Fact, *, lock: dict[str, str] | None = None,
+                   versions: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """Every way ``fact`` breaks the "since" rule (no jar is read): a release X it says "since"
+    of with no evidence ``since = "X"``; an evidence ``since = "X"`` whose artifact's release
+    just before X on Maven Central (from the lock's ``versions``) is missing from its ``not_in``
+    or is not locked."""
+    lock = sources.load_lock() if lock is None else lock
+    versions = sources.load_versions() if versions is None else versions
+    out = []
+    declared = {ev.since for ev in fact.evidence}
+    for x in since_claims(fact):
+        if x not in declared:
+            out.append(f"{fact.id}: it says 'since {x}' (id or claim) but no evidence has "
+                       f"since = \"{x}\" (the evidence whose pattern is new in {x})")
+    for n, ev in enumerate(fact.evidence, start=1):
+        if ev.since is None:
+            continue
+        where = f"{fact.id} evidence #{n} (since {ev.since}, {ev.artifact})"
+        try:
+            before = sources.predecessor(ev.artifact, ev.since, versions)
+        except LiveError as e:
+            out.append(f"{where}: {e}")
+            continue
+        if before is None:
+            out.append(f"{where}: {ev.since} is the first release of {ev.artifact} on Maven "
+                       f"Central: 'since' it says nothing")
+            continue
+        if before not in ev.not_in:
+            out.append(f"{where}: the release before {ev.since} on Maven Central is {before}: "
+                       f"put it in not_in (the pattern must not match there)")
+        if sources.key(ev.artifact, before) not in lock:
+            out.append(f"{where}: {sources.key(ev.artifact, before)} (the release before "
+                       f"{ev.since}) is not locked: `python -m rocketlb_core.live.sources "
+                       f"--lock {sources.key(ev.artifact, before)}`")
+    return out
+
+
+def absence_problems(fact: Fact, *, lock: dict[str, str] | None = None) -> list[str]:
+    """Every absence-only evidence of ``fact`` (``not_in``, no ``releases``) whose pattern
+    matches its file in no locked release of its artifact (a typo would pass: it denies
+    nothing), or, written ``nowhere = true``, matches in one, or does not match the claim."""
+    lock = sources.load_lock() if lock is None else lock
+    out = []
+    for n, ev in enumerate(fact.evidence, start=1):
+        if ev.releases:
+            continue
+        where = f"{fact.id} evidence #{n}: {ev.artifact} {ev.file}"
+        rx = re.compile(ev.pattern, re.MULTILINE)
+        locked = sorted((sources.split_key(k)[1] for k in lock
+                         if sources.split_key(k)[0] == ev.artifact),
+                        key=sources.version_key, reverse=True)
+        found = None
+        for release in locked:
+            try:
+                texts = _texts(ev.artifact, release, ev.file)
+            except LiveError as e:
+                if "is not in" in str(e) and "sources jar" in str(e):
+                    continue                # the file is not in that release
+                out.append(f"{where}: {e}")
+                break
+            if any(rx.search(t) for t in texts):
+                found = release
+                break
+        if ev.nowhere:
+            if found is not None:
+                out.append(f"{where}: /{ev.pattern}/ matches in {ev.artifact} {found}, so it "
+                           f"is not 'nowhere': drop nowhere = true")
+            if not rx.search(fact.claim):
+                out.append(f"{where}: nowhere = true, but /{ev.pattern}/ does not match the "
+                           f"claim, which must name what is absent")
+        elif found is None:
+            out.append(f"{where}: /{ev.pattern}/ (not_in only) matches in no locked release of "
+                       f"{ev.artifact} ({', '.join(locked) or 'none'}), so a typo would pass: "
+                       f"give it a release where it matches, or, for a name that never "
+                       f"existed, nowhere = true")
+    return out
+
+
+def fact_comment_problems(root: Path = ROOT) -> list[str]:
+    """Every ``<!--`` comment of a chapter's markdown cells or a book page that mentions a fact
+    but is not one ``<!-- fact: ID -->`` with a valid id (lowercase letters, digits, '.', '_',
+    '-'), naming page, cell and text."""
+    out = []
+    for page in pages(root):
+        name = str(page.relative_to(root)) if page.is_relative_to(root) else str(page)
+        for where, text in markdown_parts(page):
+            for m in COMMENT.finditer(text):
+                comment = m.group(0)
+                if MENTIONS_FACT.search(comment) and not GOOD_FACT_COMMENT.fullmatch(comment):
+                    line = text.count("\n", 0, m.start()) + 1
+                    out.append(f"{name} {where} line {line}: {comment!r} is not "
+                               f"'<!-- fact: ID -->' with a valid id")
     return out
 
 

@@ -17,11 +17,20 @@ authority for what a release does.
   the path inside the jar (``org/apache/rocketmq/...``) or a repository path holding
   ``src/main/java/``.
 
+* Which releases exist: the lock file also records, per artifact, the versions Maven Central
+  lists in its ``maven-metadata.xml``, in version order (``versions``; ``order_versions``). A
+  fact "since X" must hold the release just before X (``predecessor``: the previous version of
+  that artifact on Central, pre-releases such as ``5.0.0-ALPHA`` skipped) in its ``not_in``, and
+  that release must be locked (``claims.since_problems``). The table is committed, so the check
+  needs no network.
+
 No network, no Maven: a ``LiveError`` that says so (the tests fail on it, they never skip).
 
 ``python -m rocketlb_core.live.sources`` fetches and verifies every locked jar;
-``python -m rocketlb_core.live.sources --lock rocketmq-client:5.4.0 ...`` fetches new ones and
-adds them to the lock file.
+``python -m rocketlb_core.live.sources --lock rocketmq-client:5.4.0 ...`` fetches new ones, adds
+them to the lock file and records their artifacts' versions;
+``python -m rocketlb_core.live.sources --versions [ARTIFACT ...]`` records the versions on Central
+of those artifacts (default: every artifact in the lock) again.
 """
 
 from __future__ import annotations
@@ -34,6 +43,8 @@ import re
 import subprocess
 import sys
 import tempfile
+import urllib.request
+import xml.etree.ElementTree as ET
 import zipfile
 from functools import lru_cache
 from pathlib import Path
@@ -44,6 +55,8 @@ GROUP = "org.apache.rocketmq"
 LOCK_FILE = Path(__file__).with_name("sources-lock.json")
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 SRC_MARK = "src/main/java/"
+CENTRAL = "https://repo.maven.apache.org/maven2"
+PRE_RELEASE = re.compile(r"(?i)[-.](?:alpha|beta|preview|milestone|m|rc|cr|snapshot)[-.]?\d*$")
 _FAILED: dict[tuple[tuple[str, ...], bool], LiveError] = {}
 
 
@@ -59,30 +72,133 @@ def split_key(text: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def load_lock(path: Path = LOCK_FILE) -> dict[str, str]:
-    """``{"artifact:version": sha256}`` from the committed lock file."""
+def _read_lock(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    jars = data.get("jars", {})
+    if not isinstance(data, dict):
+        raise LiveError(f"{path}: not a lock file (a JSON object)")
+    return data
+
+
+def load_lock(path: Path = LOCK_FILE) -> dict[str, str]:
+    """``{"artifact:version": sha256}`` from the committed lock file."""
+    jars = _read_lock(path).get("jars", {})
     if not isinstance(jars, dict):
         raise LiveError(f"{path}: 'jars' must map artifact:version to a SHA-256")
     return {str(k): str(v) for k, v in jars.items()}
 
 
-def save_lock(lock: dict[str, str], path: Path = LOCK_FILE) -> None:
-    data = {"comment": "SHA-256 of each org.apache.rocketmq sources jar the book is checked "
-                       "against (rocketlb_core/live/sources.py); a changed jar fails.",
-            "jars": dict(sorted(lock.items(), key=lambda kv: _order(kv[0])))}
+def load_versions(path: Path = LOCK_FILE) -> dict[str, tuple[str, ...]]:
+    """``{artifact: versions}``: every version of each artifact on Maven Central when it was
+    recorded (``--versions``), in version order."""
+    table = _read_lock(path).get("versions", {})
+    if not isinstance(table, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in table.values()):
+        raise LiveError(f"{path}: 'versions' must map an artifact to its list of versions")
+    return {str(a): tuple(order_versions(v)) for a, v in table.items()}
+
+
+def save_lock(lock: dict[str, str], path: Path = LOCK_FILE, *,
+              versions: dict[str, tuple[str, ...]] | None = None) -> None:
+    """Write the lock file: ``lock``'s jars, and ``versions`` (the file's own when ``None``)."""
+    versions = load_versions(path) if versions is None else versions
+    comment = ("SHA-256 of each org.apache.rocketmq sources jar the book is checked against "
+               "(rocketlb_core/live/sources.py); a changed jar fails. 'versions': each artifact's "
+               "versions on Maven Central (maven-metadata.xml), in version order, for the rule "
+               "'since X: the release before X is in not_in and locked'.")
+    jars = [f"    {json.dumps(k)}: {json.dumps(v)}"
+            for k, v in sorted(lock.items(), key=lambda kv: _order(kv[0]))]
+    table = [f"    {json.dumps(a)}: {json.dumps(order_versions(v))}"
+             for a, v in sorted(versions.items())]
+    text = ("{\n"
+            f"  \"comment\": {json.dumps(comment)},\n"
+            "  \"jars\": {\n" + ",\n".join(jars) + "\n  },\n"
+            "  \"versions\": {\n" + ",\n".join(table) + "\n  }\n}\n")
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 
-def _order(k: str) -> tuple[str, tuple[int, ...]]:
+def _order(k: str) -> tuple[str, tuple[tuple[int, ...], int, str]]:
     artifact, version = split_key(k)
-    return artifact, tuple(int(p) if p.isdigit() else -1 for p in version.split("."))
+    return artifact, version_key(version)
+
+
+def is_pre_release(version: str) -> bool:
+    """A version whose qualifier names a pre-release (alpha, beta, preview, milestone, rc,
+    snapshot): never "the release before" anything.
+
+    >>> [is_pre_release(v) for v in ["5.0.0-ALPHA", "5.0.0-PREVIEW", "4.1.0-incubating", "5.0.0"]]
+    [True, True, False, False]
+    """
+    return PRE_RELEASE.search(version) is not None
+
+
+def version_key(version: str) -> tuple[tuple[int, ...], int, str]:
+    """A sort key ordering versions numerically: the numbers of the leading dotted part, then a
+    pre-release before its release, then the rest of the qualifier.
+
+    >>> order_versions(["5.10.0", "5.0.0", "5.0.0-PREVIEW", "4.9.8", "5.9.1", "4.1.0-incubating"])
+    ['4.1.0-incubating', '4.9.8', '5.0.0-PREVIEW', '5.0.0', '5.9.1', '5.10.0']
+    """
+    m = re.match(r"\d+(?:\.\d+)*", version)
+    numbers = tuple(int(p) for p in m.group(0).split(".")) if m else ()
+    rest = version[m.end():] if m else version
+    return numbers, 0 if is_pre_release(version) else 1, rest.lower()
+
+
+def order_versions(versions: list[str] | tuple[str, ...]) -> list[str]:
+    """``versions`` without repeats, in version order (``version_key``)."""
+    return sorted(dict.fromkeys(versions), key=version_key)
+
+
+def predecessor(artifact: str, version: str,
+                versions: dict[str, tuple[str, ...]] | None = None) -> str | None:
+    """The release of ``artifact`` on Maven Central just before ``version`` (pre-releases
+    skipped), from the lock's ``versions``; ``None`` when ``version`` is the first. A
+    ``LiveError`` when the artifact's versions are not recorded or ``version`` is not among them.
+
+    >>> table = {"rocketmq-proxy": ("5.2.0", "5.3.3", "5.4.0", "5.5.0"),
+    ...          "rocketmq-client": ("4.9.8", "5.0.0-ALPHA", "5.0.0", "5.0.0-PREVIEW", "5.1.0")}
+    >>> [predecessor("rocketmq-proxy", v, table) for v in ["5.5.0", "5.3.3", "5.2.0"]]
+    ['5.4.0', '5.2.0', None]
+    >>> [predecessor("rocketmq-client", v, table) for v in ["5.0.0", "5.1.0"]]
+    ['4.9.8', '5.0.0']
+    """
+    table = load_versions() if versions is None else versions
+    if artifact not in table:
+        raise LiveError(f"the versions of {artifact} on Maven Central are not recorded in "
+                        f"{LOCK_FILE.name}: record them with `python -m rocketlb_core.live.sources "
+                        f"--versions {artifact}`")
+    known = order_versions(table[artifact])
+    if version not in known:
+        raise LiveError(f"{artifact} {version} is not among its versions on Maven Central "
+                        f"recorded in {LOCK_FILE.name} (a typo, or record them again with "
+                        f"`python -m rocketlb_core.live.sources --versions {artifact}`)")
+    before = [v for v in known[:known.index(version)] if not is_pre_release(v)]
+    return before[-1] if before else None
+
+
+def central_versions(artifact: str) -> list[str]:
+    """The versions of ``org.apache.rocketmq:artifact`` that Maven Central's
+    ``maven-metadata.xml`` lists, in version order (needs the network)."""
+    url = f"{CENTRAL}/{GROUP.replace('.', '/')}/{artifact}/maven-metadata.xml"
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:  # a fixed https URL
+            text = r.read()
+    except OSError as e:
+        raise LiveError(f"could not read {url} (no network?): {e}") from None
+    try:
+        root = ET.fromstring(text)  # Maven Central's own metadata
+    except ET.ParseError as e:
+        raise LiveError(f"{url} is not XML: {e}") from None
+    found = [v.text.strip() for v in root.iterfind("./versioning/versions/version")
+             if v.text and v.text.strip()]
+    if not found:
+        raise LiveError(f"{url} lists no version")
+    return order_versions(found)
 
 
 def sources_dir() -> Path:
@@ -243,20 +359,32 @@ def main(argv: list[str] | None = None) -> int:
         description="Fetch and verify upstream's sources jars (every one in the lock file), or "
                     "lock new ones.")
     parser.add_argument("--lock", nargs="+", metavar="ARTIFACT:VERSION",
-                        help="fetch these and record their SHA-256 in the lock file")
+                        help="fetch these, record their SHA-256 in the lock file, and record "
+                             "their artifacts' versions on Maven Central")
+    parser.add_argument("--versions", nargs="*", metavar="ARTIFACT",
+                        help="record the versions on Maven Central (maven-metadata.xml) of these "
+                             "artifacts (none named: every artifact in the lock file)")
     args = parser.parse_args(argv)
     try:
         lock = load_lock()
+        versions = load_versions()
+        refresh: list[str] = []
         if args.lock:
             paths = fetch(args.lock)
             for k, p in zip(args.lock, paths, strict=True):
-                split_key(k)
+                artifact, _ = split_key(k)
                 digest = sha256(p)
                 if k in lock and lock[k] != digest:
                     raise LiveError(f"{k} is locked with another SHA-256 ({lock[k]}); "
                                     f"remove its line first if that is on purpose")
                 lock[k] = digest
-            save_lock(lock)
+                refresh.append(artifact)
+        if args.versions is not None:
+            refresh += args.versions or [split_key(k)[0] for k in lock]
+        for artifact in dict.fromkeys(refresh):
+            versions[artifact] = tuple(central_versions(artifact))
+        if args.lock or refresh:
+            save_lock(lock, versions=versions)
         keys = sorted(lock, key=_order)
         ensure_all(keys, lock=lock)
     except LiveError as e:
