@@ -1,5 +1,6 @@
-"""The consumer replay: its Python engine, and what both engines share (the Spark engine, one
-task per strategy, is ``rocketlb_core.spark.consumer_replay``). Identical summaries;
+"""The consumer replay: its Python engine, and what both engines share (the Spark engine, each
+strategy one group of an ``applyInPandas``, which Spark packs into as many tasks as it decides,
+is ``rocketlb_core.spark.consumer_replay``). Identical summaries;
 ``assignments.parquet`` holds every (strategy, change, member, queue) row."""
 
 from __future__ import annotations

@@ -34,7 +34,9 @@ traces for every line, with fault tolerance on and off):
   and there, with fault tolerance on (4.9.8 and 5.x), it also makes the route polls: a poll
   that finds a new route begins its version in the loop (the route's queue list, a counter at
   the version's seeded start, ``ProducerReplayer._scalar_routes``), so a churning producer's
-  batch is a few calls, not one per route change.
+  batch is a few calls, not one per route change; on 4.9.8 with fault tolerance on it also takes
+  a send whose attempt fails, and its retries, which the Python loop leaves to stepping (the same
+  bytes: ``rocketlb_core.replay.compiled``).
 
 Modelled on the recorded timeline: a ``latency`` row sets a broker's log-normal latency (median,
 p99); ``down`` makes sends fail fast (``mode`` clean: connection refused) or time out (silent);
