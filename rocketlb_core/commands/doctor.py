@@ -15,7 +15,10 @@ plus each consumer's and producer's ~/logs/rocketmqlogs/rocketmq_client.log, eac
 folder and run ``rocketlb doctor FOLDER``. Only the consumers' client logs say which allocation
 strategy each member uses (its rebalance lines) and which tags it subscribes (its heartbeat
 lines): mixed strategies and different tags on one topic are found from them (give every
-member's log; the broker lists one subscription per topic for the whole group).
+member's log; the broker lists one subscription per topic for the whole group). Those are the
+remoting clients' logs (rocketmq-client 4.x and 5.x): a gRPC client's log (rocketmq-client-java
+5.x writes ~/logs/rocketmq/rocketmq-client.log) and a RocketMQ Proxy's logs are recognised and
+listed as not read, with the reason, and the notes say what that leaves unchecked.
 
 What a producer finding's fix would change (the switch on or off, 5.3.3's rules) is found by
 replaying the recorded producer day when the inputs hold one (the trace dump and the producers'
@@ -28,8 +31,9 @@ The report goes to stdout (colour only on a terminal); ``--json`` prints the fin
 JSON document instead (schema: data/README.md, "rocketlb doctor"); ``--html PAGE`` also writes
 one self-contained offline page (the findings, queue ownership, lag per queue, the isolation
 timeline; written atomically, never over a file rocketlb did not write). Files of no known
-kind are listed as ignored; a known file with a malformed line is an error naming the file and
-the line (``--skip-bad``: skipped and counted).
+kind, or of a kind it does not read, are listed as ignored with the reason, never an error; a
+known file with a malformed line is an error naming the file and the line (``--skip-bad``:
+skipped and counted).
 """
 
 from __future__ import annotations

@@ -82,8 +82,14 @@ def doctor_says(*paths: str, ids: Sequence[str] = (), group: str | None = None,
     text = _report.render(inputs, shown, notes if len(shown) == len(findings) else [],
                           width=width)
     if not show_ignored:
-        text = "\n".join(t for t in text.split("\n")
-                         if not t.startswith(("  ignored ", "  ... and ")))
+        kept, dropping = [], False
+        for t in text.split("\n"):
+            # an ignored file's line, and its reason wrapped onto the lines below it
+            dropping = t.startswith(("  ignored ", "  ... and ")) or (
+                dropping and t.startswith("    "))
+            if not dropping:
+                kept.append(t)
+        text = "\n".join(kept)
     head = "$ rocketlb doctor " + " ".join(paths)
     rest = [f for f in findings if f not in shown]
     tail = ""

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from rocketlb_core.doctor.findings import SEVERITIES, Finding, consumer_findings
-from rocketlb_core.doctor.inputs import Inputs
+from rocketlb_core.doctor.inputs import GRPC_JAVA_LOG, GRPC_PYTHON_LOG, PROXY_LOG, Inputs
 from rocketlb_core.doctor.producers import producer_findings
 
 
@@ -15,4 +15,20 @@ def diagnose(inputs: Inputs, *, zone_4x: int | None = None) -> tuple[list[Findin
     findings += producer_findings(inputs, zone_4x)[0]
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.group or "", f.topic or "",
                                  f.id))
-    return findings, notes
+    return findings, notes + not_read(inputs)
+
+
+def not_read(inputs: Inputs) -> list[str]:
+    """Notes on the logs recognised and not read (``inputs.other_log``): what they leave
+    unchecked, so that "no balancing problem found" is not read as a clean bill for them."""
+    grpc = sum(1 for _, why in inputs.ignored if why in (GRPC_JAVA_LOG, GRPC_PYTHON_LOG))
+    proxy = sum(1 for _, why in inputs.ignored if why == PROXY_LOG)
+    notes = []
+    if grpc:
+        notes.append(f"{grpc} gRPC client log(s) not read: they hold none of the remoting "
+                     "clients' rebalance, failed-send or route lines the doctor reads, so "
+                     "nothing of those clients' balancing was checked")
+    if proxy:
+        notes.append(f"{proxy} RocketMQ Proxy log(s) not read: what the Proxy did for its "
+                     "gRPC clients was not checked")
+    return notes

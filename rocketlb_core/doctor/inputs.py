@@ -22,14 +22,28 @@ Kinds (``KINDS``):
   sends, route changes, client versions, consumer membership; and a client's subscriptions, from
   the ``HeartbeatData [clientID=...]`` lines it logs (its first heartbeat and every 20th, 4.9.x
   and 5.x: ``MQClientInstance.sendHeartbeatToAllBroker``). A log with none of these records
-  (a name server's, a broker's ``stats.log``) is listed as ignored;
+  (a name server's, a broker's ``stats.log``) is listed as ignored. A line stamped to the second
+  (``yyyy-MM-dd HH:mm:ss``: a broker's, a name server's or a Proxy's log) is never read as a
+  client's line: the remoting clients stamp to the millisecond (4.x ``,SSS``, 5.x ``.SSS``);
+* logs the doctor recognises and does not read (``other_log``), listed as ignored with the
+  reason, never an error: a RocketMQ Proxy's (rocketmq-proxy 5.x: ``proxy.log``, and the
+  ``broker_default.log`` and ``broker.log`` its embedded clients and client manager write;
+  recognised by what only the Proxy logs, ``PROXY_MARKERS``: its ``GrpcClientChannel{``
+  channels, its ``GrpcClientManagerThreadPool``, ``ProducerProcessorExecutor`` and
+  ``ConsumerProcessorExecutor`` threads, its ``rmq-proxy.json``, its own client's lines about its
+  heartbeat syncer's consumer ``CID_DefaultHeartBeatSyncerTopic``);
+  a gRPC Java client's (rocketmq-client-java 5.x, ``~/logs/rocketmq/rocketmq-client.log``:
+  loggers ``o.a.r.c.j.*`` and the shaded ``o.a.r.s.*`` in its ``[%logger{12}#%M:%L]`` field); a
+  gRPC Python client's (``YYYY-MM-DD HH:MM:SS,mmm [LEVEL]`` lines naming a ``client_id:``).
+  None holds the remoting clients' rebalance, failed-send or route lines the doctor reads;
 * ``msgtrace``: a dump of ``RMQ_SYS_TRACE_TOPIC`` (JSON lines with a ``body``), read with
   ``trace.msgtrace``.
 
 Every file is read through ``trace.textfile.read_lines`` (regular files only, gzip by the name's
 ``.gz``, bounded by ``limits.MAX_IMPORT_BYTES``, ``MAX_IMPORT_LINES``, ``MAX_LINE_BYTES``). A file
-of no known kind is *ignored* (listed, never an error). A known file with a line that does not
-parse is a ``TraceError`` naming the file and the line, or with ``skip_bad`` is counted.
+of no known kind, or of a kind the doctor does not read (a Proxy's or a gRPC client's log), is
+*ignored*: listed with the reason, never an error. A known file with a line that does not parse
+is a ``TraceError`` naming the file and the line, or with ``skip_bad`` is counted.
 """
 
 from __future__ import annotations
@@ -360,6 +374,71 @@ _STATUS_KEYS = {"brokerVersionDesc", "brokerVersion", "msgPutTotalTodayNow", "bo
                 "putTps", "getTransferredTps", "runtime", "commitLogDirCapacity"}
 
 
+_SECONDS_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ")
+"""A server's log line (broker, name server, Proxy: ``%d{yyy-MM-dd HH:mm:ss}``), never a remoting
+client's (``,SSS`` on 4.x, ``.SSS`` on 5.x)."""
+PROXY_MARKERS = re.compile(
+    r"GrpcClientChannel\{|GrpcClientManagerThreadPool|ProducerProcessorExecutor|"
+    r"ConsumerProcessorExecutor|rmq-proxy\.json|group=CID_DefaultHeartBeatSyncerTopic|"
+    r"the consumer \[CID_DefaultHeartBeatSyncerTopic\]|"
+    r"doRebalance, CID_DefaultHeartBeatSyncerTopic|"
+    r"Consumer: CID_DefaultHeartBeatSyncerTopic\]|get Topic \[DefaultHeartBeatSyncerTopic\]|"
+    r"topicRouteTable\.put\. Topic = DefaultHeartBeatSyncerTopic")
+"""What only a RocketMQ Proxy logs (rocketmq-proxy 5.3.3): ``GrpcClientChannel.toString``, the
+thread pools of ``GrpcMessagingApplication`` and ``DefaultMessagingProcessor``, its
+``rmq-proxy.json``, and its own remoting client's lines about the heartbeat syncer's consumer
+(``ProxyConfig.heartbeatSyncerTopicName``, ``DefaultHeartBeatSyncerTopic``, group
+``CID_DefaultHeartBeatSyncerTopic``). The brokers log that topic and group too, in other words
+(``create new topic [...]``, ``new consumer connected, group: ...``, ``stats.log``), which these
+patterns do not match: checked on every log of the shipped gRPC recordings."""
+PROXY_LOG = "a RocketMQ Proxy's log (rocketmq-proxy 5.x), not read"
+GRPC_JAVA_LOG = ("a gRPC Java client's log (rocketmq-client-java 5.x, "
+                 "~/logs/rocketmq/rocketmq-client.log), not read")
+GRPC_PYTHON_LOG = "a gRPC Python client's log (the RocketMQ 5.x Python client), not read"
+_GRPC_JAVA = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} +[A-Z]+ +\[\d+\] \[.*?\] "
+                        r"\[o\.a\.r\.(?:c\.j|s)\.")
+_GRPC_PYTHON = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "
+                          r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] .*client_id:")
+
+
+def other_log(text: str) -> str | None:
+    """Why a log holding line ``text`` is one the doctor recognises and does not read (module
+    docstring), or ``None``.
+
+    >>> other_log("2026-11-26 21:13:28 WARN main - get Topic [DefaultHeartBeatSyncerTopic] "
+    ...           "RouteInfoFromNameServer is not exist value") == PROXY_LOG
+    True
+    >>> other_log("2026-11-26 21:13:48.591 INFO  [30222] [ClientManagerImpl-0 STARTING] "
+    ...           "[o.a.r.c.j.i.ClientManagerImpl#?:?] - The client manager starts successfully, "
+    ...           "clientId=vm@30222@0@okknohi4r") == GRPC_JAVA_LOG
+    True
+    >>> other_log("2026-11-27 00:34:47.648 INFO  [8775] [main] [o.a.r.c.l.MQFaultStrategy#?:?] "
+    ...           "- broker-b will be isolated for 2000 ms.") is None
+    True
+    """
+    if ("Grpc" in text or "Processor" in text or "proxy" in text or "HeartBeatSyncer" in text) \
+            and PROXY_MARKERS.search(text):
+        return PROXY_LOG
+    if "] [o.a.r." in text and _GRPC_JAVA.match(text):
+        return GRPC_JAVA_LOG
+    if "client_id:" in text and _GRPC_PYTHON.match(text):
+        return GRPC_PYTHON_LOG
+    return None
+
+
+def other_of_head(path: Path) -> str | None:
+    """``other_log`` of the first ``SNIFF_MAX_LINES`` lines of a file of no known kind."""
+    lines = _lines(path)
+    try:
+        for n, text in lines:
+            why = other_log(text)
+            if why is not None or n >= SNIFF_MAX_LINES:
+                return why
+    finally:
+        lines.close()                                   # type: ignore[attr-defined]
+    return None
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     from rocketlb_core.trace.textfile import read_lines
 
@@ -673,10 +752,12 @@ _PRODUCER_START = re.compile(r"the producer \[([^\]]+)\] start OK")
 _REMOTE = re.compile(r"R:/?([^\]\s]+)\]")
 
 
-def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
-    """A client log or a broker log, whichever records it holds (``None``: neither). The lines
-    are read by the importers' loop (``trace.clientlog.parsed_lines``: a line that does not
-    parse raises, or with ``skip_bad`` is counted) and parsed by their parsers."""
+def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | str | None:
+    """A client log or a broker log, whichever records it holds (``None``: neither; a string:
+    why it is a log the doctor does not read, ``other_log`` of one of its lines). The lines are
+    parsed by the importers' parsers: a line that does not parse raises, or with ``skip_bad``
+    is counted, once the whole file has been looked at for ``other_log`` (a Proxy's log is
+    ignored whatever its lines)."""
     from rocketlb_core.trace import brokerlog, clientlog
 
     client = ClientLogFile(str(path))
@@ -691,7 +772,8 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
         last = client.failures[-1] if client.failures else None
         if last is not None and last.failure.line == n - 1 and not stamped:
             client.failures[-1] = Failure(last.failure, last.ev, quote(path, n, text))
-        r = clientlog.record_of_line(path, n, text)
+        # a server's line (stamped to the second) is no client's record
+        r = None if _SECONDS_STAMP.match(text) else clientlog.record_of_line(path, n, text)
         if isinstance(r, Rebalance):
             is_client = True
             client.rebalances += 1
@@ -753,8 +835,30 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | None:
             for sub in heartbeat_subscriptions(path, n, text):
                 client.subscriptions[(sub.group, sub.topic)] = sub
 
-    for _ in clientlog.parsed_lines(path, line, bad.skip_bad, bad.bad):
-        pass
+    from rocketlb_core.trace.textfile import read_lines
+
+    failed: TraceError | None = None
+    skipped: list[str] = []
+    lines = read_lines(path, errors="replace")
+    try:
+        for n, text in lines:
+            why = other_log(text)
+            if why is not None:
+                return why
+            if failed is not None:
+                continue                    # look on for other_log only
+            try:
+                line(path, n, text)
+            except TraceError as exc:
+                if bad.skip_bad:
+                    skipped.append(str(exc))
+                else:
+                    failed = exc
+    finally:
+        lines.close()                                   # type: ignore[attr-defined]
+    if failed is not None:
+        raise failed
+    bad.bad.extend(skipped)
     if broker.events and not is_client:
         return broker
     return client if is_client else None
@@ -785,7 +889,11 @@ def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Input
                 out.ignored.append((str(path), f"not text the doctor reads ({exc})"))
             continue
         if kind is None:
-            out.ignored.append((str(path), "not an input the doctor reads"))
+            try:
+                why = other_of_head(path)
+            except TraceError:
+                why = None
+            out.ignored.append((str(path), why or "not an input the doctor reads"))
             continue
         try:
             if kind == "consumerConnection":
@@ -805,8 +913,9 @@ def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Input
                 out.traces.append(read_trace(path, bad))
             else:
                 log = read_log(path, bad)
-                if log is None:
-                    out.ignored.append((str(path), "a log without records the doctor reads"))
+                if log is None or isinstance(log, str):
+                    out.ignored.append((str(path), log or "a log without records the doctor "
+                                        "reads"))
                     continue
                 if isinstance(log, ClientLogFile):
                     out.client_logs.append(log)

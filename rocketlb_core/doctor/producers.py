@@ -580,8 +580,9 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None,
                    "(with one failure the log alone cannot tell the switch's state)."
                    if not check else ""),
                 ("The isolation outlasts most faults (600 s after one timeout): upgrade the "
-                 "producer to 5.x (10 s, and an optional detector), or lower its "
-                 "notAvailableDuration table (setNotAvailableDuration), or turn "
+                 "producer to 5.2.0 or later (10 s, and an optional detector; 5.0.0 to 5.1.3 "
+                 "keep the 600 s, and 5.1.4 can avoid a broker for good after an error reply), "
+                 "or lower its notAvailableDuration table (setNotAvailableDuration), or turn "
                  "sendLatencyFaultEnable off and rely on retries." if long >= LONG_ISOLATION_MS
                  else "Expected behaviour for a broker that failed: the producer comes back to "
                  "it after the window. If isolations recur, look at the broker (its "
@@ -636,13 +637,14 @@ def skew_findings(inputs: Inputs, days: Days | None = None) -> list[Finding]:
             f"Round robin gives each of a broker's {worst[2]} queues 1/{worst[2]} of its "
             f"messages; queue 0 holds more than {SKEW_FACTOR:g} times that (threshold: "
             f"{SKEW_FACTOR:g} x 1/n, with at least {SKEW_MIN_MESSAGES} messages on the broker). "
-            "4.x producers with sendLatencyFaultEnable on pile onto the first queue of each "
+            "4.x producers (and 5.0.0 to 5.1.3) with sendLatencyFaultEnable on pile onto the "
+            "first queue of each "
             "broker: the fault scan walks the queue list one step per send and ends on the "
             "first available queue after any run of isolated ones (upstream #5672). The "
             "consumer that owns queue 0 gets that much more work. Ordered sends whose selector "
             "maps most keys to 0 show the same offsets.",
-            "Upgrade the producers to 5.x (its selection spreads the sends), or turn "
-            "sendLatencyFaultEnable off on 4.x; for ordered sends, hash the keys over all "
+            "Upgrade the producers to 5.2.0 or later (their selection spreads the sends), or "
+            "turn sendLatencyFaultEnable off; for ordered sends, hash the keys over all "
             "queues.",
             BOOK.format("03-latency-fault-tolerance",
                         "where-an-isolated-broker-s-share-goes-queue-0"),

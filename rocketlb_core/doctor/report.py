@@ -45,7 +45,9 @@ def render(inputs: Inputs, findings: list[Finding], notes: list[str], *,
         + (f"; {len(inputs.ignored)} file(s) ignored" if inputs.ignored else "")
         + (f"; {len(inputs.bad)} bad line(s) skipped" if inputs.bad else ""), "")
     for path, why in inputs.ignored[:20]:
-        lines.append(_clip(f"  ignored {path}: {why}"))
+        lines += textwrap.wrap(safe(f"ignored {path}: {why}"), width, initial_indent="  ",
+                               subsequent_indent="    ", break_long_words=True,
+                               break_on_hyphens=False)
     if len(inputs.ignored) > 20:
         lines.append(f"  ... and {len(inputs.ignored) - 20} more ignored")
     lines.append("")
