@@ -57,3 +57,40 @@ def test_the_live_clients_table_has_every_client_and_each_agrees() -> None:
         bad = live_clients_frame({"x": [moved]})
         assert "unexplained" in bad.loc[("py1 (Python producer)",
                                          "receipt's queue is the client model's"), "x"]
+
+
+def test_the_isolation_behind_a_cluster_mode_proxy_ends_while_the_broker_is_paused() -> None:
+    """Chapter 11's isolation table (``viz.grpc.live_isolation_frame``): behind one cluster-mode
+    Proxy the Java client's log shows it rejoining the Proxy's endpoints while broker-a is still
+    paused (the Proxy answers the heartbeat: fact proxy.heartbeat-answered-by-proxy), and the
+    events come in time order between the pause and the resume."""
+    from rocketlb_core.viz.grpc import live_isolation_frame
+
+    frame = live_isolation_frame(data_path("live", "grpc", "grpc-producer-outage-5"))
+    assert list(frame["s"]) == sorted(frame["s"])
+    pause = float(frame.loc[frame["event"] == "broker-a paused", "s"].iloc[0])
+    resume = float(frame.loc[frame["event"] == "broker-a resumed", "s"].iloc[0])
+    rejoins = frame[frame["event"].str.contains("rejoins")]
+    paused = rejoins[rejoins["paused"] == "broker-a"]
+    assert len(paused) >= 2
+    assert all(pause < s < resume for s in paused["s"])
+    assert set(rejoins["paused"]) <= {"broker-a", "none"}
+
+
+def test_the_retried_sends_show_the_proxy_choosing_each_attempt() -> None:
+    """Chapter 11's retry table (``viz.grpc.live_retries_frame``): every send of the shipped
+    recording that took more than one attempt, attempt by attempt, numbered from 1; the send
+    that failed spent every attempt on the paused broker-a, and a retried send that worked
+    ended on broker-b while its receipt names a queue of broker-a (the client's choice)."""
+    from rocketlb_core.viz.grpc import live_retries_frame
+
+    frame = live_retries_frame(data_path("live", "grpc", "grpc-producer-outage-5"))
+    for _, f in frame.groupby("send"):
+        assert list(f["attempt"]) == list(range(1, len(f) + 1))
+        assert len(f) > 1
+    failed = frame[frame["receipt"] == "none: the send failed"]
+    assert len(failed) == 3
+    assert all(q.startswith("broker-a/") for q in failed["Proxy's queue"])
+    worked = frame[(frame["outcome"] == "ok")]
+    assert any(q.startswith("broker-b/") and r.startswith("broker-a/")
+               for q, r in zip(worked["Proxy's queue"], worked["receipt"], strict=True))

@@ -19,7 +19,14 @@ One send:
    ends the send (later attempts of the same send never see the isolation's effect on the
    candidates: those were fixed in step 1);
 4. the isolation ends when a heartbeat to those endpoints is answered ``OK`` (``rejoin``), and
-   until then every later send's candidates skip them (unless every endpoint is isolated).
+   until then every later send's candidates skip them (unless every endpoint is isolated). The
+   endpoints are the Proxy's, and the Proxy answers the heartbeat itself
+   (``ClientActivity.heartbeat`` registers the producer and answers ``OK`` whatever the brokers'
+   state): behind one cluster-mode Proxy every broker shares those endpoints, so one failure
+   isolates all of them (the candidates then come from the all-isolated pass) and the next
+   heartbeat ends it, while the broker may still be down; only a Proxy per broker (local mode),
+   which stops answering when its broker's process or host does, lets the isolation keep a
+   failed broker away.
 
 Which candidate each attempt uses, and the isolated set after each send, are what the vectors
 of ``tests/vectors/grpc/grpc-send-5.0.8.jsonl.gz`` check (``ProducerImpl`` itself, driven with a

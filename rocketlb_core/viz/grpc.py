@@ -3,10 +3,14 @@ sequence diagram, and one outage met by a remoting and a gRPC producer side by s
 
 ``grpc_outage`` runs a scenario (by default ``data/scenarios/grpc-outage.toml``: seed 002's
 outage, a gRPC producer beside a remoting one) through the simulator with a ``LedgerSink`` that
-counts each producer's stored messages per queue and per broker over time; the frames it returns
-feed ``charts.bar_chart`` and ``charts.broker_share_chart``. Nothing here balances anything: the
-sends are the simulator's (``sim.clients.GrpcProducer`` and ``sim.clients.Producer``), which run
-the core's ``grpc`` and ``producer`` packages.
+counts each producer's messages per queue and per broker over time, at the queue the producer
+chose: for the remoting producer the queue that stores it, for the gRPC producer the client's
+choice (the simulator's ledger), whose broker a local-mode Proxy keeps but whose queue it does
+not (a message without a group goes to a queue of that broker drawn at random); the frames
+it returns feed ``charts.bar_chart`` and ``charts.broker_share_chart``. Nothing here balances
+anything: the sends are the simulator's (``sim.clients.GrpcProducer`` and
+``sim.clients.Producer``), which run the core's ``grpc`` and ``producer`` packages. The
+``live_*`` frames read the live recordings through a cluster-mode Proxy (``data/live/grpc/``).
 """
 
 from __future__ import annotations
@@ -26,21 +30,26 @@ if TYPE_CHECKING:
 PROXY_DIAGRAM = """\
 participant P as gRPC producer
 participant C as gRPC consumer
-participant X as Proxy
+participant X as Proxy (cluster mode)
 participant A as broker-a
 participant B as broker-b
-P->>X: QueryRoute: the writable master queues
-P->>P: takeMessageQueues(isolated, 3): candidates on distinct brokers
-P->>X: SendMessage to candidate 1 (broker-a/2)
-note over X: picks the queue itself (local mode: the client's broker)
+P->>X: QueryRoute: every broker's queues,<br/>all at the Proxy's endpoints
+P->>P: takeMessageQueues(isolated, 3):<br/>broker-a/3, then a queue of broker-b
+P->>X: SendMessage, attempt 1, names broker-a/3
+note over X: does not read the named queue:<br/>its own counter gives broker-a/2
+X-xA: SEND_MESSAGE: no answer (paused)
+note over P: no answer in 3 s: isolate the Proxy's<br/>endpoints (every broker's)
+P->>X: attempt 2 names the broker-b queue
+note over X: its counter's next: broker-a/3
 X-xA: SEND_MESSAGE: no answer
-note over P: isolate broker-a's endpoints
-P->>X: SendMessage to candidate 2 (broker-b/0)
+P->>X: attempt 3 names broker-a/3 again
+note over X: its counter's next: broker-b/0
 X->>B: SEND_MESSAGE
 B-->>X: SEND_OK
-X-->>P: SendReceipt
+X-->>P: SendReceipt naming broker-a/3 (the client's queue)
+note over P: the next heartbeat, answered by<br/>the Proxy itself, ends the isolation
 C->>X: QueryAssignment (push consumer, every 5 s)
-X-->>C: the same list for every consumer: broker-a/-1, broker-b/-1
+X-->>C: the same list for every consumer:<br/>broker-a/-1, broker-b/-1
 C->>X: ReceiveMessage (broker-b/-1)
 X->>B: POP (any queue of broker-b)
 B-->>X: messages
@@ -49,16 +58,20 @@ X-->>C: messages
 
 
 def proxy_diagram(caption: str = "") -> SequenceDiagram:
-    """A send that meets a silent broker, and a push consumer's assignment and receive, through
-    the Proxy (the messages of rocketmq-client-java 5.0.8 and rocketmq-proxy 5.3.3)."""
-    return sequence_diagram(PROXY_DIAGRAM, "RocketMQ 5: the gRPC clients talk to the Proxy",
-                            caption)
+    """A send that meets a paused broker behind one cluster-mode Proxy, and a push consumer's
+    assignment and receive (rocketmq-client-java 5.0.8 and rocketmq-proxy 5.3.3). The send is
+    send 37 of ``data/live/grpc/grpc-producer-outage-5`` (``live_retries_frame``): the client's
+    retry to its broker-b candidate went to broker-a, its third attempt, to broker-a/3 again,
+    to broker-b/0, because the Proxy's counter picks each attempt's queue."""
+    return sequence_diagram(PROXY_DIAGRAM,
+                            "RocketMQ 5: the gRPC clients talk to a cluster-mode Proxy", caption)
 
 
 @dataclass
 class SendCounts:
-    """A ``sim.ledger.LedgerSink`` that counts each producer's sends: stored per queue, stored
-    per (bucket, broker), failed, and the attempts they took."""
+    """A ``sim.ledger.LedgerSink`` that counts each producer's sends: per queue and per
+    (bucket, broker) as the ledger has them (the gRPC producer's at the client's choice), failed,
+    and the attempts they took."""
 
     labels: dict[str, str] = field(default_factory=dict)   # producer -> label; {}: all
     bucket_ms: int = 10_000
@@ -107,8 +120,10 @@ def _label(counts: SendCounts, producer: str) -> str | None:
 
 
 def outage_queues_frame(counts: SendCounts) -> pd.DataFrame:
-    """Messages stored per producer and queue (columns ``producer``, ``queue``, ``messages``),
-    queues in order, for ``charts.bar_chart(..., color="producer", grouped=True)``."""
+    """Messages per producer and the queue it chose (columns ``producer``, ``queue``,
+    ``messages``), queues in order, for ``charts.bar_chart(..., color="producer",
+    grouped=True)``: the stored queue for a remoting producer, the client's choice for a gRPC
+    one (not where a Proxy stores it; see the module docstring)."""
     import pandas as pd
 
     rows = [{"producer": lab, "queue": q, "messages": n}
@@ -170,6 +185,68 @@ def live_proxy_frame(recording: Path | str) -> pd.DataFrame:
             "Proxy model unexplained": p["unexplained"],
             "failed attempts stored anyway": p["failed_attempts_seen_stored"]}
     return pd.DataFrame.from_dict(out, orient="index").T
+
+
+def live_isolation_frame(recording: Path | str, producer: str = "g1") -> pd.DataFrame:
+    """When a gRPC producer of a live recording through a cluster-mode Proxy (``data/live/grpc/``)
+    ended its isolation of the Proxy's endpoints, beside the brokers' pauses: one row per event
+    (the recording's pause and resume of a broker, each "Rejoin endpoints which is isolated
+    before" the client logged), with its time in seconds from the recording's start and the
+    brokers paused then (columns ``s``, ``event``, ``paused``). The recording's events carry
+    the wall clock of each action (a pause counts from when it returned, a resume until it
+    began); the log's times are read by ``trace.grpc_agreement.read_grpc_client_log``."""
+    import json
+
+    import pandas as pd
+
+    from rocketlb_core.trace.grpc_agreement import read_grpc_client_log
+
+    rec = Path(recording)
+    meta = json.loads((rec / "recording.json").read_text("utf-8"))
+    t0 = int(meta["t0_ms"])
+    spans: dict[str, list[tuple[int, int]]] = {}
+    begun: dict[str, int] = {}
+    rows: list[tuple[int, str]] = []
+    for e in meta["events"]:
+        if e["action"] == "pause":
+            begun[e["target"]] = int(e["done_ms"])
+            rows.append((int(e["done_ms"]), f"{e['target']} paused"))
+        elif e["action"] == "resume":
+            spans.setdefault(e["target"], []).append((begun.pop(e["target"]), int(e["wall_ms"])))
+            rows.append((int(e["wall_ms"]), f"{e['target']} resumed"))
+    for target, start in begun.items():
+        spans.setdefault(target, []).append((start, 1 << 62))
+    log = read_grpc_client_log(rec / "logs" / producer / "rocketmq-client.log.gz", meta["topic"])
+    rows += [(ms, "the producer rejoins the Proxy's endpoints") for ms in log.rejoins_ms]
+    out = []
+    for ms, event in sorted(rows):
+        paused = sorted(b for b, ss in spans.items() if any(a < ms < z for a, z in ss))
+        out.append({"s": round((ms - t0) / 1000, 1), "event": event,
+                    "paused": (", ".join(paused) or "none") if "rejoins" in event else ""})
+    return pd.DataFrame(out)
+
+
+def live_retries_frame(recording: Path | str, producer: str = "g1") -> pd.DataFrame:
+    """Every send of a live recording's gRPC producer that took more than one attempt, attempt by
+    attempt: the queue the Proxy's own selector gave the attempt (``grpc.proxy_send``, checked
+    against the brokers' copies by ``trace.grpc_agreement``), how the attempt ended (``paused``:
+    on a paused broker, it timed out), and the queue the send's receipt names (the client's
+    choice). Columns ``send``, ``attempt``, ``Proxy's queue``, ``outcome``, ``receipt``."""
+    import pandas as pd
+
+    from rocketlb_core.trace.grpc_agreement import check_grpc_recording
+
+    p = check_grpc_recording(recording)["producers"][producer]
+    rows = []
+    for s in p["sends_detail"]:
+        if s["attempts"] < 2:
+            continue
+        receipt = "/".join(map(str, s["receipt"])) if s["receipt"] else "none: the send failed"
+        for n, (q, outcome) in enumerate(zip(s["proxy_model"], s["outcomes"], strict=True), 1):
+            rows.append({"send": s["seq"], "attempt": n,
+                         "Proxy's queue": "/".join(map(str, q)) if q else "",
+                         "outcome": outcome, "receipt": receipt})
+    return pd.DataFrame(rows)
 
 
 def live_clients_frame(recordings: Mapping[str, Sequence[Path | str]]) -> pd.DataFrame:
