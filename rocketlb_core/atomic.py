@@ -378,3 +378,81 @@ def atomic_folder(target: Path | str, command: str, *, inputs: Sequence[Path | s
         finally:
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- single files
+
+def check_output_file(path: Path | str, mark: str, what: str) -> Path:
+    """Raise ``OutputError`` unless ``path`` may take a file rocketlb writes: absent (in a
+    folder that exists), or a regular file whose text starts with ``mark`` (one rocketlb wrote,
+    ``what`` names the writer). A folder, a link, a device or a file of the user's is refused,
+    naming ``path`` and what to do. Returns the path.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "mine.txt").write_text("notes")
+    >>> check_output_file(d / "mine.txt", "# made by x", "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rocketlb_core.atomic.OutputError: .../mine.txt exists and rocketlb did not write it; ...
+    """
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not path.parent.is_dir():
+            raise OutputError(f"{path}: its folder does not exist") from None
+        return path
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write there ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError(f"{path} is not a regular file (a folder, a link or a device): "
+                          f"{what} writes only where no file is, or over a file it wrote")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(mark.encode()) + 2)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot read it to see who wrote it ({exc.strerror})"
+                          ) from None
+    if not head.startswith(mark.encode()):
+        raise OutputError(f"{path} exists and rocketlb did not write it; name another file "
+                          "or remove it")
+    return path
+
+
+def atomic_file(path: Path | str, text: str, mark: str, what: str) -> None:
+    """Write ``text`` (which must start with ``mark``) to ``path`` atomically, only where
+    ``check_output_file`` allows: a temporary file beside it, then ``os.replace``, so a full
+    disk, a missing permission or a crash leaves the old file (or none) and no temporary file;
+    every error is an ``OutputError`` naming ``path``, never the temporary file.
+
+    >>> import pathlib, tempfile
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "scenario.toml"
+    >>> atomic_file(out, "# made by x\\nname = 1\\n", "# made by x", "x")
+    >>> atomic_file(out, "# made by x\\nname = 2\\n", "# made by x", "x")
+    >>> out.read_text().splitlines()[1]
+    'name = 2'
+    """
+    if not text.startswith(mark):
+        raise ValueError("the text must start with its writer's mark")
+    path = check_output_file(path, mark, what)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write there ({exc.strerror})") from None
+    mask = os.umask(0)
+    os.umask(mask)
+    try:
+        os.fchmod(fd, 0o666 & ~mask)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        check_output_file(path, mark, what)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{path}: cannot write it ({exc.strerror})") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

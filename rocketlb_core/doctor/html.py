@@ -16,13 +16,10 @@ file, a folder or a symbolic link where the page should go is refused with an ``
 
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
 from html import escape
 from pathlib import Path
 
-from rocketlb_core.atomic import OutputError
+from rocketlb_core.atomic import atomic_file, check_output_file
 from rocketlb_core.doctor.findings import Finding
 from rocketlb_core.doctor.inputs import Inputs
 from rocketlb_core.doctor.replayed import SOURCE_REPLAY
@@ -253,35 +250,9 @@ def render_html(inputs: Inputs, findings: list[Finding], notes: list[str]) -> st
 
 def check_html_target(path: Path) -> None:
     """Raise ``OutputError`` unless ``path`` is absent or a page this module wrote."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        if not path.parent.is_dir():
-            raise OutputError(f"{path}: its folder does not exist") from None
-        return
-    if not stat.S_ISREG(st.st_mode):
-        raise OutputError(f"{path} is not a regular file (a folder or a link): the doctor "
-                          "writes its page only where no file is, or over a page it wrote")
-    with open(path, "rb") as fh:
-        head = fh.read(len(GENERATOR) + 2)
-    if not head.startswith(GENERATOR.encode()):
-        raise OutputError(f"{path} exists and rocketlb did not write it; name another file "
-                          "or remove it")
+    check_output_file(path, GENERATOR, "the doctor")
 
 
 def write_html(path: Path | str, page: str) -> None:
     """Write ``page`` to ``path`` atomically, only where ``check_html_target`` allows."""
-    path = Path(path)
-    check_html_target(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    mask = os.umask(0)
-    os.umask(mask)
-    try:
-        os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
-        check_html_target(path)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_file(path, page, GENERATOR, "the doctor")

@@ -92,7 +92,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.out is None:
                 sys.stdout.write(text)
             else:
-                args.out.write_text(text, encoding="utf-8")
+                from rocketlb_core.atomic import atomic_file
+                from rocketlb_core.live.generate import MARK
+
+                atomic_file(args.out, text, MARK, "live generate")
         elif args.command == "jars":
             for role in ROLES:
                 found = resolve(args.line, role)

@@ -94,6 +94,10 @@ def _broker_plan(rng: random.Random, name: str, lo: int, hi: int, pause_only: bo
     return out
 
 
+MARK = "# A random live scenario (rocketlb_core.live.generate)"
+"""The first line of every generated scenario: ``--out`` replaces only a file that starts so."""
+
+
 def generate_scenario(seed: int, line: str | None = None) -> str:
     """A random live scenario's TOML text (see the module docstring), validated by
     ``load_scenario``'s rules before it is returned."""
@@ -158,7 +162,7 @@ def generate_scenario(seed: int, line: str | None = None) -> str:
             + (f" ({consumers[-1][0]} with {consumers[-1][1]}'s instanceName)"
                if consumers[-1][0] != consumers[-1][1] else "")
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
-    lines = [f"# A random live scenario (rocketlb_core.live.generate), seed {seed}"
+    lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
              f"# Regenerate: python -m rocketlb_core.live generate --seed {seed}",
              f"name = {_toml_str(f'random-{seed}')}",
