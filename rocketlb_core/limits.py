@@ -51,6 +51,13 @@ MAX_EVENTS = 100_000
 MAX_NAME_SERVERS = 16
 MAX_RATE_PER_S = 1_000_000.0       # a producer's rate, a group's consume rate
 
+# ---------------------------------------------------------------- live figures' requests
+# (interactive.handle: one request from a reader's page must answer in about a second; the
+# shipped scenarios the explorer runs fire at most 39 k timers and send at most 30 k messages)
+MAX_REQUEST_BYTES = MAX_SCENARIO_BYTES + 65_536   # a request's JSON text (it may carry a TOML)
+MAX_REQUEST_TIMER_FIRINGS = 200_000               # sim.scenario.timer_firings of one request's run
+MAX_REQUEST_MESSAGES = 200_000                    # messages one request's run may send
+
 # ---------------------------------------------------------------- conformance files
 MAX_VECTOR_BYTES = 512 << 20       # a conformance file, after gunzip
 # the values inside a record (conformance.bounds), each far above any vector upstream's classes

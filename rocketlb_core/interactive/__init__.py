@@ -27,6 +27,7 @@ from typing import Any
 
 from rocketlb_core.errors import InputError
 from rocketlb_core.interactive import board, exercises, explorer, kafka_board, playground
+from rocketlb_core.limits import MAX_REQUEST_BYTES
 
 KINDS = ("playground", "board", "explorer", "exercise", "kafka-board")
 MAX_SESSIONS = 64
@@ -54,12 +55,26 @@ def handle(kind: str, session: str, request: Any) -> dict[str, Any]:
         return dict(view)
     except InputError as exc:
         return {"error": str(exc)}
+    except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as exc:
+        # a request no field check caught: an answer saying so, never an exception in the page
+        return {"error": f"request: cannot be answered ({type(exc).__name__}: {exc})"[:300]}
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
 
 
 def handle_json(kind: str, session: str, request: str) -> str:
-    """``handle`` with the request and the answer as JSON text (what Pyodide passes)."""
+    """``handle`` with the request and the answer as JSON text (what Pyodide passes): at most
+    ``MAX_REQUEST_BYTES``, no ``NaN`` or ``Infinity``, nesting no deeper than the parser allows
+    (each refusal an ``{"error": ...}`` answer)."""
+    if not isinstance(request, str) or len(request) > MAX_REQUEST_BYTES:
+        return json.dumps({"error": f"request: not JSON text of at most {MAX_REQUEST_BYTES:,} "
+                                    "characters"})
     try:
-        parsed = json.loads(request)
+        parsed = json.loads(request, parse_constant=_no_constant)
+    except RecursionError:
+        return json.dumps({"error": "request: not JSON (nested too deeply)"})
     except ValueError as exc:
-        return json.dumps({"error": f"request: not JSON ({exc})"})
-    return json.dumps(handle(kind, session, parsed), sort_keys=True)
+        return json.dumps({"error": f"request: not JSON ({exc})"[:300]})
+    return json.dumps(handle(kind, session, parsed), sort_keys=True, allow_nan=False)

@@ -18,6 +18,7 @@ from rocketlb_core.consumer.registry import REGISTRY, make
 from rocketlb_core.interactive.fields import RequestError, choice, integer, items, table
 from rocketlb_core.interactive.playground import LINES
 from rocketlb_core.model import MessageQueue, QueueData
+from rocketlb_core.numbers import NumberError, parse_float
 from rocketlb_core.producer import MQFaultStrategy, ProducerLine, ThreadLocalIndex
 from rocketlb_core.producer.publish_info import TopicPublishInfo
 
@@ -99,9 +100,9 @@ EXERCISES: dict[str, Callable[[Mapping[str, Any]], str]] = {
 def normalise(answer: str) -> str:
     text = re.sub(r"\s+", "", answer.strip().lower())
     text = re.sub(r"ms$", "", text)
-    try:
-        number = float(text.replace(",", "").replace("_", ""))
-    except ValueError:
+    try:          # a number as a reader types it: 1,000 or 1_000; ASCII digits, finite
+        number = parse_float(text.replace(",", "").replace("_", ""), -1e15, 1e15)
+    except NumberError:
         return text
     return str(int(number)) if number == int(number) else str(number)
 

@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from rocketlb_core.interactive.fields import RequestError, integer, table
+from rocketlb_core.limits import MAX_REQUEST_MESSAGES, MAX_REQUEST_TIMER_FIRINGS
 from rocketlb_core.sim.kernel import JournalRecord
-from rocketlb_core.sim.scenario import loads
+from rocketlb_core.sim.scenario import loads, planned_messages, timer_firings
 from rocketlb_core.sim.world import run_scenario
 
 SCENARIOS = ("scale-out-past-queues", "crash-without-unregister", "duplicate-client-id",
@@ -50,6 +51,13 @@ class Explorer:
 
     def __init__(self, name: str, text: str, seed: int) -> None:
         scenario = loads(text, f"{name}.toml")
+        firings = sum(timer_firings(scenario).values())
+        messages = planned_messages(scenario.producers, scenario.duration_ms)
+        if firings > MAX_REQUEST_TIMER_FIRINGS or messages > MAX_REQUEST_MESSAGES:
+            raise RequestError(
+                f"scenario {name}: about {firings:,} timer firings and {messages:,.0f} messages, "
+                f"more than a live figure runs in one request ({MAX_REQUEST_TIMER_FIRINGS:,} and "
+                f"{MAX_REQUEST_MESSAGES:,}); run it with rocketlb simulate instead")
         if not scenario.groups:
             raise RequestError(f"scenario {name}: it has no consumer group to explore")
         self.key = (name, text, seed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -378,10 +378,15 @@ def loads(text: str, path: str) -> Scenario:
     return scenario
 
 
+def planned_messages(producers: Sequence[ProducerSpec], duration_ms: int) -> float:
+    """About how many messages the producers send over ``duration_ms`` (rate x sending time)."""
+    return sum(p.rate_per_s * max(0, min(p.stop_ms if p.stop_ms is not None else duration_ms,
+                                         duration_ms) - p.start_ms) / 1000 for p in producers)
+
+
 def _check_size(r: _Reader, duration: int, tick: int, producers: list[ProducerSpec]) -> None:
     """Refuse, before the run, a scenario whose run would not fit (``rocketlb_core.limits``)."""
-    messages = sum(p.rate_per_s * max(0, min(p.stop_ms if p.stop_ms is not None else duration,
-                                             duration) - p.start_ms) / 1000 for p in producers)
+    messages = planned_messages(producers, duration)
     if messages > MAX_SIM_MESSAGES:
         raise r.fail("producers", f"about {messages:,.0f} messages in all: more than the "
                                   f"{MAX_SIM_MESSAGES:,} a run may send (lower "
