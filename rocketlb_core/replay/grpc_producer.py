@@ -33,9 +33,12 @@ What is the client's here, and what is assumed:
   reachable from this producer at that moment) ends that endpoint's isolation. The Proxy's
   route drops a broker as the name servers do (``Conditions.in_route_at``).
 - **Attempts** (as the remoting replay's broker model): a broker up and reachable answers after
-  its latency draw; a broker down cleanly refuses at once (``fail_fast_ms``); a silent broker,
-  or one cut off from the producer, lets the attempt run out its ``requestTimeout`` (3 s, the
-  builder's default: per attempt, there is no overall send budget). The sending thread is
+  its latency draw, if that is within the attempt's ``requestTimeout`` (3 s, the builder's
+  default: per attempt, there is no overall send budget), else the attempt fails at the
+  deadline like any other (``DEADLINE``; the broker may still store it, which the replay,
+  like the remoting one, does not count); a broker down cleanly refuses at once
+  (``fail_fast_ms``); a silent broker, or one cut off from the producer, lets the attempt run
+  out its ``requestTimeout``. The sending thread is
   blocked on each send (``Producer.send``, synchronous), as in the remoting replay.
 - **Message groups**: the trace's sends carry no message group (``key`` is the message key,
   which the gRPC client's selection never reads), so every send is a normal message; FIFO
@@ -78,7 +81,7 @@ HEARTBEAT_INITIAL_MS, HEARTBEAT_PERIOD_MS = 1_000, 10_000
 REFUSED = "UNAVAILABLE: connection refused"
 """What the application sees when the last attempt met a broker down cleanly."""
 DEADLINE = "DEADLINE_EXCEEDED: no answer within requestTimeout (3 s)"
-"""... met a silent broker, or one cut off from the producer."""
+"""... met a silent broker, one cut off from the producer, or one slower than 3 s."""
 NO_QUEUE = "No writable message queue found"
 """... found no broker in the route (``PublishingLoadBalancer``'s constructor)."""
 
@@ -215,8 +218,14 @@ class GrpcProducerReplayer:
             mode = self.conditions.down_at(q.broker, clock)
             cut = self.conditions.partitioned(self.producer, q.broker, clock)
             if mode is None and not cut:
-                clock += self.conditions.latency_at(q.broker, clock).latency(bits)
-                return "ok"
+                took = self.conditions.latency_at(q.broker, clock).latency(bits)
+                if took <= REQUEST_TIMEOUT_MS:
+                    clock += took
+                    return "ok"
+                clock += REQUEST_TIMEOUT_MS      # a slow broker that is up: the deadline first
+                error = DEADLINE
+                self._advance(clock)
+                return "fail"
             refused = mode == "clean" and not cut
             clock += fail_fast_ms(bits) if refused else REQUEST_TIMEOUT_MS
             error = REFUSED if refused else DEADLINE
