@@ -228,6 +228,31 @@ def test_a_rebalance_storm_is_over_the_threshold_per_minute(tmp_path: Path, chan
             == changes
 
 
+def test_a_log_out_of_time_order_is_no_storm(tmp_path: Path) -> None:
+    """Rotated logs concatenated newest first: changes 70 s apart in time but out of order in
+    the file are no storm (the window once counted them as 13 a minute)."""
+    stamps = [f"2026-11-25 {21 + (70 * i) // 3600:02d}:{(70 * i) % 3600 // 60:02d}:"
+              f"{(70 * i) % 60:02d},000" for i in range(26)]
+    order = stamps[13:] + stamps[:13]                   # the newer file first
+    (tmp_path / "client.log").write_text("".join(
+        _rebalance(st, "AVG", "10.0.0.1@a", [i % 4], 4) for i, st in enumerate(order)))
+    assert _by_id(_doc(tmp_path), "rebalance-storm") == []
+
+
+def test_a_storm_found_out_of_order_quotes_its_own_lines(tmp_path: Path) -> None:
+    """A real storm (14 changes in 56 s) in the older of two concatenated files: found, and
+    its evidence is lines of the storm, whatever came before them in the file."""
+    calm = [f"2026-11-25 22:{m:02d}:00,000" for m in range(0, 45, 3)]           # 15, 3 min apart
+    storm = [f"2026-11-25 21:50:{4 * i:02d},000" for i in range(STORM_CHANGES + 4)]
+    lines = [_rebalance(st, "AVG", "10.0.0.1@a", [i % 4], 4)
+             for i, st in enumerate(calm + storm)]
+    (tmp_path / "client.log").write_text("".join(lines))
+    [f] = _by_id(_doc(tmp_path), "rebalance-storm")
+    assert f["details"]["members"]["10.0.0.1@a"]["max_changes_per_minute"] == STORM_CHANGES + 4
+    assert f["evidence"]
+    assert all("21:50:" in e["text"] for e in f["evidence"]), f["evidence"]
+
+
 ROUTE = """{{
 \t"brokerDatas":[{{"brokerAddrs":{{0:"10.0.0.1:10911"}},"brokerName":"broker-a","cluster":"c"}},
 \t\t{{"brokerAddrs":{{0:"10.0.0.2:10911"}},"brokerName":"broker-b","cluster":"c"}}],

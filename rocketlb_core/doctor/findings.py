@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocketlb_core.consumer.base import rebalance_view
-from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Inputs
+from rocketlb_core.consumer.base import assign_all, rebalance_view
+from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Inputs, MemberLine
 from rocketlb_core.model import MessageQueue, TopicRoute, subscribe_queues
 
 BOOK = "notebooks/{}.ipynb#{}"
@@ -64,14 +65,92 @@ class Member:
     addr: str = ""                  # IP:port of its connection, where known
 
 
+class LogStates:
+    """A group's member lists as a broker log shows them, made on demand from its join and
+    leave lines (``MemberLine``, in the log's order): each state with the time it began.
+
+    The log stamps to the second, so the changes within one second are one state (the list at
+    the second's end); only the latest states are checked, as many as keep the work within
+    ``MAX_STATE_MEMBERS`` members in all (``skipped`` says how many earlier ones were not),
+    and nothing but the lines themselves is kept: a log of 100,000 changes of a large group
+    costs its lines, not a copy of the member list per change.
+
+    >>> from rocketlb_core.doctor.inputs import Evidence
+    >>> def line(event, cid, ch, t):
+    ...     return MemberLine(event, "G", cid, ch, "10.0.0.1:1", Evidence("b.log", 1, t + " x"))
+    >>> st = LogStates([line("join", "c1", "1", "2026-01-01 00:00:01"),
+    ...                 line("join", "c2", "2", "2026-01-01 00:00:01"),
+    ...                 line("leave", "c1", "1", "2026-01-01 00:00:02")])
+    >>> [(since[-2:], [m.client_id for m in ms]) for since, ms in st]
+    [('01', ['c1', 'c2']), ('02', ['c2'])]
+    >>> sorted(st.ids), st.skipped
+    (['c1', 'c2'], 0)
+    """
+
+    def __init__(self, lines: list[MemberLine]):
+        self.lines = lines
+        self.ids = {e.client_id for e in lines if e.event == "join"}
+        ends: list[tuple[int, int]] = []       # (line index where a second's state ends, size)
+        alive: set[str] = set()
+        for i, e in enumerate(lines):
+            if e.event == "join":
+                if e.channel in alive:
+                    continue
+                alive.add(e.channel)
+            elif e.channel in alive:
+                alive.remove(e.channel)
+            else:
+                continue
+            if ends and lines[ends[-1][0]].ev.text[:19] == e.ev.text[:19]:
+                ends[-1] = (i, len(alive))
+            else:
+                ends.append((i, len(alive)))
+        kept, work = 0, 0
+        for _, size in reversed(ends):
+            if kept and work + size > MAX_STATE_MEMBERS:
+                break
+            kept, work = kept + 1, work + size
+        self.skipped = len(ends) - kept
+        self._ends = {i for i, _ in ends[self.skipped:]}
+        self._last = ends[-1][0] if ends else -1
+
+    def __iter__(self) -> Iterator[tuple[str, list[Member]]]:
+        alive: dict[str, Member] = {}
+        for i, e in enumerate(self.lines):
+            if i > self._last:
+                break
+            if e.event == "join":
+                if e.channel not in alive:
+                    alive[e.channel] = Member(e.client_id, e.host.rsplit(":", 1)[0], None,
+                                              [e.ev], e.host)
+            else:
+                alive.pop(e.channel, None)
+            if i in self._ends:
+                yield e.ev.text[:19], list(alive.values())
+
+    def __getitem__(self, index: slice) -> list[tuple[str, list[Member]]]:
+        """Only ``[-1:]``: the last state (as a list of one, or none)."""
+        if index != slice(-1, None):
+            raise IndexError("LogStates: only the last state, [-1:]")
+        last: list[tuple[str, list[Member]]] = []
+        for state in self:
+            last = [state]
+        return last
+
+
+MAX_STATE_MEMBERS = 2_000_000
+"""A group seen in a broker log is checked in its latest states, as many as hold this many
+members in all (each state's check allocates its topic's queues over its members)."""
+
+
 @dataclass
 class Group:
     """A group as its members' source shows it: ``states`` are the member lists it had, each
-    with the time it began (one state, ``now``, from ``consumerConnection``; one per change from
-    a broker log)."""
+    with the time it began (one state, ``now``, from ``consumerConnection``; one per second of
+    changes from a broker log, ``LogStates``)."""
 
     name: str
-    states: list[tuple[str, list[Member]]]
+    states: list[tuple[str, list[Member]]] | LogStates
     source: str                                   # consumerConnection | brokerLog | clientLog
     logs: list[ClientLogFile]                     # client logs of the group's members
     topics: set[str]
@@ -97,23 +176,13 @@ def groups_of(inputs: Inputs) -> dict[str, Group]:
         out[cf.group] = Group(cf.group, [("now", members)], "consumerConnection", [],
                               {s.topic for s in cf.subscriptions if _user_topic(s.topic)})
     for bl in sorted(inputs.broker_logs, key=lambda x: x.path):
-        for g in sorted({e.group for e in bl.events if e.event == "join"}):
-            if g in out:
+        by_group: dict[str, list[MemberLine]] = {}
+        for e in bl.events:                       # one pass: each group's lines, in order
+            by_group.setdefault(e.group, []).append(e)
+        for g in sorted(by_group):
+            if g in out or not any(e.event == "join" for e in by_group[g]):
                 continue
-            alive: dict[str, Member] = {}
-            states: list[tuple[str, list[Member]]] = []
-            for e in bl.events:
-                if e.group != g:
-                    continue
-                if e.event == "join":
-                    if e.channel in alive:
-                        continue
-                    alive[e.channel] = Member(e.client_id, e.host.rsplit(":", 1)[0], None,
-                                              [e.ev], e.host)
-                elif alive.pop(e.channel, None) is None:
-                    continue
-                states.append((e.ev.text[:19], list(alive.values())))
-            out[g] = Group(g, states, "brokerLog", [], set())
+            out[g] = Group(g, LogStates(by_group[g]), "brokerLog", [], set())
     for cl in inputs.client_logs:
         for (g, _topic), last in cl.last.items():
             if g in cl.shut_down or (g in out and out[g].source != "clientLog"):
@@ -121,11 +190,13 @@ def groups_of(inputs: Inputs) -> dict[str, Group]:
             grp = out.setdefault(g, Group(g, [("now", [])], "clientLog", [], set()))
             if cl not in grp.logs:
                 grp.logs.append(cl)
+                assert isinstance(grp.states, list)       # a client-log group: one state, now
                 grp.states[0][1].append(Member(last.client_id, last.client_id.split("@")[0],
                                                cl.version[0] if cl.version else None,
                                                [last.ev]))
     for g, grp in out.items():
-        ids = {m.client_id for _, members in grp.states for m in members}
+        ids = grp.states.ids if isinstance(grp.states, LogStates) else \
+            {m.client_id for _, members in grp.states for m in members}
         if grp.source != "clientLog":
             grp.logs = [cl for cl in inputs.client_logs
                         if any(last.client_id in ids for k, last in cl.last.items()
@@ -164,10 +235,9 @@ def allocate(strategy: str, group: str, queues: list[MessageQueue], cids: list[s
 
     if strategy not in COMPUTABLE or not queues or not cids:
         return None
-    s = make(strategy)
     mq_all, cid_all = rebalance_view(queues, cids)
-    return {cid: list(s.allocate(group, cid, mq_all, cid_all) or [])
-            for cid in dict.fromkeys(cid_all)}
+    shares = assign_all(make(strategy), group, mq_all, cid_all)   # one pass where it can
+    return {cid: list(shares.get(cid, [])) for cid in dict.fromkeys(cid_all)}
 
 
 def _strategies(grp: Group, topic: str) -> dict[str, str]:
@@ -221,7 +291,12 @@ def consumer_findings(inputs: Inputs) -> tuple[list[Finding], list[str]]:
     groups = groups_of(inputs)
     for g in sorted(groups):
         grp = groups[g]
-        if not any(members for _, members in grp.states):
+        if isinstance(grp.states, LogStates):
+            if grp.states.skipped:
+                notes.append(f"group {g}: {grp.states.skipped:,} earlier member lists of the "
+                             "broker log not checked (only the latest, "
+                             f"{MAX_STATE_MEMBERS:,} members in all)")
+        elif not any(members for _, members in grp.states):
             continue
         if grp.source == "clientLog":
             notes.append(f"group {g}: members from client logs only (a killed process cannot be "
@@ -327,12 +402,14 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             f = Finding(
                 "more-consumers-than-queues", "warning",
                 f"{len(idle)} of {len(cids)} members of {g} own no queue of {topic}", g, topic,
-                f"{topic} has {len(queues)} queues a consumer can read, and a queue is read by "
-                f"one member of a group at a time, so {len(cids) - len(queues)} of the "
-                f"{len(cids)} members can get nothing under any strategy: they hold connections "
-                "and rebalance, and add no throughput.",
+                f"{topic} has {len(queues)} queues a consumer can read, and every strategy "
+                "that computes shares from the member list (all but a configured list, "
+                "AllocateMessageQueueByConfig) gives each queue to one member, so at least "
+                f"{len(cids) - len(queues)} of the {len(cids)} members get nothing: they hold "
+                "connections and rebalance, and add no throughput.",
                 f"Stop the idle members, or give the topic more read and write queues "
-                f"(mqadmin updateTopic -t {topic} -r {per} -w {per} on each broker).",
+                f"(mqadmin updateTopic -t {topic} -r {per} -w {per} -b BROKER_ADDR, once per "
+                "master that serves the topic).",
                 BOOK.format("09-troubleshooting", "queues-idle-after-a-scale-out"),
                 members=idle, hosts=sorted({m.addr or m.host for m in members
                                             if m.client_id in idle}),

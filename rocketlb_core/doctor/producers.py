@@ -683,21 +683,26 @@ def storm_findings(inputs: Inputs) -> list[Finding]:
     hits: dict[tuple[str, str], list[tuple[str, int, str, list[Evidence]]]] = defaultdict(list)
     for cl in inputs.client_logs:
         for (group, topic), changes in cl.changes.items():
-            times = []
+            # each change with its time, in time order: a log may hold rotated files
+            # concatenated out of order, and a line whose stamp does not parse is left out
+            # (the window's evidence is then still the window's own lines)
+            timed = []
             for c in changes:
                 try:
-                    times.append(stamp_ms(c.stamp[:23], 0))
+                    timed.append((stamp_ms(c.stamp[:23], 0), c))
                 except ValueError:
                     continue
+            timed.sort(key=lambda tc: tc[0])
             best, at, j = 0, 0, 0
-            for i, t in enumerate(times):
-                while times[j] < t - STORM_WINDOW_MS + 1:
+            for i, (t, _) in enumerate(timed):
+                while timed[j][0] < t - STORM_WINDOW_MS + 1:
                     j += 1
                 if i - j + 1 > best:
                     best, at = i - j + 1, j
             if best > STORM_CHANGES:
-                hits[(group, topic)].append((changes[at].client_id, best, changes[at].stamp,
-                                             [c.ev for c in changes[at:at + best]]))
+                window = [c for _, c in timed[at:at + best]]
+                hits[(group, topic)].append((window[0].client_id, best, window[0].stamp,
+                                             [c.ev for c in window]))
     out = []
     for (group, topic), rows in sorted(hits.items()):
         worst = max(r[1] for r in rows)
