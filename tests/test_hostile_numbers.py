@@ -244,3 +244,28 @@ def test_live_generate_seed(how: str) -> None:
     with pytest.raises(SystemExit) as info:
         main(["generate", "--seed", hostile(60, how)])
     assert info.value.code == 2
+
+
+# ---------------------------------------------------------------- the doctor's inputs
+
+@given(n=NUMBERS, how=st.sampled_from([h for h in HOW if not h.startswith("space")]),
+       column=st.sampled_from([3, 4]))
+@CASES
+def test_doctor_progress_numbers(tmp_path_factory: pytest.TempPathFactory, n: int, how: str,
+                                 column: int) -> None:
+    """A consumerProgress row's broker or consumer offset written other than in ASCII digits:
+    the doctor refuses it by file and line (exit 2), never reads it as ``n``."""
+    sample = data_path("live", "doctor", "capture-4", "consumerProgress-s-GID_clean.txt")
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    row = next(i for i, ln in enumerate(lines) if ln.startswith("TopicDoc"))
+    cells = lines[row].split()
+    cells[column] = hostile(n, how)
+    folder = tmp_path_factory.mktemp("progress")
+    lines[row] = "  ".join(cells)
+    path = folder / "consumerProgress-s-GID_clean.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    status, _, err = helpers.run_command(["doctor", str(folder)], seconds=60)
+    TRIED["numbers: doctor inputs"] += 1
+    assert status == 2, err
+    assert f"{path.name}" in err, err
+    assert f"row {row + 1}" in err, err

@@ -361,20 +361,20 @@ def files_of(paths: Sequence[Path | str], ignored: list[tuple[str, str]]) -> lis
 
 # ------------------------------------------------------------------ recognising a file
 
-_LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
-_LOGBACK = re.compile(r"^\d\d:\d\d:\d\d,\d{3} \|-")
+_LOG_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", re.ASCII)
+_LOGBACK = re.compile(r"^\d\d:\d\d:\d\d,\d{3} \|-", re.ASCII)
 """logback's status lines, which 5.x's mqadmin prints on stdout before its output when its
 configuration has warnings (a real 5.3.3 output starts with about 225 of them)."""
 SNIFF_MAX_LINES = 4096             # lines looked at, logback's status lines included
-_CONN_ROW = re.compile(r"^(\d{3,}\s+)?(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+_CONN_ROW = re.compile(r"^(\d{3,}\s+)?(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.ASCII)
 _SUB_ROW = re.compile(r"^(?:(\d{3,})\s+Topic:\s+(\S+)\s+SubExpression:\s*(.*?)"
-                      r"|()(\S+)\s+(.*?))\s*$")
+                      r"|()(\S+)\s+(.*?))\s*$", re.ASCII)
 _STATUS = re.compile(r"^([A-Za-z][A-Za-z0-9_.]*)\s*:\s?(.*?)\s*$")
 _STATUS_KEYS = {"brokerVersionDesc", "brokerVersion", "msgPutTotalTodayNow", "bootTimestamp",
                 "putTps", "getTransferredTps", "runtime", "commitLogDirCapacity"}
 
 
-_SECONDS_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ")
+_SECONDS_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ", re.ASCII)
 """A server's log line (broker, name server, Proxy: ``%d{yyy-MM-dd HH:mm:ss}``), never a remoting
 client's (``,SSS`` on 4.x, ``.SSS`` on 5.x)."""
 PROXY_MARKERS = re.compile(
@@ -396,9 +396,9 @@ GRPC_JAVA_LOG = ("a gRPC Java client's log (rocketmq-client-java 5.x, "
                  "~/logs/rocketmq/rocketmq-client.log), not read")
 GRPC_PYTHON_LOG = "a gRPC Python client's log (the RocketMQ 5.x Python client), not read"
 _GRPC_JAVA = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} +[A-Z]+ +\[\d+\] \[.*?\] "
-                        r"\[o\.a\.r\.(?:c\.j|s)\.")
+                        r"\[o\.a\.r\.(?:c\.j|s)\.", re.ASCII)
 _GRPC_PYTHON = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "
-                          r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] .*client_id:")
+                          r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] .*client_id:", re.ASCII)
 
 
 def other_log(text: str) -> str | None:
@@ -635,7 +635,7 @@ def _fastjson(path: Path) -> tuple[Any, int, str]:
             raise TraceError(path, n, None, f"a topicRoute output larger than {MAX_JSON_BYTES} "
                              "bytes")
         chunks.append(text)
-    body = re.sub(r'([{,]\s*)(-?\d+)\s*:', r'\1"\2":', "".join(chunks))
+    body = re.sub(r'([{,]\s*)(-?\d+)\s*:', r'\1"\2":', "".join(chunks), flags=re.ASCII)
     try:
         return json.loads(body), start, first
     except RecursionError:
@@ -724,7 +724,8 @@ _HEARTBEAT = re.compile(r"HeartbeatData \[clientID=([^,\s]{1,255}), ")
 _CONSUMER_DATA = re.compile(r"ConsumerData \[groupName=([^,\s]{1,255}), ")
 _SUBSCRIPTION = re.compile(      # matched at the start of each piece: linear in the line
     r"classFilterMode=\w{1,5}, topic=([^,\s]{1,255}), subString=([^\n]{0,255}?), "
-    r"tagsSet=\[[^\]]*\], codeSet=\[[^\]]*\], subVersion=(-?\d{1,19}), expressionType=(\w{1,32})\]")
+    r"tagsSet=\[[^\]]*\], codeSet=\[[^\]]*\], subVersion=(-?\d{1,19}), expressionType=(\w{1,32})\]",
+    re.ASCII)
 
 
 def heartbeat_subscriptions(path: Path | str, n: int, text: str) -> list[SubscriptionSeen]:

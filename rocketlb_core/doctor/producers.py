@@ -52,7 +52,7 @@ the next 20 s run); the busiest shipped recording (membership-day: four joins an
 32 s) peaks at 5 a minute."""
 STORM_WINDOW_MS = 60_000
 MAX_TICKS = 500                    # failed attempts' times kept per finding (the timeline)
-_ADDR = re.compile(r"(\d{1,3}(?:\.\d{1,3}){3}:\d{1,5})")
+_ADDR = re.compile(r"(\d{1,3}(?:\.\d{1,3}){3}:\d{1,5})", re.ASCII)
 _CODES = {1: "SYSTEM_ERROR", 2: "SYSTEM_BUSY", 14: "SERVICE_NOT_AVAILABLE", 16: "NO_PERMISSION",
           17: "TOPIC_NOT_EXIST", 1500: "GO_AWAY"}          # ResponseCode @4.9.8/@5.3.3
 
@@ -66,7 +66,7 @@ def line_of(version: str | None) -> tuple[ProducerLine, str]:
     >>> line_of(None)[1]
     'no version logged: 4.9.8 assumed'
     """
-    nums = tuple(int(x) for x in re.findall(r"\d+", version or "")[:3])
+    nums = tuple(int(x) for x in re.findall(r"\d+", version or "", re.ASCII)[:3])
     if len(nums) < 3:
         return ProducerLine.V4_9_8, "no version logged: 4.9.8 assumed"
     if nums >= (5, 1, 4):
@@ -122,7 +122,7 @@ def parse_zone(text: str) -> int:
     t = text.strip().upper()
     if t in ("Z", "UTC", "GMT"):
         return 0
-    m = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d\d))?", t)
+    m = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d\d))?", t, re.ASCII)
     if m is None or int(m.group(2)) > 14 or int(m.group(3) or 0) > 59:
         raise ValueError(f"--log-zone {text!r}: give the logs' offset from UTC as +HH:MM, "
                          f"-HHMM or UTC (a 4.x client writes its JVM's local time)")
