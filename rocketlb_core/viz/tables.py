@@ -675,7 +675,10 @@ def live_soak_frame(soaks: Sequence[Path | str],
     from the client version) and one per soak file (``bench/live_soak.py``'s ``soak.json``,
     kept in ``data/live/soak/``): scenarios, sends and how the check matched them, logged
     assignments and how many it explained, and the worst lateness of an event. A scenario whose
-    recording failed counts under ``failed``; its sends are not in the sums."""
+    recording failed counts under ``failed``; its sends are not in the sums. The shipped rows
+    are ``results``, computed now; a soak's rows are the counts its file kept, as the check
+    stood when that soak was last rechecked (``bench/live_soak.py --recheck``): the soak's
+    recordings are not kept, so nothing here checks them again."""
     import json
 
     import pandas as pd
@@ -757,7 +760,10 @@ def live_kill_frame(live: Mapping[str, tuple[Path, Path]], scenario: Path | str,
     """A killed consumer's queues: how long until a survivor took them over, on the live
     recordings (``trace.agreement.kill_handover``: SIGKILL on a live host), and as the simulator
     predicts it for a process kill and for a vanished host (``sim.experiments.crash_timing`` on
-    ``scenario``, crashing ``consumer`` of ``group`` 1 s and 29 s after a heartbeat)."""
+    ``scenario``, crashing ``consumer`` of ``group`` 1 s and 29 s after a heartbeat). The
+    vanished-host row is the simulator's alone (no live recording has one), and it models the
+    brokers' 120 s expiry scan only, not the Netty idle close that also drops a silent channel
+    and notifies the group."""
     import pandas as pd
 
     from rocketlb_core.sim.experiments import crash_timing
