@@ -12,9 +12,11 @@ more on demand:
   folder or point at a device, deleted files), replayed on the producer and consumer side and
   rewritten by ``rocketlb trace layout``;
 * traces built from hostile values (NaN, inf, negative and 2^63 times, wrong column types,
-  unordered and duplicate rows, unknown names, unicode and very long strings);
-* scenario files: mutated shipped scenarios and hostile values; ``load`` accepts or names the
-  field, and what it accepts is small enough to run;
+  unordered and duplicate rows, unknown names, unicode and very long strings), replayed by the
+  remoting and the gRPC producer (``--client grpc``), the consumers, and the layout;
+* scenario files (the gRPC ones among them): mutated shipped scenarios and hostile values,
+  TOML's other ways of writing numbers too (``1_0``, ``+4``, ``0x10``); ``load`` accepts or
+  names the field, and what it accepts is small enough to run;
 * conformance files: mutated vector files, and hostile whole files (devices, pipes, deep
   nesting, huge lines, gzip bombs: each in a child with a memory cap and a timeout);
 * sends files whose footer statistics disagree with their rows.
@@ -72,6 +74,9 @@ def run_side(side: str, folder: Path, out: Path) -> tuple[int, str, str]:
     """``rocketlb replay producer|consumer`` on the trace ``folder``, or ``trace layout``."""
     if side == "layout":
         return run_command(["trace", "layout", str(folder), "--out", str(out)])
+    if side == "producer-grpc":           # the gRPC producer replayed on the same trace
+        return run_command(["replay", "producer", "--client", "grpc", "--trace", str(folder),
+                            "--out", str(out)])
     return run_command(["replay", side, "--trace", str(folder), "--out", str(out)])
 
 
@@ -278,7 +283,7 @@ def _write_hostile(folder: Path, t: dict[str, Any], draw: Any) -> None:
 
 @FUZZ
 @given(t=hostile_traces(), data=st.data(), side=st.sampled_from(["producer", "consumer",
-                                                                  "layout"]))
+                                                                  "layout", "producer-grpc"]))
 def test_traces_of_hostile_values(t: dict[str, Any], data: Any, side: str) -> None:
     with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
         folder = Path(tmp) / "trace"
@@ -294,7 +299,8 @@ def test_traces_of_hostile_values(t: dict[str, Any], data: Any, side: str) -> No
 
 SCENARIOS = sorted(p.name for p in data_path("scenarios").glob("*.toml"))
 HOSTILE_TOML = ["-1", "0", "1e308", "nan", "inf", "-inf", "9223372036854775807", '"fast"',
-                "[]", "{}", "true", '"' + "x" * 400 + '"', "[1, [2, [3]]]", '"弹性"']
+                "[]", "{}", "true", '"' + "x" * 400 + '"', "[1, [2, [3]]]", '"弹性"',
+                "1_0", "+4", "0x10", "0o17", "0b101", "30_00", "+inf"]   # TOML's other numbers
 
 
 @FUZZ
