@@ -269,3 +269,31 @@ def test_doctor_progress_numbers(tmp_path_factory: pytest.TempPathFactory, n: in
     assert status == 2, err
     assert f"{path.name}" in err, err
     assert f"row {row + 1}" in err, err
+
+
+# ---------------------------------------------------------------- ranges between fields
+
+def test_a_p99_below_its_median_is_refused(tmp_path: Path) -> None:
+    """A latency's p99 is at least its median: a trace row or a scenario that says otherwise
+    is refused by field (it was read as no spread at all)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.trace.read import validate_trace
+
+    trace = tmp_path / "t"
+    shutil.copytree(data_path("traces", "slow-broker"), trace)
+    rows = pq.read_table(trace / "conditions.parquet").to_pylist()
+    rows[2]["median_ms"], rows[2]["p99_ms"] = 700.0, 70.0
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(trace / "conditions.parquet")),
+                   trace / "conditions.parquet")
+    with pytest.raises(TraceError) as info:
+        validate_trace(trace)
+    assert (info.value.row, info.value.field) == (3, "p99_ms")
+    text = data_path("scenarios", "slow-broker-fault-on.toml").read_text(encoding="utf-8")
+    assert "p99_ms" in text
+    import re
+
+    bad = re.sub(r"p99_ms = [0-9_.]+", "p99_ms = 1", text, count=1)
+    with pytest.raises(InputError, match="p99_ms"):
+        sim_scenario.loads(bad, "s.toml")

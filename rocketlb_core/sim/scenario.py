@@ -249,6 +249,10 @@ def loads(text: str, path: str) -> Scenario:
     for i, b in enumerate(r.array(cl, "brokers", "cluster", MAX_BROKERS)):
         w = f"cluster.brokers[{i}]"
         b = r.table(b, w, {"name"}, {"room", "median_ms", "p99_ms"})
+        if "median_ms" in b and "p99_ms" in b and r.num(b, "p99_ms", w, **lat) < \
+                r.num(b, "median_ms", w, **lat):
+            raise r.fail(f"{w}.p99_ms", f"{b['p99_ms']} is below median_ms {b['median_ms']} "
+                                        "(a p99 is at least the median)")
         brokers.append(BrokerSpec(r.text(b, "name", w), r.text(b, "room", w, "room-1"),
                                   r.num(b, "median_ms", w, 2.0, **lat),
                                   r.num(b, "p99_ms", w, 10.0, **lat)))
@@ -349,6 +353,9 @@ def loads(text: str, path: str) -> Scenario:
         for key in ("median_ms", "p99_ms"):
             if key in e:
                 r.num(e, key, w, **lat)
+        if "median_ms" in e and "p99_ms" in e and e["p99_ms"] < e["median_ms"]:
+            raise r.fail(f"{w}.p99_ms", f"{e['p99_ms']} is below median_ms {e['median_ms']} "
+                                        "(a p99 is at least the median)")
         if "interval_ms" in e:
             r.num(e, "interval_ms", w, integer=True, positive=True, maximum=MAX_DURATION_MS)
         if "duration_ms" in e:

@@ -226,7 +226,11 @@ def load_trace(folder: Path | str, *, sends: bool = True, plan: bool = True) -> 
         if kind == "latency":
             if conditions["median_ms"][i] is None:
                 raise TraceError(cpath, i + 1, "median_ms", "a latency row needs median_ms > 0")
-            pairs.add((conditions["median_ms"][i], conditions["p99_ms"][i] or 0.0))
+            p99 = conditions["p99_ms"][i]
+            if p99 is not None and p99 < conditions["median_ms"][i]:
+                raise TraceError(cpath, i + 1, "p99_ms", f"{p99:g} is below median_ms "
+                                 f"{conditions['median_ms'][i]:g} (a p99 is at least the median)")
+            pairs.add((conditions["median_ms"][i], p99 or 0.0))
             if len(pairs) > MAX_LATENCY_PAIRS:
                 raise TraceError(cpath, i + 1, "median_ms", f"more than {MAX_LATENCY_PAIRS} "
                                  "distinct (median_ms, p99_ms) pairs (data/README.md)")
