@@ -1,6 +1,8 @@
 """The Spark engine of the consumer replay (``rocketlb_core.replay.consumer_engines`` is the
-Python one): one task per strategy, identical summaries, the same rows in
-``assignments.parquet`` and ``lag.parquet`` (Spark's writer names its part files)."""
+Python one): each strategy one group of a ``groupBy("strategy").applyInPandas`` (Spark shuffles
+only the strategies' names, so adaptive execution coalesces the groups into one task, whatever the
+trace's size, and the strategies run one after another there), identical summaries, the same rows
+in ``assignments.parquet`` and ``lag.parquet`` (Spark's writer names its part files)."""
 
 from __future__ import annotations
 
@@ -54,8 +56,10 @@ WIDE = ("kind string, strategy string, change int, time_ms bigint, member string
 
 def _tables(trace: Any, group: str, strategies: list[str], tmp: Path, master: str | None,
             result: dict[str, Any]) -> None:
-    """One task per strategy computes everything once: a wide frame of summary, assignment and
-    lag rows (``kind`` tells which), cached, then split into the two files and the summaries."""
+    """Each strategy's group of the ``applyInPandas`` computes everything once (the groups share
+    the tasks Spark gives the shuffle: one, under adaptive execution): a wide frame of summary,
+    assignment and lag rows (``kind`` tells which), cached, then split into the two files and the
+    summaries."""
     import pandas as pd
     from pyspark.sql import functions as F
 
