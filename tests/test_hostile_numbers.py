@@ -297,3 +297,15 @@ def test_a_p99_below_its_median_is_refused(tmp_path: Path) -> None:
     bad = re.sub(r"p99_ms = [0-9_.]+", "p99_ms = 1", text, count=1)
     with pytest.raises(InputError, match="p99_ms"):
         sim_scenario.loads(bad, "s.toml")
+
+
+def test_a_producer_stopping_before_it_starts_is_refused() -> None:
+    text = data_path("scenarios", "steady-state.toml").read_text(encoding="utf-8")
+    assert "rate_per_s = 200\n" in text
+    ok = text.replace("rate_per_s = 200\n", "rate_per_s = 200\nstart_ms = 1000\nstop_ms = 5000\n",
+                      1)
+    assert sim_scenario.loads(ok, "s.toml").producers[0].stop_ms == 5000
+    bad = text.replace("rate_per_s = 200\n", "rate_per_s = 200\nstart_ms = 5000\nstop_ms = 1000\n",
+                       1)
+    with pytest.raises(InputError, match=r"stop_ms: 1000 is before start_ms 5000"):
+        sim_scenario.loads(bad, "s.toml")

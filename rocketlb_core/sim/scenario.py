@@ -287,6 +287,9 @@ def loads(text: str, path: str) -> Scenario:
             raise r.fail(f"{w}.fault_tolerance", "expected true or false")
         if p.get("client", "remoting") not in ("remoting", "grpc"):
             raise r.fail(f"{w}.client", "expected \"remoting\" or \"grpc\"")
+        start, stop = r.num(p, "start_ms", w, 0, **when), r.num(p, "stop_ms", w, None, **when)
+        if stop is not None and stop < start:
+            raise r.fail(f"{w}.stop_ms", f"{stop} is before start_ms {start}")
         producers.append(ProducerSpec(
             r.text(p, "name", w), p["topic"],
             r.num(p, "rate_per_s", w, positive=True, maximum=MAX_RATE_PER_S),
