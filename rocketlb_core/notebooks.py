@@ -24,6 +24,7 @@ import argparse
 import ast
 import builtins
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,69 @@ def tag_cells(nb: Any) -> bool:
     return changed
 
 
+REVIEWS = Path(__file__).resolve().parents[1] / "book" / "reviews"
+ERRATA = REVIEWS.parent / "errata.md"
+_REVIEW_TITLE = re.compile(r"^# Review of (?P<what>.+?)\s*$", re.MULTILINE)
+_ERRATA_HEAD = "## Errata"
+
+
+def review_errata(path: Path) -> tuple[str, list[str]]:
+    """The title (``chapter 2: ...``) and the errata lines (``- ...``) of one review file of
+    ``book/reviews/``: the list under its ``## Errata`` heading, up to the next heading.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> text = "# Review of chapter 2: X\\n## Errata\\n- a\\n  b\\n- c\\n## More\\n"
+    >>> _ = (d / "02-x.md").write_text(text)
+    >>> review_errata(d / "02-x.md")
+    ('chapter 2: X', ['a b', 'c'])
+    """
+    text = path.read_text(encoding="utf-8")
+    title = _REVIEW_TITLE.search(text)
+    if not title:
+        raise ValueError(f"{path}: no '# Review of ...' title on its first heading")
+    if _ERRATA_HEAD not in text:
+        raise ValueError(f"{path}: no '{_ERRATA_HEAD}' section")
+    body = text.split(_ERRATA_HEAD, 1)[1].split("\n#", 1)[0]
+    items: list[str] = []
+    for line in body.splitlines():
+        if line.startswith("- "):
+            items.append(line[2:].strip())
+        elif line.strip() and items:
+            items[-1] += " " + line.strip()
+    return title.group("what"), items
+
+
+def errata_page(reviews: Path = REVIEWS) -> str:
+    """``book/errata.md``, made from the reviews' errata: one section per review, in file order
+    (chapters first by number, then the pages), each correction one line."""
+    out = ["# What changed in this edition", "",
+           "Every chapter and page of this edition was read again by a reviewer who did not "
+           "write it, briefed to find what is wrong, misleading or imprecise. Each correction a "
+           "reader of the previous edition should know is listed here in one line, with its "
+           "evidence; the whole review of each chapter (what was checked, every finding, the "
+           "evidence) is in the repository under `book/reviews/`.", ""]
+    for path in sorted(reviews.glob("*.md")):
+        what, items = review_errata(path)
+        target = _review_target(path)
+        out += [f"## {what[:1].upper() + what[1:]}", ""]
+        if target:
+            out += [f"Read it: [{Path(target).stem}]({target}).", ""]
+        out += [f"- {item}" for item in items] or ["- Nothing needed correcting."]
+        out.append("")
+    return "\n".join(out)
+
+
+def _review_target(path: Path) -> str:
+    """The page a review file is about, as a link from ``book/`` (its name without ``.md``)."""
+    root = path.parents[2]
+    stem = path.stem
+    for cand in (root / "notebooks" / f"{stem}.ipynb", root / "book" / f"{stem}.md"):
+        if cand.exists():
+            return f"../notebooks/{cand.name}" if cand.suffix == ".ipynb" else cand.name
+    return ""
+
+
 def _has_widget_state(nb: object) -> bool:
     widgets = getattr(nb, "metadata", {}).get("widgets", {})
     state = widgets.get("application/vnd.jupyter.widget-state+json", {})
@@ -130,7 +194,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("notebooks", nargs="+", type=Path)
     tag = sub.add_parser("tag", help="only (re)tag the code cells, in place")
     tag.add_argument("notebooks", nargs="+", type=Path)
+    sub.add_parser("errata", help="write book/errata.md from the reviews in book/reviews/")
     args = parser.parse_args(argv)
+    if args.cmd == "errata":
+        tmp = ERRATA.with_suffix(".md.tmp")
+        tmp.write_text(errata_page(), encoding="utf-8")
+        os.replace(tmp, ERRATA)
+        print(f"wrote {ERRATA}", file=sys.stderr)
+        return 0
     if args.cmd == "tag":
         import nbformat
 
