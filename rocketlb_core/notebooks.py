@@ -165,7 +165,8 @@ def errata_page(reviews: Path = REVIEWS) -> str:
         target = _review_target(path)
         out += [f"## {what[:1].upper() + what[1:]}", ""]
         if target:
-            out += [f"Read it: [{Path(target).stem}]({target}).", ""]
+            kind = "chapter" if what.startswith("chapter") else "page"
+            out += [f"[Read the {kind}]({target}).", ""]
         out += [f"- {item}" for item in items] or ["- Nothing needed correcting."]
         out.append("")
     return "\n".join(out)
