@@ -45,6 +45,9 @@ import argparse
 import math
 import re
 from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 MAX_CHARS = 32
 """The longest number text read (a Java long is 20 characters with its sign; a double's
@@ -101,23 +104,22 @@ def int_option(lo: int, hi: int) -> Callable[[str], int]:
     ...
     argparse.ArgumentError: argument --seed: '1_0' is not an integer written in ASCII digits
     """
-    def read(text: str) -> int:
-        try:
-            return parse_int(text, lo, hi)
-        except NumberError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    read.__name__ = f"integer from {lo} to {hi}"
-    return read
+    return _option(parse_int, lo, hi, f"integer from {lo} to {hi}")
 
 
 def float_option(lo: float, hi: float) -> Callable[[str], float]:
     """An ``argparse`` ``type=`` for a finite number option in ``lo..hi``."""
-    def read(text: str) -> float:
+    return _option(parse_float, lo, hi, f"number from {lo:g} to {hi:g}")
+
+
+def _option(parse: Callable[[str, Any, Any], T], lo: Any, hi: Any, name: str
+            ) -> Callable[[str], T]:
+    def read(text: str) -> T:
         try:
-            return parse_float(text, lo, hi)
+            return parse(text, lo, hi)
         except NumberError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
-    read.__name__ = f"number from {lo:g} to {hi:g}"
+    read.__name__ = name              # argparse names the type in its own messages
     return read
 
 

@@ -107,9 +107,14 @@ def _kafka_partitioner(obj: dict[str, Any]) -> str | None:
     why = _int_in(obj.get("sticky_batch_size"), 1, INT32_MAX, "sticky_batch_size")
     if why:
         return why
+    return _steps(obj, "partitions", 1, MAX_VECTOR_PARTITIONS)
+
+
+def _steps(obj: dict[str, Any], key: str, lo: int, hi: int) -> str | None:
+    """The first step whose ``key`` is outside ``lo..hi``."""
     for i, step in enumerate(obj.get("steps") or ()):
-        if isinstance(step, dict) and "partitions" in step:
-            why = _int_in(step["partitions"], 1, MAX_VECTOR_PARTITIONS, f"steps[{i}].partitions")
+        if isinstance(step, dict) and key in step:
+            why = _int_in(step[key], lo, hi, f"steps[{i}].{key}")
             if why:
                 return why
     return None
@@ -124,11 +129,9 @@ def _grpc(obj: dict[str, Any]) -> str | None:
         why = _int_in(size, 1, INT32_MAX, f"sizes[{i}]")
         if why:
             return why
-    for i, step in enumerate(obj.get("steps") or ()):
-        if isinstance(step, dict) and "count" in step:
-            why = _int_in(step["count"], 0, MAX_VECTOR_ATTEMPTS, f"steps[{i}].count")
-            if why:
-                return why
+    why = _steps(obj, "count", 0, MAX_VECTOR_ATTEMPTS)
+    if why:
+        return why
     for i, row in enumerate(obj.get("queue_datas") or ()):
         if isinstance(row, list):
             for j, value in enumerate(row[1:-1], start=1):    # (broker, counts..., perm)
