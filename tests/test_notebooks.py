@@ -85,3 +85,17 @@ def test_every_diagram_cell_names_a_shipped_diagram() -> None:
                         name = node.args[0]
                         assert isinstance(name, ast.Constant)
                         assert diagram_source(name.value)
+
+
+CODE_COLUMN = 77
+"""Characters of code a chapter's page shows without sideways scrolling at 1280 px (the browser
+test ``test_blocks_fit_the_column_without_sideways_scrolling`` measures it; this is the fast
+check of the same rule, run before a book is built)."""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_code_fits_the_page_column(path: Path) -> None:
+    long = [(i, line) for i, c in enumerate(nbformat.read(path, as_version=4).cells)
+            if c.cell_type == "code" for line in c.source.splitlines()
+            if len(line) > CODE_COLUMN]
+    assert not long, f"{path.name}: lines over {CODE_COLUMN} characters (cell, line): {long}"
