@@ -26,7 +26,8 @@ Two models are checked, each against what the recording determines:
   new start (before it, or between two of its attempts: the access that finds the view old
   still uses it) is ``reload`` when a reload could have happened by then (at least
   ``REFRESH_MS`` after the earliest moment the previous one could have happened, the first
-  load no earlier than the client's start), else ``unexplained``. The
+  load no earlier than the first start of any gRPC client of the recording: the cache is the
+  topic's, a consumer may fill it first), else ``unexplained``. The
   first send's start is ``inferred``. A failed attempt whose message was never stored leaves no
   trace of its queue: the model's queue for it is not checked, only counted. A failed attempt
   to a paused broker is stored when it resumes (its request waits in the socket), so most failed
@@ -404,6 +405,22 @@ def _outcomes(sends: list[SendVerdict], spans: dict[str, list[tuple[int, int]]],
                 a.outcome = "busy" if a.busy else "fail_unexplained"
 
 
+def _first_client_start(rec: Path, meta: dict[str, Any], producer_ms: int | None) -> int | None:
+    """The earliest moment the Proxy can have loaded the topic's route: the first start of any
+    gRPC client of the recording (the Proxy's route cache is one per topic, shared by the
+    producer and the consumers: a consumer that reached it first loaded it, and its 20 s
+    refresh counts from then). ``None`` when a client's start is not in its log."""
+    starts = [producer_ms]
+    for k in meta.get("consumers", []):
+        if k.get("client") != "grpc":
+            continue
+        path = rec / "logs" / k["name"] / "rocketmq-client.log.gz"
+        if not path.is_file():
+            return None
+        starts.append(read_grpc_client_log(path, meta["topic"]).started_ms)
+    return None if any(t is None for t in starts) else min(t for t in starts if t is not None)
+
+
 def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, Any]:
     """Check one gRPC producer of ``recording`` (see the module docstring)."""
     rec = Path(recording)
@@ -436,7 +453,8 @@ def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, A
     _client_check(sends, log, topic, max_attempts)
     queues = proxy_write_queues((q["broker_name"], q["write_queue_nums"], q["perm"])
                                 for q in meta["route"])
-    proxy_info = _proxy_check(sends, queues, offsets_ok, log.started_ms)
+    first_client = _first_client_start(rec, meta, log.started_ms)
+    proxy_info = _proxy_check(sends, queues, offsets_ok, first_client)
     _outcomes(sends, _paused_spans(meta), _paused_spans(meta, certain=True))
 
     client = Counter(s.client for s in sends)
