@@ -53,5 +53,14 @@ the routes that much later (spec 1.3)."""
 CHANNEL_EXPIRY_MS = 120_000
 """A broker drops a client channel idle for this long: a crashed consumer stays in its group's
 view that long (spec 3.4)."""
+IDLE_CLOSE_MS = 120_000
+"""``serverChannelMaxIdleTimeSeconds``: a broker's and a name server's Netty pipeline holds an
+``IdleStateHandler(0, 0, 120)``, which closes a connection with no traffic either way for this
+long; the close runs ``doChannelCloseEvent`` (broker: the group is notified) or
+``onChannelDestroy`` (name server: the broker leaves the routes). rocketmq-remoting 4.9.7
+``NettyRemotingServer``, 5.3.3 the same (issue 45)."""
+PULL_SUSPEND_MS = 15_000
+"""``brokerSuspendMaxTimeMillis``: a push consumer's pull finding nothing new is held by the
+broker this long, answered at once when a message arrives (long polling)."""
 CHANNEL_SCAN_MS = 10_000
 """How often a broker scans for idle channels."""

@@ -68,7 +68,6 @@ from rocketlb_core.producer import (
 )
 from rocketlb_core.producer.tables import SYSTEM_ERROR
 from rocketlb_core.sim.events import (
-    CONSUME_MAX_SPAN,
     PULL_TICK_MS,
     Heartbeat,
     LifeTimer,
@@ -241,10 +240,15 @@ class Consumer:
         self._route_of: TopicRoute | None = None       # the route of the next two
         self._subscribed: frozenset[MessageQueue] = frozenset()   # its queues
         self._view: list[MessageQueue] = []            # sorted (rebalance_view's queue half)
+        # for the brokers' idle close: its last request to each broker (heartbeat, member
+        # list, commit; pulls are counted when it goes quiet), and where it went quiet when
+        self.sent_at: dict[str, int] = {}
+        self.quiet_since: dict[str, int] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, env: Environment) -> None:
         self.alive = True
+        self.quiet_since = {}                          # a new process: new connections
         self.incarnation += 1
         self.table, self.offsets, self.slow, self.slow_next = {}, {}, {}, None
         env.log("consumer_start", self.name, client_id=self.client_id)
@@ -258,9 +262,12 @@ class Consumer:
 
     def crash(self, env: Environment, mode: str = "host") -> None:
         """Die without unregistering or committing. ``host``: the host vanishes (power loss, a
-        frozen VM): the brokers find out when the channel expires (120 s). ``process``: the
-        process is killed on a live host (``kill -9``): its connections close, and every broker
-        it could reach drops it at once and notifies the group."""
+        frozen VM): each broker drops it about 120 s later, by its idle close (notifying) or
+        its scan (not), whichever comes first (``sim.cluster``). ``process``: the process is
+        killed on a live host (``kill -9``): its connections close, and every broker it could
+        reach drops it at once and notifies the group."""
+        if mode != "process":
+            self.went_quiet(env, self.known_brokers())
         self.alive = False
         if mode == "process":
             env.log("consumer_crash", self.name, mode=mode)
@@ -273,6 +280,29 @@ class Consumer:
         else:
             env.log("consumer_crash", self.name)
         self.world.ownership_changed(env)
+
+    def went_quiet(self, env: Environment, brokers: list[str]) -> None:
+        """It stops talking to ``brokers`` now (its host vanished, a partition): its last
+        request to each is its last pull there (now) if it owned queues there, else its last
+        heartbeat, member-list query or commit; the broker holds its pending pulls."""
+        pulls: dict[str, dict[MessageQueue, int]] = {}
+        for mq, pq in self.table.items():
+            if not pq.dropped:
+                pulls.setdefault(mq.broker_name, {})[mq] = self.offsets.get(mq, 0)
+        for broker in brokers:
+            held = pulls.get(broker, {})
+            last = env.now if held else self.sent_at.get(broker)
+            if last is None:
+                continue                            # never reached it: no channel there
+            self.quiet_since[broker] = last
+            self.world.broker_entity(broker).went_quiet(env, self.g.name, self.name, last,
+                                                        held)
+
+    def last_request(self, broker: str) -> int | None:
+        """``Services.last_request``: ``None`` while it talks to ``broker``."""
+        if self.alive and self.world.network.reachable(self.name, broker):
+            return None
+        return self.quiet_since.get(broker, self.sent_at.get(broker, 0))
 
     def shutdown(self, env: Environment) -> None:
         self.persist(env)
@@ -327,6 +357,7 @@ class Consumer:
     def heartbeat(self, env: Environment) -> None:
         for broker in self.known_brokers():
             if self.world.network.reachable(self.name, broker):
+                self.sent_at[broker] = env.now
                 self.world.broker_entity(broker).heartbeat(env, self.g.name, self.name,
                                                              self.client_id)
             elif self.world.network.waits(self.name, broker):     # read at the resume
@@ -366,6 +397,7 @@ class Consumer:
             if not self.world.network.reachable(self.name, broker):
                 env.log("rebalance_skipped", self.name, reason=f"{broker} unreachable")
                 return
+            self.sent_at[broker] = env.now              # findConsumerIdList
             cid_all = self.world.brokers[broker].consumer_ids(self.g.name)
             if not cid_all or not mq_set:
                 return
@@ -432,6 +464,7 @@ class Consumer:
         offset = self.consumed(mq)
         if offset is not None and self.g.model == "CLUSTERING" and \
                 self.world.network.reachable(self.name, mq.broker_name):
+            self.sent_at[mq.broker_name] = self.env.now
             self.world.brokers[mq.broker_name].offsets[(self.g.name, mq.topic, mq.queue_id)] = \
                 offset
 
@@ -452,9 +485,13 @@ class Consumer:
     def pull(self, env: Environment) -> None:
         """Pull and consume, within the consumer's capacity, from every owned queue. Each pull
         carries the queue's consumed offset, which the (master) broker stores as it serves it
-        (``commitOffset``; clustering only, and only a value > 0); a queue whose slow message
-        lies more than ``consumeConcurrentlyMaxSpan`` (2000) offsets behind is not pulled
-        (flow control: no request, so no commit either)."""
+        (``commitOffset``; clustering only, and only a value > 0). A slow message in flight holds
+        that offset back but never stops the queue's pulls: span flow control compares
+        ``consumeConcurrentlyMaxSpan`` (2000) with the span of the messages *still held*
+        (``ProcessQueue.getMaxSpan()``), and here a pulled range is consumed at once, so the
+        slow message is all a process queue holds and the span stays under it (upstream puts
+        a pull off 50 ms while it is over, rocketmq-client 4.9.8
+        ``DefaultMQPushConsumerImpl.pullMessage``; issue 45)."""
         budget = int(self.g.consume_rate_per_s * PULL_TICK_MS / 1000)
         if self._order_of is not self.table:        # a rebalance or a start made a new table
             self._order_of = self.table
@@ -484,10 +521,7 @@ class Consumer:
                 slow = slows.get(mq)
                 if slow is not None:
                     if slow[1] > env.now:
-                        consumed = slow[0]
-                        if start - consumed > CONSUME_MAX_SPAN:
-                            continue                # flow control: the span is too long
-                        limit = min(limit, consumed + CONSUME_MAX_SPAN + 1)
+                        consumed = slow[0]          # held back; the pulls go on (no cap)
                     else:
                         del slows[mq]
             if commits and consumed > 0:

@@ -2,9 +2,15 @@
 
 Brokers keep topics, stored messages (per queue, its next offset), the consumer table keyed by
 channel (one per client process: two processes with one client id appear twice), committed
-offsets, and send ``NOTIFY_CONSUMER_IDS_CHANGED`` when a channel joins or leaves cleanly. A scan
-every 10 s drops channels silent for 120 s, without notifying. Name servers take registrations
-every 30 s and drop a broker silent for 120 s (or at once when its connection resets).
+offsets, and send ``NOTIFY_CONSUMER_IDS_CHANGED`` when a channel joins or leaves cleanly. A client
+that goes quiet (its host vanished, or a partition cut it) is dropped by whichever comes first:
+the **idle close** (Netty's ``IdleStateHandler(0, 0, 120)``: 120 s after the channel's last
+traffic either way, its last request or the broker's last answer, notifying the group) or the
+**scan** (every 10 s, channels whose last heartbeat is over 120 s old, without notifying; issue
+45, spec 3.4). A broker holds a quiet client's pulls until a message arrives on their queue or
+for 15 s, and its answers are traffic. Name servers take registrations every 30 s and drop a
+silent broker by their own idle close, 120 s after its last registration (their 10 s scan comes
+no sooner), or at once when its connection resets.
 """
 
 from __future__ import annotations
@@ -16,11 +22,22 @@ from rocketlb_core.conditions import (
     BROKER_EXPIRY_MS,
     CHANNEL_EXPIRY_MS,
     CHANNEL_SCAN_MS,
+    IDLE_CLOSE_MS,
+    PULL_SUSPEND_MS,
     REGISTER_PERIOD_MS,
     latency_ms,
 )
-from rocketlb_core.model import BrokerData, QueueData, TopicRoute
-from rocketlb_core.sim.events import BrokerRegister, BrokerScan, ChannelScan, Notify
+from rocketlb_core.model import BrokerData, MessageQueue, QueueData, TopicRoute
+from rocketlb_core.sim.events import (
+    PULL_TICK_MS,
+    BrokerIdle,
+    BrokerRegister,
+    BrokerScan,
+    ChannelScan,
+    HeldPulls,
+    IdleCheck,
+    Notify,
+)
 from rocketlb_core.sim.kernel import Environment, Event
 
 if TYPE_CHECKING:
@@ -55,7 +72,8 @@ class Network:
 @dataclass
 class Channel:
     client_id: str
-    last_update_ms: int
+    last_update_ms: int          # its last heartbeat (what the scan reads)
+    last_write_ms: int = 0       # the broker's last write on it: an answer, a notification
 
 
 @dataclass
@@ -107,6 +125,8 @@ class BrokerEntity:
     def __init__(self, broker: Broker, world: Services) -> None:
         self.b = broker
         self.world = world
+        # pulls held for quiet clients: channel -> (since, queue -> the offset asked for)
+        self.held: dict[str, tuple[int, dict[MessageQueue, int]]] = {}
 
     def start(self, env: Environment, keep_consumers: bool = False) -> None:
         self.b.alive = True
@@ -118,6 +138,9 @@ class BrokerEntity:
 
     def handle(self, env: Environment, event: Event) -> None:
         if not self.b.alive:
+            until = self.world.network.paused_until.get(self.b.name)
+            if until is not None and isinstance(event, (IdleCheck, HeldPulls)):
+                env.schedule_at(until, event)      # a paused process runs them at the resume
             return
         if isinstance(event, BrokerRegister):
             self.world.register_broker(env, self.b)
@@ -127,8 +150,71 @@ class BrokerEntity:
                 for ch_name in [n for n, ch in channels.items()
                                 if env.now - ch.last_update_ms > CHANNEL_EXPIRY_MS]:
                     del channels[ch_name]
-                    env.log("channel_expired", self.b.name, group=group, channel=ch_name)
+                    env.log("channel_expired", self.b.name, group=group, channel=ch_name,
+                            by="scan")
             env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
+        elif isinstance(event, HeldPulls):
+            if event.channel in self.held:
+                self.answer_held(env, event.channel)
+        elif isinstance(event, IdleCheck):
+            self.idle_check(env, event)
+
+    def went_quiet(self, env: Environment, group: str, channel: str, last_ms: int,
+                   pulls: dict[MessageQueue, int]) -> None:
+        """A client sent its last request here at ``last_ms`` (its host vanished, or a
+        partition cut it), while this broker held its ``pulls`` (queue -> the offset each
+        asked for): answer them as they come due and close the channel when idle."""
+        if channel not in self.b.consumers.get(group, {}):
+            return
+        if pulls:
+            self.held[channel] = (env.now, dict(pulls))
+            self.answer_held(env, channel)
+        env.schedule_at(last_ms + IDLE_CLOSE_MS, IdleCheck(self.b.name, group, channel))
+
+    def answer_held(self, env: Environment, channel: str) -> None:
+        """Answer the held pulls whose queue has a new message (long polling; checked every
+        pull tick), and all of them at the suspend timeout: each answer is a write."""
+        since, pulls = self.held[channel]
+        self.world.settle_stores(list(pulls))
+        timeout = env.now - since >= PULL_SUSPEND_MS
+        answered = [mq for mq, asked in pulls.items()
+                    if timeout or self.b.max_offset(mq.topic, mq.queue_id) > asked]
+        for mq in answered:
+            del pulls[mq]
+        if answered:
+            self.wrote(channel, env.now)
+        if pulls:
+            env.schedule(min(PULL_TICK_MS, since + PULL_SUSPEND_MS - env.now),
+                         HeldPulls(self.b.name, channel))
+        else:
+            del self.held[channel]
+
+    def wrote(self, channel: str, at_ms: int) -> None:
+        """The broker wrote on ``channel`` (a write counts as traffic for the idle close)."""
+        for channels in self.b.consumers.values():
+            ch = channels.get(channel)
+            if ch is not None:
+                ch.last_write_ms = max(ch.last_write_ms, at_ms)
+
+    def idle_check(self, env: Environment, e: IdleCheck) -> None:
+        """``IdleStateHandler`` (``ALL_IDLE``, 120 s) for a quiet client's channel: closed,
+        and the group notified (``onChannelIdle`` -> ``doChannelCloseEvent``), once neither
+        side has written for 120 s; a channel the scan dropped first is gone already."""
+        ch = self.b.consumers.get(e.group, {}).get(e.channel)
+        if ch is None:
+            return
+        last = self.world.last_request(e.channel, self.b.name)
+        if last is None:
+            return                                  # it talks to this broker again
+        idle_at = max(last, ch.last_update_ms, ch.last_write_ms) + IDLE_CLOSE_MS
+        if idle_at > env.now:
+            env.schedule_at(idle_at, e)
+            return
+        del self.b.consumers[e.group][e.channel]
+        self.held.pop(e.channel, None)
+        env.log("channel_expired", self.b.name, group=e.group, channel=e.channel,
+                by="idle close")
+        self.notify(env, e.group)
 
     def resume(self, env: Environment) -> None:
         """SIGCONT after a pause: the process kept its memory, so its consumer table is the
@@ -149,7 +235,7 @@ class BrokerEntity:
     def heartbeat(self, env: Environment, group: str, channel: str, client_id: str) -> None:
         channels = self.b.consumers.setdefault(group, {})
         known = channels.get(channel)
-        channels[channel] = Channel(client_id, env.now)
+        channels[channel] = Channel(client_id, env.now, env.now)
         if known is None:
             env.log("consumer_registered", self.b.name, group=group, channel=channel,
                     client_id=client_id)
@@ -169,7 +255,10 @@ class BrokerEntity:
             self.notify(env, group)
 
     def notify(self, env: Environment, group: str) -> None:
-        for channel in self.b.consumers.get(group, {}):
+        """Write ``NOTIFY_CONSUMER_IDS_CHANGED`` on every channel of ``group`` (a write, for
+        the idle close, whether or not it arrives); the reachable ones get it 1 ms later."""
+        for channel, ch in self.b.consumers.get(group, {}).items():
+            ch.last_write_ms = env.now
             if self.world.network.reachable(channel, self.b.name):
                 env.schedule(1, Notify(channel, group))
 
@@ -179,6 +268,20 @@ class NameServer:
     name: str
     alive: bool = True
     brokers: dict[str, tuple[int, Broker]] = field(default_factory=dict)  # -> (last reg, broker)
+    sessions: dict[str, int] = field(default_factory=dict)    # -> its connection's first reg
+
+    def register(self, env: Environment, broker: Broker) -> None:
+        """A registration (every 30 s); a broker new to it starts the connection's idle
+        clock (``BrokerIdle``)."""
+        if broker.name not in self.brokers:
+            self.sessions[broker.name] = env.now
+            env.schedule(IDLE_CLOSE_MS, BrokerIdle(self.name, broker.name, env.now))
+        self.brokers[broker.name] = (env.now, broker)
+
+    def forget(self) -> None:
+        """A restarted name server starts empty."""
+        self.brokers.clear()
+        self.sessions.clear()
 
 
 class NameServerEntity:
@@ -193,8 +296,21 @@ class NameServerEntity:
                 for name in [n for n, (t, _) in self.ns.brokers.items()
                              if env.now - t > BROKER_EXPIRY_MS]:
                     del self.ns.brokers[name]
-                    env.log("broker_expired", self.ns.name, broker=name)
+                    self.ns.sessions.pop(name, None)
+                    env.log("broker_expired", self.ns.name, broker=name, by="scan")
             env.schedule(self.scan_ms, BrokerScan(self.ns.name))
+        elif isinstance(event, BrokerIdle):
+            entry = self.ns.brokers.get(event.broker)
+            if not self.ns.alive or entry is None or \
+                    self.ns.sessions.get(event.broker) != event.since:
+                return                              # a connection already closed
+            idle_at = entry[0] + IDLE_CLOSE_MS
+            if idle_at > env.now:
+                env.schedule_at(idle_at, event)
+                return
+            del self.ns.brokers[event.broker]
+            del self.ns.sessions[event.broker]
+            env.log("broker_expired", self.ns.name, broker=event.broker, by="idle close")
 
     def route(self, topic: str) -> TopicRoute | None:
         entries = [(b, b.topics[topic]) for _, b in self.ns.brokers.values() if topic in b.topics]

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 PULL_TICK_MS = 500
 """A consumer pulls from the queues it owns this often."""
 CONSUME_MAX_SPAN = 2000
-"""``consumeConcurrentlyMaxSpan``: a concurrent push consumer stops pulling a queue whose
-process queue spans more offsets than this (a slow message at its head holds it)."""
+"""``consumeConcurrentlyMaxSpan``: a concurrent push consumer puts a pull off 50 ms while the
+messages still in its process queue span more offsets than this (``getMaxSpan()``, last key less
+first; consumed ones leave it). The simulator consumes a pulled range at once, so a slow message
+alone never brings its queue there: its pulls go on, its committed offset stays behind."""
 LAG_SAMPLE_MS = 5_000
 """The world journals every group's lag per queue this often."""
 
@@ -98,6 +100,32 @@ class ChannelScan(Event):
 @dataclass(frozen=True, slots=True)
 class BrokerScan(Event):
     """A name server drops brokers it has not heard from for too long."""
+
+
+@dataclass(frozen=True, slots=True)
+class IdleCheck(Event):
+    """A broker's Netty ``IdleStateHandler`` for a client's channel that went quiet (its host
+    vanished, or a partition cut it): closes it 120 s after its last traffic either way."""
+
+    group: str
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeldPulls(Event):
+    """A broker answers the pulls it holds for a client that went quiet: on a message's
+    arrival, or at the 15 s suspend timeout (each answer is a write on the channel)."""
+
+    channel: str
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerIdle(Event):
+    """A name server's ``IdleStateHandler`` for a broker's connection (registrations every
+    30 s): closes it, and drops the broker, 120 s after the last one."""
+
+    broker: str
+    since: int
 
 
 # ------------------------------------------------------------------ the scenario

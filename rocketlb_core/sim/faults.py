@@ -43,6 +43,7 @@ def _broker_crash(w: World, env: Environment, a: Args) -> None:
     if a.get("mode", "clean") == "clean":          # connections reset: known at once
         for ns in w.name_servers:
             ns.brokers.pop(b.name, None)
+            ns.sessions.pop(b.name, None)
     w.ownership_changed(env)
 
 
@@ -74,6 +75,9 @@ def _broker_latency(w: World, env: Environment, a: Args) -> None:
 
 def _partition(w: World, env: Environment, a: Args) -> None:
     w.network.partitions.add((a["client"], a["broker"]))
+    consumer = w.consumer_named(a["client"])
+    if consumer is not None and consumer.alive:
+        consumer.went_quiet(env, [a["broker"]])     # its channel there idles from now
 
 
 def _heal(w: World, env: Environment, a: Args) -> None:
@@ -101,7 +105,7 @@ def _nameserver(up: bool) -> Callable[[World, Environment, Args], None]:
         server = next(n for n in w.name_servers if n.name == a["nameserver"])
         server.alive = up
         if not up:
-            server.brokers.clear()              # a restarted name server starts empty
+            server.forget()                     # a restarted name server starts empty
     return apply
 
 

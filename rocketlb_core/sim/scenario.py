@@ -19,6 +19,7 @@ from typing import Any
 from rocketlb_core.conditions import (
     CHANNEL_SCAN_MS,
     HEARTBEAT_MS,
+    IDLE_CLOSE_MS,
     PERSIST_OFFSET_MS,
     REBALANCE_WAIT_MS,
     REGISTER_PERIOD_MS,
@@ -432,7 +433,8 @@ def timer_firings(sc: Scenario) -> dict[str, int]:
                      + life // HEARTBEAT_MS + life // ROUTE_POLL_MS + 5)
             consumers += fired * (1 + queues[g.topic])
     servers = len(sc.brokers) * (end // REGISTER_PERIOD_MS + end // CHANNEL_SCAN_MS) + \
-        sc.name_servers * (end // sc.line.rules.broker_scan_ms)
+        sc.name_servers * (end // sc.line.rules.broker_scan_ms) + \
+        sc.name_servers * len(sc.brokers) * (end // IDLE_CLOSE_MS + 1)   # idle clocks
     lag = (end // LAG_SAMPLE_MS) * (1 + sum(queues[g.topic] for g in sc.groups
                                      if g.model == "CLUSTERING"))
     return {"ticks": ticks, "producers": polls, "consumers": consumers, "servers": servers,

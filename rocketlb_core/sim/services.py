@@ -73,5 +73,9 @@ class Services(Protocol):
     def register_broker(self, env: Environment, broker: Broker) -> None:
         """A broker registers with every name server that is up."""
 
+    def last_request(self, client: str, broker: str) -> int | None:
+        """When ``client`` last sent ``broker`` anything, if it has gone quiet there (its
+        host vanished, a partition); ``None`` while it still talks to it."""
+
     def ownership_changed(self, env: Environment) -> None:
         """Queue ownership may have changed: the world re-reads it (for the summary)."""

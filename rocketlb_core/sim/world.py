@@ -109,7 +109,15 @@ class World:
     def register_broker(self, env: Environment, broker: Broker) -> None:
         for ns in self.name_servers:
             if ns.alive:
-                ns.brokers[broker.name] = (env.now, broker)
+                ns.register(env, broker)
+
+    def last_request(self, client: str, broker: str) -> int | None:
+        consumer = self.consumer_named(client)
+        return None if consumer is None else consumer.last_request(broker)
+
+    def consumer_named(self, name: str) -> Consumer | None:
+        """The consumer called ``name`` (``None``: a producer, or nobody)."""
+        return next((c for cs in self.consumers.values() for c in cs if c.name == name), None)
 
     def query_route(self, client: str, topic: str, rng: random.Random) -> TopicRoute | None:
         alive = [ns for ns in self.name_servers if ns.alive]
