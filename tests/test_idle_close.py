@@ -11,6 +11,7 @@ way, 120 s after its last registration."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from rocketlb_core import data_path
 from rocketlb_core.conditions import CHANNEL_SCAN_MS, IDLE_CLOSE_MS, PULL_SUSPEND_MS
@@ -21,7 +22,7 @@ from rocketlb_core.sim.world import run_scenario
 CRASH = data_path("scenarios", "crash-without-unregister.toml")
 
 
-def _drops(journal: list, channel: str) -> list[tuple[int, str, str]]:
+def _drops(journal: list[Any], channel: str) -> list[tuple[int, str, str]]:
     return [(r.time_ms, r.entity, r.fields.get("by", "closed")) for r in journal
             if r.kind in ("channel_expired", "channel_closed") and r.fields["channel"] == channel]
 
