@@ -33,7 +33,12 @@ from rocketlb_core.kafka.assignors import (
     round_robin_assign,
     uniform_assign,
 )
-from rocketlb_core.kafka.conformance import case_inputs, case_jvm, run_assignor_case
+from rocketlb_core.kafka.conformance import (
+    case_inputs,
+    case_jvm,
+    run_assignor_case,
+    run_uniform_case,
+)
 from rocketlb_core.kafka.group import SESSION_TIMEOUT_MS, KafkaChange, member_timeline
 from rocketlb_core.kafka.partitioner import BuiltInPartitioner, murmur2, partition_for_key
 from rocketlb_core.kafka.vectors import FILES
@@ -491,7 +496,7 @@ def test_issue_33_the_uniform_assignor_answers_by_the_jvm(version: str) -> None:
 
 @pytest.mark.parametrize("name", [f.name for f in FILES
                                   if f.assignor == "uniform"
-                                  and f.family not in ("unequal", "vanish")])
+                                  and f.family not in ("unequal", "vanish", "empty")])
 def test_the_uniform_vectors_fail_on_the_other_jvm(name: str) -> None:
     """Each homogeneous uniform file, checked as if made on the other JVM, fails (the
     ``uniform-jvm`` files on most cases, the random ones on about one in 150; the ``vanish``
@@ -738,3 +743,30 @@ def test_every_vector_case_carries_the_schemas_fields() -> None:
             if spec.family != "racks":     # one replica a partition, on a broker with no rack
                 assert all(rs == [[None]] * len(rs) for rs in obj["racks"].values()), obj["id"]
                 assert all(m["rack"] is None for m in obj["members"]), obj["id"]
+
+
+@pytest.mark.parametrize("name", [f.name for f in FILES if f.family == "empty"])
+def test_an_empty_group_assignment_is_what_kafka_returns(name: str) -> None:
+    """Issue 48: members that subscribe to nothing (some holding partitions from a first
+    rebalance). Kafka's ``UniformAssignor`` returns a ``GroupAssignment`` without members,
+    ``{}``; its server-side ``RangeAssignor`` returns every member with nothing. The port
+    answers each as the real classes do, and the comparison tells "absent" from "present with
+    nothing": the same cases expecting the other form fail, every one."""
+    cases = [json.loads(line) for line in read_cases(VECTORS / name)]
+    assert cases
+    assert any(m["owned"] for c in cases for m in c["members"])    # revoked, not just empty
+    everyone = [{m["id"]: [] for m in c["members"]} for c in cases]
+    uniform = "server-range" not in name
+    if uniform:
+        assert all(c["expected"] == {} for c in cases)
+    else:
+        assert [c["expected"] for c in cases] == everyone
+    assignor = "server-range" if not uniform else "uniform@4.0" if "4.0.0" in name else "uniform"
+    report = Report(name, "kafka-assignor")
+    for c in cases:
+        run_uniform_case(c, report, assignor)
+    assert report.failed == 0
+    other = Report(name, "kafka-assignor")
+    for c, every in zip(cases, everyone, strict=True):
+        run_uniform_case({**c, "expected": every if uniform else {}}, other, assignor)
+    assert other.failed == len(cases)

@@ -100,6 +100,12 @@ them in the target assignment, keyed by id; ``uniform_assign(vanished=...)``); t
 resolves subscriptions through the metadata, so they leave every subscription, except in one case
 in ten where a member still subscribes to one (Kafka throws ``PartitionAssignorException``).
 
+``*-empty``: the server-side assignors when every member, holding partitions from a first
+rebalance or not, now subscribes to nothing (issue 48): Kafka answers a ``GroupAssignment``
+without members (``{}``), not every member with nothing; the conformance compares exactly, so a
+member absent from ``expected`` must be absent from the port's answer and one there with ``[]``
+must be there.
+
 ``partitioner-metadata``: the partitioner's scenarios with metadata that changes (issue 33):
 ``{"op": "metadata", "available": [...]}`` steps hand it a new ``Cluster``, whose length is the
 topic's new partition count (it grows) and whose entries say which partitions have a leader;
@@ -201,6 +207,9 @@ FILES = (VectorFile("range", "4.3.1", ("3.9.1",), 3500),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "vanish", jvm=25),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static"),
          VectorFile("server-range", "4.3.1", ("4.0.0",), 500, "static", jvm=25),
+         VectorFile("uniform", "4.3.1", ("4.1.0",), 100, "empty"),
+         VectorFile("uniform", "4.0.0", (), 100, "empty"),
+         VectorFile("server-range", "4.3.1", ("4.0.0",), 100, "empty"),
          VectorFile("range", "4.3.1", ("3.9.1",), 300, "collide"),
          VectorFile("range", "3.4.0", (), 300, "collide"),
          VectorFile("roundrobin", "4.3.1", ("3.9.1", "3.4.0"), 150, "collide"),

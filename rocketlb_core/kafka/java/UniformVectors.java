@@ -57,13 +57,19 @@ public final class UniformVectors {
         boolean unequal = args.length > 4 && args[4].equals("unequal");
         boolean jvm = args.length > 4 && args[4].equals("jvm");
         boolean vanish = args.length > 4 && args[4].equals("vanish");
+        boolean empty = args.length > 4 && args[4].equals("empty");
         STATIC = args.length > 4 && args[4].equals("static");
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         Random rnd = new Random(seed);
         for (int c = 0; c < cases; c++) {
             String id = String.format(unequal ? "%s-unequal-%06d" : jvm ? "%s-jvm-%06d"
-                                      : STATIC ? "%s-static-%06d" : vanish ? "%s-vanish-%06d" : "%s-%06d",
+                                      : STATIC ? "%s-static-%06d" : vanish ? "%s-vanish-%06d"
+                                      : empty ? "%s-empty-%06d" : "%s-%06d",
                 assignor.equals("range") ? "server-range" : assignor, c);
+            if (empty) {
+                out.println(emptyCase(assignor, id, version, rnd));
+                continue;
+            }
             if (vanish) {
                 out.println(vanishCase(assignor, id, version, rnd));
                 continue;
@@ -144,6 +150,31 @@ public final class UniformVectors {
                                members, m -> topicSet, false, history ? a1 : null);
     }
 
+    // "empty": a group whose members held partitions after a first rebalance and now subscribe to
+    // nothing (issue 48): the assignor has members but nothing to assign, and Kafka's answer is a
+    // GroupAssignment without members, not every member with nothing.
+    static String emptyCase(String assignorName, String id, String version, Random rnd) {
+        int nTopics = 1 + rnd.nextInt(3);
+        List<String> names = new ArrayList<>();
+        Map<String, Uuid> ids = new HashMap<>();
+        Map<Uuid, Integer> counts = new HashMap<>();
+        SubscribedTopicDescriber describer = topics(rnd, nTopics, names, ids, counts);
+        int n = 1 + rnd.nextInt(8);
+        List<String> members = new ArrayList<>();
+        while (members.size() < n) {
+            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
+            if (!members.contains(m)) members.add(m);
+        }
+        Set<Uuid> topicSet = new HashSet<>();
+        for (String t : names) topicSet.add(ids.get(t));
+        Spec g1 = new Spec();
+        for (String m : members) g1.subs.put(m, topicSet);
+        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        Set<Uuid> none = Collections.emptySet();
+        return secondRebalance(assignorName, id, version, rnd, describer, names, ids, counts, names, null,
+                               members, m -> none, true, rnd.nextBoolean() ? a1 : null);
+    }
+
     // The second rebalance: each member (in `members` order, put into the coordinator's map) with
     // its subscribed topic ids (`subsOf`, recorded as "topics" when `withTopics`), its first-round
     // assignment handed over (from `a1`, null: none) and, for a static family, its instance id;
@@ -194,7 +225,10 @@ public final class UniformVectors {
         return owned.append(']').toString();
     }
 
-    // Each member's partitions per topic, sorted, or the exception the assignor threw.
+    // Each member of the GroupAssignment (in the group's order) with its partitions per topic,
+    // sorted, or the exception the assignor threw. A member the assignment leaves out is left
+    // out here too (Kafka's empty GroupAssignment when nothing is assigned), so "absent" and
+    // "present with nothing" ([]) stay apart.
     static String expected(String assignorName, Spec g2, SubscribedTopicDescriber describer, List<String> members,
                            List<String> names, Map<String, Uuid> ids) {
         StringBuilder expected = new StringBuilder("{");
@@ -202,6 +236,7 @@ public final class UniformVectors {
             Map<String, MemberAssignment> a2 = assignor(assignorName).assign(g2, describer).members();
             boolean f = true;
             for (String m : members) {
+                if (!a2.containsKey(m)) continue;
                 if (!f) expected.append(',');
                 f = false;
                 expected.append('"').append(m).append("\":[");
