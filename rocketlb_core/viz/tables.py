@@ -242,14 +242,25 @@ def rebalance_step_frame(step: RebalanceStep) -> pd.DataFrame:
     return pd.DataFrame({"queues": rows})
 
 
-def crash_timing_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """``rocketlb_core.sim.experiments.crash_timing`` in long form, for a line chart: per crash
-    phase, seconds until the brokers dropped the consumer and until its queues had an owner."""
+def crash_timing_frame(rows: Sequence[Mapping[str, Any]], path: bool = False) -> pd.DataFrame:
+    """``rocketlb_core.sim.experiments.crash_timing`` in long form, for a chart: per crash
+    phase, seconds until the brokers dropped the consumer and until its queues had an owner.
+    ``path``: a ``dropped by`` column too, the row's ``dropped_by`` (how the last broker dropped
+    it: ``idle close``, ``scan``, ``closed``), for a chart's point shape.
+
+    >>> rows = [{"after_heartbeat_s": 1.0, "dropped_s": 120.0, "owned_again_s": 120.001,
+    ...          "dropped_by": "idle close"}]
+    >>> list(crash_timing_frame(rows).columns)
+    ['after_heartbeat_s', 'measure', 'seconds_after_crash']
+    >>> crash_timing_frame(rows, path=True)["dropped by"].tolist()
+    ['idle close', 'idle close']
+    """
     import pandas as pd
 
     names = {"dropped_s": "brokers drop it", "owned_again_s": "its queues have an owner again"}
     return pd.DataFrame([{"after_heartbeat_s": r["after_heartbeat_s"], "measure": label,
                           "seconds_after_crash": r[key]}
+                         | ({"dropped by": r["dropped_by"]} if path else {})
                          for r in rows for key, label in names.items()])
 
 
@@ -761,9 +772,9 @@ def live_kill_frame(live: Mapping[str, tuple[Path, Path]], scenario: Path | str,
     recordings (``trace.agreement.kill_handover``: SIGKILL on a live host), and as the simulator
     predicts it for a process kill and for a vanished host (``sim.experiments.crash_timing`` on
     ``scenario``, crashing ``consumer`` of ``group`` 1 s and 29 s after a heartbeat). The
-    vanished-host row is the simulator's alone (no live recording has one), and it models the
-    brokers' 120 s expiry scan only, not the Netty idle close that also drops a silent channel
-    and notifies the group."""
+    vanished-host row is the simulator's alone (no live recording has one): each broker drops
+    the channel by its idle close (120 s after the last traffic, notifying the group) or its
+    10 s scan (last heartbeat over 120 s old, notifying nobody), whichever comes first."""
     import pandas as pd
 
     from rocketlb_core.sim.experiments import crash_timing
