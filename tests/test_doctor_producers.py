@@ -77,7 +77,7 @@ def test_log_zone_moves_a_4x_log_and_a_wrong_zone_is_caught_by_the_trace() -> No
     [base] = _by_id(_doc(rec), "broker-isolated")
     [utc] = _by_id(_doc(rec, extra=("--log-zone", "UTC")), "broker-isolated")
     [east] = _by_id(_doc(rec, extra=("--log-zone", "+08:00")), "broker-isolated")
-    assert base["details"]["log_times"] == "UTC (assumed for 4.x)"
+    assert base["details"]["log_times"] == "UTC (assumed: the JVM's zone)"
     assert utc["details"]["log_times"] == "UTC+00:00 (--log-zone)"
     assert east["details"]["log_times"] == "UTC+08:00 (--log-zone)"
     assert utc["details"]["windows"] == base["details"]["windows"]
@@ -94,6 +94,38 @@ def test_log_zone_moves_a_4x_log_and_a_wrong_zone_is_caught_by_the_trace() -> No
     assert w5 == [f["details"].get("windows") for f in
                   _by_id(_doc(rec5, extra=("--log-zone=-05:30",)), "broker-isolated")]
     assert w5
+
+
+def test_a_5_1_x_log_is_read_in_gmt8_though_its_fault_tables_are_4x(tmp_path: Path) -> None:
+    """5.0.0 to 5.1.3 keep 4.x's fault tables, but from 5.1.0 the client logs through
+    rmq.client.logback.xml in GMT+8 (fact client.log-time-zone-gmt8-since-5.1.0): the zone goes
+    by the stamps' form, not by the tables. The 5.3.3 recording's producer logs relabelled
+    5.1.3 are judged on 4.9.7's tables (so its 10 s isolations look like a broker not avoided)
+    with their times read in GMT+8, and --log-zone (the JVM's zone, for logs up to 5.0.0)
+    moves nothing."""
+    import gzip
+    import shutil
+
+    logs = tmp_path / "logs"
+    shutil.copytree(data_path("live", "producer-outage-5", "logs"), logs)
+    for log in logs.glob("p-*/rocketmq_client.log.gz"):
+        text = gzip.decompress(log.read_bytes()).decode("utf-8")
+        assert "V5_3_3" in text
+        log.write_bytes(gzip.compress(text.replace("V5_3_3", "V5_1_3").encode("utf-8")))
+    doc = _doc(logs)
+    timed = [f["details"] for f in doc["findings"] if "log_times" in f["details"]]
+    assert timed
+    assert {(d["line"], d["log_times"]) for d in timed} == {
+        ("4.9.7", "GMT+8 (5.1.0+ log format)")}
+    assert _doc(logs, extra=("--log-zone=-05:30",))["findings"] == doc["findings"]
+    # a 5.0.0 log writes ",SSS" in its JVM's zone: --log-zone applies to it
+    for log in logs.glob("p-*/rocketmq_client.log.gz"):
+        text = gzip.decompress(log.read_bytes()).decode("utf-8")
+        text = re.sub(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.", r"\1,", text, flags=re.M)
+        log.write_bytes(gzip.compress(text.replace("V5_1_3", "V5_0_0").encode("utf-8")))
+    old = [f["details"]["log_times"] for f in _doc(logs)["findings"]
+           if "log_times" in f["details"]]
+    assert set(old) == {"UTC (assumed: the JVM's zone)"}
 
 
 @pytest.mark.parametrize("zone", ["bogus", "+15:00", "+08:61", "0800"])

@@ -59,8 +59,9 @@ def register(sub: Any) -> None:
     p.add_argument("--skip-bad", action="store_true",
                    help="skip and count malformed lines of known files instead of failing")
     p.add_argument("--log-zone", metavar="OFFSET", default=None,
-                   help="the UTC offset 4.x clients wrote their log times in (their JVM's "
-                        "zone, e.g. +08:00; default UTC); 5.x clients always write GMT+8")
+                   help="the UTC offset clients up to 5.0.0 wrote their log times in (their "
+                        "JVM's zone, e.g. +08:00; default UTC); from 5.1.0 they write GMT+8, "
+                        "told by the stamps' form (.SSS, not ,SSS)")
     p.add_argument("--colour", "--color", choices=("auto", "always", "never"), default="auto",
                    help="colour the report (auto: only on a terminal)")
 

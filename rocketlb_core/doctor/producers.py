@@ -14,9 +14,10 @@ from 5.1.4, so 10,000 ms) in the latency->duration table (spec 2.3), a non-isola
 attempt's own time. A later failure of the same producer on the same broker that began inside
 that window shows the producer did not avoid it: ``sendLatencyFaultEnable`` was off.
 
-Log times: 5.x clients write GMT+8 (``clientlog.GMT8_MINUTES``); 4.x clients write the JVM's
-zone, read here as UTC unless the operator names it (``rocketlb doctor --log-zone +08:00``: the
-``zone_4x`` argument, minutes east of UTC), said in each finding. The report's times and the
+Log times: from 5.1.0 clients write GMT+8 (``clientlog.GMT8_MINUTES``), up to 5.0.0 the JVM's
+zone, told apart by the stamp's form (``clientlog.log_zone_minutes``: ``.SSS`` or ``,SSS``); the
+JVM's zone is read as UTC unless the operator names it (``rocketlb doctor --log-zone +08:00``:
+the ``zone_4x`` argument, minutes east of UTC), said in each finding. The report's times and the
 comparisons with the message trace (epoch ms) depend on it.
 """
 
@@ -91,24 +92,22 @@ def isolation_ms(line: ProducerLine) -> int:
                                           r.not_available_duration)
 
 
-def _offset_minutes(line: ProducerLine, zone_4x: int | None = None) -> int:
-    from rocketlb_core.trace.clientlog import GMT8_MINUTES
+def zone_text(stamp: str, zone_4x: int | None = None) -> str:
+    """How the doctor read the times of a log whose lines look like ``stamp``: by their form
+    (``clientlog.log_zone_minutes``), not by the client's version, since 5.0.0 to 5.1.3 follow
+    4.x's fault tables but 5.1.0 to 5.1.3 already log in GMT+8.
 
-    return GMT8_MINUTES if line.rules.selection == "5.x" else (zone_4x or 0)
-
-
-def zone_text(line: ProducerLine, zone_4x: int | None = None) -> str:
-    """How the doctor read ``line``'s log times.
-
-    >>> zone_text(ProducerLine.V5_3_3), zone_text(ProducerLine.V4_9_8)
-    ('GMT+8 (5.x)', 'UTC (assumed for 4.x)')
-    >>> zone_text(ProducerLine.V4_9_8, -330)
+    >>> zone_text("2026-11-27 10:00:00.123")
+    'GMT+8 (5.1.0+ log format)'
+    >>> zone_text("2026-11-27 10:00:00,123")
+    "UTC (assumed: the JVM's zone)"
+    >>> zone_text("2026-11-27 10:00:00,123", -330)
     'UTC-05:30 (--log-zone)'
     """
-    if line.rules.selection == "5.x":
-        return "GMT+8 (5.x)"
+    if stamp[19:20] == ".":
+        return "GMT+8 (5.1.0+ log format)"
     if zone_4x is None:
-        return "UTC (assumed for 4.x)"
+        return "UTC (assumed: the JVM's zone)"
     sign, m = ("+" if zone_4x >= 0 else "-"), abs(zone_4x)
     return f"UTC{sign}{m // 60:02d}:{m % 60:02d} (--log-zone)"
 
@@ -131,10 +130,10 @@ def parse_zone(text: str) -> int:
 
 
 def _ms(stamp: str, line: ProducerLine, zone_4x: int | None = None) -> int | None:
-    from rocketlb_core.trace.clientlog import stamp_ms
+    from rocketlb_core.trace.clientlog import log_zone_minutes, stamp_ms
 
     try:
-        return stamp_ms(stamp[:23], _offset_minutes(line, zone_4x))
+        return stamp_ms(stamp[:23], log_zone_minutes(stamp, zone_4x or 0))
     except ValueError:
         return None
 
@@ -491,7 +490,7 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None,
         line, assumed = line_of(cl.version[0] if cl.version else None)
         groups = {g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)}
         name = _producer_name(cl)
-        zone = zone_text(line, zone_4x)
+        zone = zone_text(cl.failures[0].failure.stamp, zone_4x)
         for v in judged.get(cl.path, []):
             broker, windows, inside, fs, addr = v.broker, v.windows, v.inside, v.failures, v.addr
             mine, stored_inside = v.mine, v.stored_inside

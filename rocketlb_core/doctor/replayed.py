@@ -239,16 +239,16 @@ class Days:
                        ) -> list[int]:
         """Epoch ms of the logs' failed attempts on ``topic``, read as the importer reads
         them (``trace.importer.log_offset``)."""
-        from rocketlb_core.trace.clientlog import stamp_ms
-        from rocketlb_core.trace.importer import log_offset
+        from rocketlb_core.trace.clientlog import log_zone_minutes, stamp_ms
 
-        offset = log_offset(line.value, self.zone_4x or 0)
         out = []
         for cl in logs:
             for f in cl.failures:
                 if f.failure.queue.topic == topic:
+                    stamp = f.failure.stamp
                     try:
-                        out.append(stamp_ms(f.failure.stamp[:23], offset))
+                        out.append(stamp_ms(stamp[:23],
+                                            log_zone_minutes(stamp, self.zone_4x or 0)))
                     except ValueError:
                         continue
         return out

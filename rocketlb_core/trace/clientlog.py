@@ -143,7 +143,23 @@ _ISOLATED = re.compile(r"^(?P<stamp>\S+ \S+) (?:\S+\s+\[[^\]]*\] \[(?P<thread>[^
                        r"(?P<broker>\S+) will be isolated for (?P<ms>\d+) ms\.\s*$", re.ASCII)
 _STAMP = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)[,.](\d{3})$", re.ASCII)
 GMT8_MINUTES = 480
-"""5.x clients write their log times in GMT+8 (``rmq.client.logback.xml``)."""
+"""5.1.0 and later clients write their log times in GMT+8 (``rmq.client.logback.xml``)."""
+
+
+def log_zone_minutes(stamp: str, jvm_zone_minutes: int) -> int:
+    """The offset east of UTC a client log's ``stamp`` was written at, told by its form: from
+    5.1.0 the client logs through ``rmq.client.logback.xml``, ``yyy-MM-dd HH:mm:ss.SSS`` in GMT+8
+    whatever the host's zone; up to 5.0.0 (4.x included) through rocketmq-logging,
+    ``yyyy-MM-dd HH:mm:ss,SSS`` in the JVM's zone (``jvm_zone_minutes``; fact
+    ``client.log-time-zone-gmt8-since-5.1.0``). So 5.0.0 to 5.1.3, whose fault tables are
+    4.x's, still differ in their log's zone.
+
+    >>> log_zone_minutes("2026-11-27 10:00:00.123", 0)
+    480
+    >>> log_zone_minutes("2026-11-27 10:00:00,123", -300)
+    -300
+    """
+    return GMT8_MINUTES if stamp[19:20] == "." else jvm_zone_minutes
 
 
 def stamp_ms(stamp: str, utc_offset_minutes: int) -> int:

@@ -262,9 +262,15 @@ def _check_span(seen: Sequence[Attempt], member_rows: Sequence[tuple[int, str, s
 
 
 def log_offset(line: str, utc_offset_minutes: int) -> int:
-    """The offset east of UTC of a client log's timestamps: 5.x writes GMT+8 always, 4.x the
-    JVM's zone (``utc_offset_minutes``)."""
-    return GMT8_MINUTES if line.startswith("5") else utc_offset_minutes
+    """The offset east of UTC of a client log's timestamps for the client release ``line``:
+    from 5.1.0 GMT+8 always, up to 5.0.0 the JVM's zone (``utc_offset_minutes``; the form of
+    the stamps says the same, ``clientlog.log_zone_minutes``).
+
+    >>> log_offset("5.3.3", 0), log_offset("5.0.0", -60), log_offset("4.9.8", 0)
+    (480, -60, 0)
+    """
+    nums = tuple(int(x) for x in re.findall(r"\d+", line, re.ASCII)[:3])
+    return GMT8_MINUTES if nums >= (5, 1, 0) else utc_offset_minutes
 
 
 def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequence[Path | str],
