@@ -136,6 +136,23 @@ def proxy_group_queue(queues: list[ProxyQueue], sharding_key: str) -> ProxyQueue
     return queues[guava_consistent_hash(java_string_hash(sharding_key), len(queues))]
 
 
+def groups_moved(groups: Iterable[str], before: list[ProxyQueue], after: list[ProxyQueue]
+                 ) -> int:
+    """How many of ``groups`` (message groups, the sharding keys) ``proxy_group_queue`` puts on
+    another queue once the write queues change from ``before`` to ``after`` (their order
+    across the change is lost; book chapter 11). Guava's jump hash keeps a key on its bucket
+    when buckets are only added or taken from the end, so which broker leaves matters:
+
+    >>> qs = proxy_write_queues([("broker-a", 4, 6), ("broker-b", 4, 6)])
+    >>> keys = [f"order-{i}" for i in range(1000)]
+    >>> groups_moved(keys, qs, qs[:4]) <= sum(proxy_group_queue(qs, k) in qs[4:] for k in keys)
+    True
+    >>> groups_moved(keys, qs, qs[4:]) > groups_moved(keys, qs, qs[:4])
+    True
+    """
+    return sum(proxy_group_queue(before, g) != proxy_group_queue(after, g) for g in groups)
+
+
 class ProxyQueueSelector:
     """One ``MessageQueueSelector``'s write side: its queues and its counter."""
 

@@ -95,3 +95,28 @@ def producer_run(world: BrokerModel, line: str = "4.9.8", fault_tolerance: bool 
         out.append(r)
         t = max(t + every_ms, r.end_ms + 1)
     return out
+
+
+def third_attempt_returns(line: str, queues_per_broker: int = 4,
+                          brokers: Sequence[str] = ("broker-a", "broker-b", "broker-c"),
+                          topic: str = "TopicTest") -> tuple[int, int]:
+    """Every broker of the route down (``models.down``), one send from each starting position of
+    the counter (``ThreadLocalIndex(line, stored=s - 1)`` for each queue ``s``): how many
+    starts send the third attempt back to the broker of the first, and how many starts there
+    are (book chapter 2). 4.7.1's avoid-last pick skips only the last broker, so with three
+    brokers of ``q`` queues ``q - 2`` of every ``q`` starts return; 4.9.8 never does.
+
+    >>> third_attempt_returns("4.7.1"), third_attempt_returns("4.9.8")
+    ((6, 12), (0, 12))
+    """
+    from rocketlb_core.producer.models import down
+
+    mqs = [MessageQueue(topic, b, i) for b in brokers for i in range(queues_per_broker)]
+    route = [QueueData(b, queues_per_broker, queues_per_broker) for b in brokers]
+    back = 0
+    for s in range(len(mqs)):
+        r = send(MQFaultStrategy(line),
+                 TopicPublishInfo(mqs, route, ThreadLocalIndex(line, stored=s - 1)),
+                 down(*brokers), now_ms=0)
+        back += r.attempts[2].queue.broker_name == r.attempts[0].queue.broker_name
+    return back, len(mqs)

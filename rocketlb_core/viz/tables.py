@@ -246,7 +246,8 @@ def crash_timing_frame(rows: Sequence[Mapping[str, Any]], path: bool = False) ->
     """``rocketlb_core.sim.experiments.crash_timing`` in long form, for a chart: per crash
     phase, seconds until the brokers dropped the consumer and until its queues had an owner.
     ``path``: a ``dropped by`` column too, the row's ``dropped_by`` (how the last broker dropped
-    it: ``idle close``, ``scan``, ``closed``), for a chart's point shape.
+    it: ``idle close``, ``scan``, ``closed``; ``None`` if no broker did before the run ended), on
+    both of the row's measures, for a chart's point shape.
 
     >>> rows = [{"after_heartbeat_s": 1.0, "dropped_s": 120.0, "owned_again_s": 120.001,
     ...          "dropped_by": "idle close"}]
@@ -414,6 +415,54 @@ def compare_producer_settings(trace_dir: Path, settings: dict[str, ReplayConfig]
                        "latency_ms_p99": s["latency_ms_p99"],
                        **{f"stored on {b}": n for b, n in s["stored_by_broker"].items()}}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def fault_state_row(strategy: Any, publish_info: Any, brokers: Sequence[str], now_ms: int,
+                    picks: int = 8) -> dict[str, str]:
+    """What a 5.x producer's fault strategy says of each broker at ``now_ms`` (``available`` or
+    ``isolated``, ``reachable`` or not) and where its next ``picks`` selections go (book
+    chapter 3): ``strategy`` an ``MQFaultStrategy``, ``publish_info`` a ``TopicPublishInfo``
+    (its counter moves, as a producer's would).
+
+    >>> from rocketlb_core.model import MessageQueue, QueueData
+    >>> from rocketlb_core.producer import MQFaultStrategy, TopicPublishInfo
+    >>> from rocketlb_core.producer.index import ThreadLocalIndex
+    >>> qs = [MessageQueue("T", b, i) for b in ("a", "b") for i in range(2)]
+    >>> tp = TopicPublishInfo(qs, [QueueData(b, 2, 2) for b in "ab"],
+    ...                       ThreadLocalIndex("5.3.3", stored=0))
+    >>> s = MQFaultStrategy("5.3.3", send_latency_fault_enable=True)
+    >>> s.update_fault_item("a", 3000, True, now_ms=0)
+    >>> fault_state_row(s, tp, ["a", "b"], 1_000)["next 8 picks"]
+    'b x8'
+    """
+    from collections import Counter
+
+    row = {b: ("available" if strategy.is_available(b, now_ms) else "isolated") + ", "
+              + ("reachable" if strategy.is_reachable(b) else "unreachable") for b in brokers}
+    chosen = Counter(strategy.select(publish_info, None, now_ms=now_ms).broker_name
+                     for _ in range(picks))
+    row[f"next {picks} picks"] = ", ".join(f"{b} x{n}" for b, n in sorted(chosen.items()))
+    return row
+
+
+def plain_number(x: Any) -> int | float:
+    """A number as prose writes it: ``12`` for ``12.0``, ``12.5`` as it is (a glued value read
+    from a frame's float column).
+
+    >>> plain_number(12.0), plain_number(12.5), plain_number(7)
+    (12, 12.5, 7)
+    """
+    return int(x) if float(x).is_integer() else float(x)
+
+
+def and_list(items: Sequence[Any]) -> str:
+    """``a, b and c``: items as a sentence lists them.
+
+    >>> and_list([3, 3, 2]), and_list(["x"]), and_list(["x", "y"])
+    ('3, 3 and 2', 'x', 'x and y')
+    """
+    words = [str(i) for i in items]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def facts(values: Mapping[str, Any]) -> pd.DataFrame:
