@@ -62,5 +62,9 @@ long; the close runs ``doChannelCloseEvent`` (broker: the group is notified) or
 PULL_SUSPEND_MS = 15_000
 """``brokerSuspendMaxTimeMillis``: a push consumer's pull finding nothing new is held by the
 broker this long, answered at once when a message arrives (long polling)."""
+HOLD_CHECK_MS = 5_000
+"""``PullRequestHoldService`` looks at the held pulls of a quiet queue this often (it waits up to
+5 s between passes, from the broker's start), so a held pull's timeout is answered 15 to 20 s
+after it was held (fact ``broker.held-pull-answered-15-to-20s-on-quiet-queue``)."""
 CHANNEL_SCAN_MS = 10_000
 """How often a broker scans for idle channels."""

@@ -11,10 +11,16 @@ way, 120 s after its last registration."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rocketlb_core import data_path
-from rocketlb_core.conditions import CHANNEL_SCAN_MS, IDLE_CLOSE_MS, PULL_SUSPEND_MS
+from rocketlb_core.conditions import (
+    CHANNEL_SCAN_MS,
+    HOLD_CHECK_MS,
+    IDLE_CLOSE_MS,
+    PULL_SUSPEND_MS,
+)
 from rocketlb_core.sim.experiments import crash_timing
 from rocketlb_core.sim.scenario import EventSpec, load, loads
 from rocketlb_core.sim.world import run_scenario
@@ -50,10 +56,12 @@ def test_a_death_soon_after_a_heartbeat_is_closed_idle_and_moves_at_once() -> No
     assert [r["dropped_by"] for r in rows] == ["idle close"] * 3 + ["scan"] * 3
 
 
-def test_a_pull_held_on_an_idle_queue_keeps_the_channel_open_15_s_longer() -> None:
+def test_a_pull_held_on_an_idle_queue_keeps_the_channel_open_15_to_20_s_longer() -> None:
     """No messages: the broker holds the vanished consumer's pulls for the 15 s suspend
-    timeout and then answers them, a write, so the idle close could come only 135 s after the
-    death; the scan (at most 130 s after the heartbeat) comes first."""
+    timeout and answers them at its hold service's next 5 s pass (passes at 5 s steps from
+    the broker's start at 0: the pulls held at 61 s are answered at 80 s), a write, so the
+    idle close could come only 139 s after the death; the scan (at most 130 s after the
+    heartbeat) comes first."""
     quiet = replace(load(CRASH), producers=())
     crash_ms = 60_000 + 1_000                         # 1 s after its heartbeat at 60 s
     events = tuple(e for e in quiet.events if e.kind != "consumer_crash")
@@ -61,7 +69,8 @@ def test_a_pull_held_on_an_idle_queue_keeps_the_channel_open_15_s_longer() -> No
     at = run_scenario(replace(quiet, events=events, duration_ms=crash_ms + 20_000, drain_ms=0))
     for broker in ("broker-a", "broker-b"):
         channel = at.world.brokers[broker].consumers["GID_crash"]["consumer-2"]
-        assert channel.last_write_ms == crash_ms + PULL_SUSPEND_MS
+        assert channel.last_write_ms == 80_000
+        assert 0 <= channel.last_write_ms - (crash_ms + PULL_SUSPEND_MS) < HOLD_CHECK_MS
     run = run_scenario(replace(quiet, events=events, duration_ms=crash_ms + 200_000))
     assert {by for _, _, by in _drops(run.world.env.journal, "consumer-2")} == {"scan"}
 
@@ -107,3 +116,55 @@ mode = "silent"
     gone = [(r.time_ms, r.entity, r.fields["by"]) for r in journal
             if r.kind == "broker_expired"]
     assert gone == [(180_000, "namesrv-0", "idle close"), (180_000, "namesrv-1", "idle close")]
+
+
+# ------------------------------------------------------------------ reading it from real logs
+
+_JOIN = ("2026-11-24 09:44:36 INFO HeartbeatThread_1 - new consumer connected, group: GID_live "
+         "CONSUME_PASSIVELY CLUSTERING channel: ClientChannelInfo [channel=[id: 0xab47bb76, "
+         "L:/127.0.0.1:20921 - R:/127.0.0.1:46830], clientId=127.0.0.1@c3, language=JAVA, "
+         "version=479, lastUpdateTimestamp=1795484676905]\n")
+_CLOSE = ("2026-11-24 09:46:58 WARN NettyEventExecutor - NETTY EVENT: remove not active channel["
+          "ClientChannelInfo [channel=[id: 0xab47bb76, L:/127.0.0.1:20921 ! R:/127.0.0.1:46830], "
+          "clientId=127.0.0.1@c3, language=JAVA, version=479, lastUpdateTimestamp=1795484687295]] "
+          "from ConsumerGroupInfo groupChannelTable, consumer group: GID_live\n")
+
+
+def _idle(address: str, stamp: str = "2026-11-24 09:46:57") -> str:
+    return (f"{stamp} WARN NettyServerCodecThread_2 - NETTY SERVER PIPELINE: IDLE exception "
+            f"[{address}]\n")
+
+
+def test_a_connection_the_idle_close_dropped_is_read_as_a_vanished_host(tmp_path: Path) -> None:
+    """5.3.3's broker logs one line, ``remove not active channel``, whether the client's
+    process died (its connection reset: a kill, notified at once) or the broker's idle close
+    dropped a host gone quiet 120 s before (lines taken from the recording membership-day-5,
+    the close moved 2 min later). ``remoting.log`` beside it tells them apart: an IDLE line
+    for that connection's address in the same second or the one before makes it a crash
+    120 s earlier; another address's, or no remoting log, leaves it a kill."""
+    from rocketlb_core.trace.brokerlog import membership_of, read_broker_log
+
+    folder = tmp_path / "broker-b"
+    folder.mkdir()
+    (folder / "broker.log").write_text(_JOIN + _CLOSE)
+    close_ms = 1795484818000                          # 09:46:58 GMT+8, epoch ms
+    assert [e.event for e in read_broker_log(folder / "broker.log").events] == ["join", "kill"]
+    (folder / "remoting.log").write_text(_idle("127.0.0.1:9999") + _idle("127.0.0.1:46830",
+                                                                         "2026-11-24 09:40:00"))
+    assert read_broker_log(folder / "broker.log").events[1].event == "kill"
+    (folder / "remoting.log").write_text(_idle("127.0.0.1:46830"))
+    log = read_broker_log(folder / "broker.log")
+    assert [(e.event, e.idle) for e in log.events] == [("join", False), ("crash", True)]
+    rows, _ = membership_of([log])
+    assert rows[-1] == (close_ms - IDLE_CLOSE_MS, "GID_live", "127.0.0.1@c3", "crash")
+
+
+def test_an_idle_line_in_the_broker_log_itself_counts_too(tmp_path: Path) -> None:
+    """A logback configuration that sends every logger to one file (the live recorder's 4.x
+    brokers) puts the IDLE line in broker.log, before the close it caused."""
+    from rocketlb_core.trace.brokerlog import read_broker_log
+
+    (tmp_path / "broker.log").write_text(_JOIN + _idle("127.0.0.1:46830", "2026-11-24 09:46:58")
+                                         + _CLOSE)
+    assert [e.event for e in read_broker_log(tmp_path / "broker.log").events] == ["join",
+                                                                                 "crash"]

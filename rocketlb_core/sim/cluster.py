@@ -22,6 +22,7 @@ from rocketlb_core.conditions import (
     BROKER_EXPIRY_MS,
     CHANNEL_EXPIRY_MS,
     CHANNEL_SCAN_MS,
+    HOLD_CHECK_MS,
     IDLE_CLOSE_MS,
     PULL_SUSPEND_MS,
     REGISTER_PERIOD_MS,
@@ -127,11 +128,13 @@ class BrokerEntity:
         self.world = world
         # pulls held for quiet clients: channel -> (since, queue -> the offset asked for)
         self.held: dict[str, tuple[int, dict[MessageQueue, int]]] = {}
+        self.started_ms = 0          # the process's start: the hold service's 5 s passes
 
     def start(self, env: Environment, keep_consumers: bool = False) -> None:
         self.b.alive = True
         if not keep_consumers:
             self.b.consumers.clear()             # the consumer table lives in memory
+            self.started_ms = env.now            # a new process (a resume keeps its threads)
         self.world.register_broker(env, self.b)
         env.schedule(REGISTER_PERIOD_MS, BrokerRegister(self.b.name))
         env.schedule(CHANNEL_SCAN_MS, ChannelScan(self.b.name))
@@ -173,10 +176,16 @@ class BrokerEntity:
 
     def answer_held(self, env: Environment, channel: str) -> None:
         """Answer the held pulls whose queue has a new message (long polling; checked every
-        pull tick), and all of them at the suspend timeout: each answer is a write."""
+        pull tick), and all of them at the hold service's first 5 s pass after the suspend
+        timeout (15 to 20 s after they were held): each answer is a write. The pulls are taken
+        as held from the moment the client went quiet (upstream's last one on a quiet queue
+        may have been held up to 20 s before; not modelled)."""
         since, pulls = self.held[channel]
         self.world.settle_stores(list(pulls))
-        timeout = env.now - since >= PULL_SUSPEND_MS
+        due = since + PULL_SUSPEND_MS
+        passes = -(-(due - self.started_ms) // HOLD_CHECK_MS)       # ceiling
+        timeout_at = self.started_ms + max(0, passes) * HOLD_CHECK_MS
+        timeout = env.now >= timeout_at
         answered = [mq for mq, asked in pulls.items()
                     if timeout or self.b.max_offset(mq.topic, mq.queue_id) > asked]
         for mq in answered:
@@ -184,7 +193,7 @@ class BrokerEntity:
         if answered:
             self.wrote(channel, env.now)
         if pulls:
-            env.schedule(min(PULL_TICK_MS, since + PULL_SUSPEND_MS - env.now),
+            env.schedule(min(PULL_TICK_MS, timeout_at - env.now),
                          HeldPulls(self.b.name, channel))
         else:
             del self.held[channel]
