@@ -221,3 +221,42 @@ def test_many_hostile_fields_in_the_msgtrace_form(name: str, rng: Any, kinds: li
         status, stdout, stderr = run_command([*argv, "--out", str(out)])
         check_import("importer: msgtrace and logs", status, stdout, stderr, rec, out)
         assert digest(rec) == before, "the import changed its input"
+
+
+@FUZZ
+@given(name=st.sampled_from(("membership-day-4", "membership-day-5")),
+       rng=st.randoms(use_true_random=False), lines=st.integers(1, 6), skip_bad=st.booleans())
+def test_hostile_idle_lines_beside_a_broker_log(name: str, rng: Any, lines: int,
+                                               skip_bad: bool) -> None:
+    """Issue 45: a broker's ``remoting.log`` now decides whether a ``remove not active channel``
+    was a kill or the idle close of a vanished host (``trace.brokerlog``). IDLE lines with the
+    address and second of a real close (so a kill becomes a crash 120 s earlier, possibly
+    before its join), or hostile stamps and addresses, appended to a broker's remoting log:
+    the import still exits 0 with a valid trace or 2 with one line naming the recording."""
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        rec = Path(tmp) / "rec"
+        shutil.copytree(data_path("live", name), rec)
+        broker = rng.choice(sorted((rec / "logs").glob("broker-*")))
+        log = gzip.decompress((broker / "broker.log.gz").read_bytes()).decode("utf-8")
+        closes = re.findall(r"^(\S+ \S+) .*remove not active channel\[.*? R:/([^\]\s]+)\]",
+                            log, re.M)
+        extra = []
+        for _ in range(lines):
+            stamp, addr = rng.choice(closes) if closes else ("2026-11-24 09:44:58",
+                                                             "127.0.0.1:1")
+            if rng.random() < 0.5:
+                stamp = rng.choice([stamp, *HOSTILE_FIELD_TEXT])
+            if rng.random() < 0.5:
+                addr = rng.choice([addr, *HOSTILE_FIELD_TEXT, "/" + addr, "x" * 300])
+            extra.append(f"{stamp} WARN NettyServerCodecThread_2 - NETTY SERVER PIPELINE: "
+                         f"IDLE exception [{addr}]\n")
+        remoting = broker / "remoting.log.gz"
+        old = gzip.decompress(remoting.read_bytes()).decode("utf-8") if remoting.exists() else ""
+        remoting.write_bytes(gzip.compress((old + "".join(extra)).encode("utf-8",
+                                                                         "surrogatepass")))
+        before = digest(rec)
+        out = Path(tmp) / "out"
+        argv = ["trace", "import", "--recording", str(rec), "--out", str(out)]
+        status, stdout, stderr = run_command(argv + (["--skip-bad"] if skip_bad else []))
+        check_import("importer: idle lines", status, stdout, stderr, rec, out)
+        assert digest(rec) == before, "the import changed its input"

@@ -13,7 +13,17 @@ real-data.md`` section 2; ``ConsumerManager``, ``ConsumerGroupInfo``,
   records 120 s before this line (``CHANNEL_EXPIRY_MS``), since a trace's crash is the death
   and the replay adds the expiry. The line names the connection by its client address only
   (4.9.7 and 5.3.3 alike): it is the connection whose join line had that address
-  (``R:/IP:PORT``); an expiry of a connection that joined before the log began is skipped.
+  (``R:/IP:PORT``); an expiry of a connection that joined before the log began is skipped;
+* a ``remove not active channel`` that the broker's Netty idle close caused, not a process
+  that died: its ``remoting.log`` (beside ``broker.log``, where upstream's logback writes both)
+  says ``NETTY SERVER PIPELINE: IDLE exception [IP:PORT]`` for that connection's address in
+  the same second or the one before (``IdleStateHandler(0, 0, 120)``: no traffic either way
+  for 120 s; ``onChannelIdle`` runs the same ``doChannelCloseEvent``, issue 45). That member's
+  host vanished (or was cut off) about 120 s earlier: a ``crash`` too (``MemberEvent.idle``),
+  recorded 120 s before the line (``IDLE_CLOSE_MS``; a pull the broker held, answered up to
+  20 s after the death, can put the death up to 20 s earlier still). Without an IDLE line
+  (in the remoting log or in the broker log itself) the line reads as a ``kill``, as it
+  must: the two are the same line.
 
 A *member* is one connection: two processes with one client id (the duplicate client id trap)
 are two members with the same ``client_id``, told apart by their channel ids. Timestamps of the
@@ -59,6 +69,7 @@ class MemberEvent:
     event: str                 # join | leave | kill | crash
     time_ms: int | None        # a join's lastUpdateTimestamp
     remote: str | None = None  # the connection's client address (ip:port), where logged
+    idle: bool = False         # a crash the idle close found (remoting.log's IDLE line)
 
 
 @dataclass
@@ -82,7 +93,10 @@ class _Start:
         self.line, self.stamp = line, stamp
 
 
-def _parse(path: Path, n: int, text: str) -> MemberEvent | _Start | None:
+def _parse(path: Path, n: int, text: str) -> MemberEvent | _Start | tuple[str, str] | None:
+    idle = _idle_line(path, n, text)
+    if idle is not None:
+        return idle
     if "INFO main - rocketmqHome=" in text:
         m = _START.match(text)
         if m is not None:
@@ -126,12 +140,60 @@ def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
     return None
 
 
-def read_broker_log(path: Path | str, *, skip_bad: bool = False) -> BrokerLog:
-    """Every consumer membership event of one broker log, in file order."""
+_IDLE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[.,]\d{3})? .*NETTY SERVER PIPELINE: "
+                   r"IDLE exception \[/?(?P<remote>[^\]\s]+)\]", re.ASCII)
+
+
+def _idle_line(path: Path, n: int, text: str) -> tuple[str, str] | None:
+    if "IDLE exception [" not in text or "NETTY SERVER PIPELINE" not in text:
+        return None
+    m = _IDLE.match(text)
+    if m is None:
+        raise TraceError(path, n, "timestamp", "an IDLE line without a timestamp")
+    check_stamp(path, n, m[1] + ".000")
+    return m[1], check_name(path, n, "remote", m["remote"])
+
+
+def remoting_log_of(path: Path) -> Path | None:
+    """The ``remoting.log`` (or ``.gz``) beside a broker log, if there is one."""
+    for name in ("remoting.log", "remoting.log.gz"):
+        p = path.parent / name
+        if p.is_file() and p != path:
+            return p
+    return None
+
+
+def read_idle_closes(path: Path | str, *, skip_bad: bool = False) -> set[tuple[str, str]]:
+    """The broker's idle closes in its ``remoting.log``: (stamp to the second, client address)
+    of each ``NETTY SERVER PIPELINE: IDLE exception [IP:PORT]``."""
+    bad: list[str] = []
+    return set(parsed_lines(Path(path), _idle_line, skip_bad, bad))
+
+
+def _second_before(stamp: str) -> str:
+    import calendar
+    import time
+
+    t = calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) - 1
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+
+
+def read_broker_log(path: Path | str, *, skip_bad: bool = False,
+                    remoting: Path | str | None = None) -> BrokerLog:
+    """Every consumer membership event of one broker log, in file order. A connection closed by
+    the broker's idle close is a ``crash`` (see the module docstring): its IDLE lines come
+    from ``remoting`` (default: the ``remoting.log`` beside ``path``, if any) and from ``path``
+    itself (a logback configuration that sends every logger to one file, as the live
+    recorder's 4.x brokers do)."""
     path = Path(path)
     out = BrokerLog(str(path))
+    rlog = Path(remoting) if remoting is not None else remoting_log_of(path)
+    idles = read_idle_closes(rlog, skip_bad=skip_bad) if rlog is not None else set()
     by_address: dict[tuple[str, str], MemberEvent] = {}
     for e in parsed_lines(path, _parse, skip_bad, out.bad):
+        if isinstance(e, tuple):          # an IDLE line in the broker log itself (one file)
+            idles.add(e)
+            continue
         if isinstance(e, _Start):
             out.starts.append((e.line, e.stamp))
             continue
@@ -142,18 +204,24 @@ def read_broker_log(path: Path | str, *, skip_bad: bool = False) -> BrokerLog:
             e = replace(e, channel=joined.channel, client_id=joined.client_id)
         elif e.event == "join" and e.remote:
             by_address[(e.group, e.remote)] = e
+        elif e.event == "kill" and idles and e.remote and any(
+                (second, e.remote) in idles for second in (e.stamp[:19],
+                                                           _second_before(e.stamp))):
+            e = replace(e, event="crash", idle=True)
         out.events.append(e)
     return out
 
 
 def _ms(e: MemberEvent, utc_offset_minutes: int) -> int:
-    from rocketlb_core.conditions import CHANNEL_EXPIRY_MS
+    from rocketlb_core.conditions import CHANNEL_EXPIRY_MS, IDLE_CLOSE_MS
 
     if e.time_ms is not None:
         return e.time_ms
     stamp = e.stamp if len(e.stamp) > 19 else e.stamp + ".000"
     t = stamp_ms(stamp.replace(",", "."), utc_offset_minutes)
-    return t - CHANNEL_EXPIRY_MS if e.event == "crash" else t
+    if e.event == "crash":
+        return t - (IDLE_CLOSE_MS if e.idle else CHANNEL_EXPIRY_MS)
+    return t
 
 
 def membership_of(logs: Sequence[BrokerLog], line: str = "", utc_offset_minutes: int = GMT8_MINUTES
