@@ -125,12 +125,24 @@ group = "G"
     ([("leave", "c1")], "leave c1 at 1 s: it is not started then"),
     ([("join", "c1"), ("join", "c1")], "join c1 at 2 s: it is running then"),
     ([("join", "c1"), ("crash", "c1"), ("leave", "c1")], "leave c1 at 3 s: it is gone then"),
+    ([("freeze", "c1")], "freeze c1 at 1 s: it is not started then"),
+    ([("join", "c1"), ("freeze", "c1"), ("leave", "c1")], "leave c1 at 3 s: it is gone then"),
 ])
 def test_events_that_make_no_sense_for_their_target_are_refused(
         events: list[tuple[str, str]], message: str) -> None:
     text = SCENARIO + "".join(f'[[events]]\nat_s = {i + 1}\naction = "{a}"\ntarget = "{t}"\n'
                               for i, (a, t) in enumerate(events))
     with pytest.raises(ScenarioError, match=rf"<t>: events\[{len(events) - 1}\]: {message}"):
+        parse_scenario(text, "<t>")
+
+
+def test_only_a_remoting_consumer_freezes() -> None:
+    """``freeze`` is SIGSTOP of a remoting consumer's JVM (issue 45); a gRPC consumer's
+    membership is the Proxy's, which the brokers' logs do not show."""
+    text = SCENARIO.replace('group = "G"\n', 'group = "G"\nclient = "grpc"\nkind = "push"\n')
+    text += '[[events]]\nat_s = 1\naction = "join"\ntarget = "c1"\n'
+    text += '[[events]]\nat_s = 2\naction = "freeze"\ntarget = "c1"\n'
+    with pytest.raises(ScenarioError, match=r"events\[1\]\.action: freeze needs a remoting"):
         parse_scenario(text, "<t>")
 
 

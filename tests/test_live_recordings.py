@@ -29,11 +29,13 @@ from rocketlb_core.trace.schema import TraceError
 RECORDINGS = sorted(p.parent for p in data_path("live").glob("*/recording.json"))
 OUTAGES = [p for p in RECORDINGS if p.name.startswith("producer-outage")]
 DAYS = [p for p in RECORDINGS if p.name.startswith("membership-day")]
+FROZEN = [p for p in RECORDINGS if p.name.startswith("frozen-consumers")]
 
 
 def test_the_shipped_recordings() -> None:
     assert {p.name for p in RECORDINGS} == {f"{s}-{line}" for line in ("4", "5", "5.5")
-                                             for s in ("producer-outage", "membership-day")}
+                                             for s in ("producer-outage", "membership-day")
+                                             } | {"frozen-consumers-5"}
     total = sum(f.stat().st_size for p in RECORDINGS for f in p.rglob("*") if f.is_file())
     assert total < 4 * 2**20                                  # small enough for the repo
     for p in RECORDINGS:
@@ -78,8 +80,12 @@ def test_each_recording_imports_into_a_valid_trace(recording: Path,
         assert trace.membership is not None
         events = set(zip(trace.membership["client_id"], trace.membership["event"],
                          strict=True))
-        assert ("127.0.0.1@c2", "leave") in events                  # a clean shutdown
-        assert ("127.0.0.1@c3", "kill") in events                   # SIGKILL: channel closed
+        if recording in DAYS:
+            assert ("127.0.0.1@c2", "leave") in events              # a clean shutdown
+            assert ("127.0.0.1@c3", "kill") in events               # SIGKILL: channel closed
+        else:                             # frozen: dropped by a broker's scan or idle close
+            assert {("127.0.0.1@c2", "crash"), ("127.0.0.1@c3", "crash")} <= events
+            assert all(e != "kill" for _, e in events)
 
 
 @pytest.mark.parametrize("recording", OUTAGES, ids=lambda p: p.name)
@@ -187,6 +193,41 @@ def assert_day_agrees(recording: Path, trace: Path, result: dict[str, object],
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("recording", FROZEN, ids=lambda p: p.name)
+def test_frozen_consumers_are_dropped_as_the_model_says(recording: Path,
+                                                       imported: dict[str, Path]) -> None:
+    """Issue 45, live (5.3.3): c2 and c3 of four push consumers frozen (SIGSTOP: their
+    connections stay open and carry nothing). Each broker dropped each by its idle close or its
+    scan, and every drop is where the simulator's model puts it (``trace.agreement.
+    frozen_drops``): c3 on broker-a, whose queues it did not pull, by the idle close 120 s
+    after its last heartbeat there, before the scan would have; the rest by the scan. The same
+    drops held to a scan-only model (this book's simulator before issue 45) leave the idle
+    close unexplained. The importer reads that close from remoting.log's IDLE line as a crash,
+    not a kill, and every assignment the four logged is the strategy on the members."""
+    from rocketlb_core.trace.agreement import frozen_drops
+
+    rows = frozen_drops(recording)
+    assert len(rows) == 4                                # two consumers, two brokers
+    assert [r for r in rows if r["verdict"] != "agree"] == []
+    paths = {(r["consumer"], r["broker"]): r["path"] for r in rows}
+    assert paths == {("c2", "broker-a"): "scan", ("c2", "broker-b"): "scan",
+                     ("c3", "broker-a"): "idle close", ("c3", "broker-b"): "scan"}
+    idle = next(r for r in rows if r["path"] == "idle close")
+    assert not idle["pulled_here"]                       # its last traffic: a heartbeat
+    assert 90 < idle["dropped_after_s"] < 120
+    assert abs(idle["dropped_after_s"] + idle["heartbeat_before_s"] - 120) <= 2
+    old = [r for r in frozen_drops(recording, idle_close=False) if r["verdict"] != "agree"]
+    assert [(r["consumer"], r["broker"]) for r in old] == [("c3", "broker-a")]
+    result = check_recording(recording, imported[recording.name])
+    for name, c in result["consumers"].items():
+        assert c["unexplained"] == 0, (name, c["unexplained_detail"])
+        assert c["at_end"] == ("frozen" if name in ("c2", "c3") else "running")
+    log = read_broker_log(recording / "logs" / "broker-a" / "broker.log.gz")
+    assert [(e.client_id, e.event, e.idle) for e in log.events if e.event != "join"
+            and e.client_id in ("127.0.0.1@c2", "127.0.0.1@c3")] == [
+        ("127.0.0.1@c2", "crash", False), ("127.0.0.1@c3", "crash", True)]
+
+
 @pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.name)
 def test_the_imported_traces_replay_identically_on_both_engines(
         spark, recording: Path, imported: dict[str, Path], tmp_path: Path) -> None:
@@ -208,14 +249,20 @@ def test_the_imported_traces_replay_identically_on_both_engines(
     from rocketlb_core.replay.consumer_engines import replay_consumers_python
     from rocketlb_core.spark.consumer_replay import replay_consumers_spark
 
-    a = replay_consumers_python(trace, tmp_path / "cpy", "GID_live", ["AVG", "STICKY"])
-    b = replay_consumers_spark(trace, tmp_path / "cspark", "GID_live", ["AVG", "STICKY"])
+    group = "GID_frozen" if recording in FROZEN else "GID_live"
+    a = replay_consumers_python(trace, tmp_path / "cpy", group, ["AVG", "STICKY"])
+    b = replay_consumers_spark(trace, tmp_path / "cspark", group, ["AVG", "STICKY"])
     assert a == b
     import pyarrow.parquet as pq
     for f in ("assignments.parquet", "lag.parquet"):     # Spark writes part files: same rows
         rows_a = sorted(map(str, pq.read_table(tmp_path / "cpy" / f).to_pylist()))
         assert rows_a == sorted(map(str, pq.read_table(tmp_path / "cspark" / f).to_pylist()))
         assert rows_a
+    if recording in FROZEN:
+        # c2 and c3 imported as crashes: their queues wait unowned until the brokers drop them
+        assert min(a["strategies"]["AVG"]["unowned_ms_by_queue"].values()) >= 0
+        assert max(a["strategies"]["AVG"]["unowned_ms_by_queue"].values()) > 90_000
+        return
     # the killed consumer (a ``kill`` row: its connection closed) leaves the view at once, so
     # no queue waits beyond the time before the first join and after the last leave; a
     # ``crash`` would have kept c3's queues unowned for another 120 s

@@ -30,7 +30,7 @@ code)::
     [[events]]
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
     action = "kill"             # kill | pause | resume | restart (a broker),
-    target = "broker-a"         # join | leave | crash (a consumer)
+    target = "broker-a"         # join | leave | crash | freeze (a consumer)
 
 A producer with ``client = "grpc"`` is the gRPC client of apache/rocketmq-clients
 (rocketmq-client-java ``live.GRPC_CLIENT_VERSION``, ``live/java/GrpcProduce.java``; issue 34):
@@ -66,7 +66,12 @@ place nothing. The snapshots still count the lines of every consumer's log, gRPC
 
 Events on one target must make sense in order (``load_scenario`` refuses the rest): a broker is
 paused only while it runs, resumed only while paused, killed while it runs or is paused,
-restarted only after a kill; a consumer joins once, and leaves or crashes only after it joined.
+restarted only after a kill; a consumer joins once, and leaves, crashes or freezes only after it
+joined. ``freeze`` (a remoting consumer; issue 45) stops its JVM with ``SIGSTOP`` and never
+resumes it: a host that vanished while its kernel still answers, so its connections stay open
+and carry nothing, and each broker drops it by its idle close or its scan (the recording's
+``broker.log`` and ``remoting.log`` say which); the recorder kills it (``SIGKILL``) once the
+recording ends.
 
 **The recorder keeps the scenario's clock.** Each event starts at its planned time, ``t0`` (when
 the producers were let go) plus ``at_s``, whatever the others are doing: every action runs on
@@ -138,7 +143,7 @@ from rocketlb_core.sim.scenario import ScenarioError, _Reader
 FORMAT = "rocketlb-live-recording"
 VERSION = 1
 BROKER_ACTIONS = ("kill", "pause", "resume", "restart")
-CONSUMER_ACTIONS = ("join", "leave", "crash")
+CONSUMER_ACTIONS = ("join", "leave", "crash", "freeze")
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 MAX_EVENTS = 64
 MAX_CLIENTS = 16
@@ -304,6 +309,10 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             if target not in {c.name for c in consumers}:
                 raise r.fail(f"{where}.target", f"{action} needs a consumer of the scenario, "
                              f"got {target!r}")
+            if action == "freeze" and next(c for c in consumers
+                                           if c.name == target).client != "remoting":
+                raise r.fail(f"{where}.action", "freeze needs a remoting consumer (a gRPC "
+                             "one's Proxy keeps its own table)")
         else:
             raise r.fail(f"{where}.action", f"one of {', '.join(BROKER_ACTIONS + CONSUMER_ACTIONS)}"
                          f", got {action!r}")
@@ -326,8 +335,9 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
 BROKER_NEEDS = {"pause": ("running",), "resume": ("paused",), "kill": ("running", "paused"),
                 "restart": ("killed",)}
 BROKER_AFTER = {"pause": "paused", "resume": "running", "kill": "killed", "restart": "running"}
-CONSUMER_NEEDS = {"join": ("not started",), "leave": ("running",), "crash": ("running",)}
-CONSUMER_AFTER = {"join": "running", "leave": "gone", "crash": "gone"}
+CONSUMER_NEEDS = {"join": ("not started",), "leave": ("running",), "crash": ("running",),
+                  "freeze": ("running",)}
+CONSUMER_AFTER = {"join": "running", "leave": "gone", "crash": "gone", "freeze": "gone"}
 
 
 def _check_order(r: _Reader, events: Sequence[LiveEvent]) -> None:
@@ -607,6 +617,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     # the Proxy's client; the module docstring says why its group is not asked)
     groups = sorted({k.group for k in scenario.consumers if k.client == "remoting"})
     brokers = {p.name: "running" for p in c.brokers()}    # as the scenario left each one
+    frozen: set[str] = set()                              # consumers stopped by SIGSTOP
 
     def reading() -> dict[str, Any]:
         with lock:
@@ -657,6 +668,10 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                 say(f"warning: {k.name}'s start() threw, {fate}: {started.start_error[:300]}")
         elif e.action == "leave":
             live.stop_consumer(consumers[e.target])
+        elif e.action == "freeze":
+            with lock:
+                frozen.add(e.target)
+            os.kill(consumers[e.target].process.pid, signal.SIGSTOP)
         else:
             live.kill_consumer(consumers[e.target])
         say(f"{e.at_s:6.1f} s  {e.action} {e.target}")
@@ -712,8 +727,10 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     for running in consumers.values():
         if isinstance(running, live.GrpcConsumer):
             running.stop_file.touch()
-    for running in consumers.values():
-        if running.process.poll() is None:
+    for name, running in consumers.items():
+        if name in frozen:
+            live.kill_consumer(running)       # stopped: it would never answer a clean close
+        elif running.process.poll() is None:
             live.stop_consumer(running)
     grpc_consumers = {n: k for n, k in consumers.items() if isinstance(k, live.GrpcConsumer)}
     if grpc_consumers:

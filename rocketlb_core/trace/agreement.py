@@ -964,7 +964,7 @@ def check_recording(recording: Path | str, trace: Path | str,
                              if (trace / "membership.parquet").is_file() else
                              {"time_ms": [], "group": [], "member": [], "client_id": [],
                               "event": []})
-        gone = {"leave": "left", "crash": "killed"}          # the scenario's actions
+        gone = {"leave": "left", "crash": "killed", "freeze": "frozen"}   # the scenario's
         ends = [x["wall_ms"] for x in meta.get("snapshots", []) if x["before"] == "end"]
         end_ms = ends[-1] if ends else 2**62          # before the clean shutdown began
         views, starts = _broker_views(recording, origin)
@@ -1227,4 +1227,94 @@ def producer_failures(recording: Path | str, seeds: Sequence[int] = range(5)
         out.append({"producer": p["name"], "fault_tolerance": p["fault_tolerance"],
                     "live_failed": sum("error" in r for r in rows),
                     "simulated_failed_min": min(sim), "simulated_failed_max": max(sim)})
+    return out
+
+
+FREEZE_SLACK_MS = 2_000
+"""How far a frozen consumer's drop may lie from the model's moment: broker log lines are
+stamped to the second, and the model's last traffic (a pull answered once a message arrives) is
+taken at the freeze."""
+
+
+def frozen_drops(recording: Path | str, *, idle_close: bool = True) -> list[dict[str, Any]]:
+    """How each broker dropped each consumer the scenario froze (``freeze``: SIGSTOP, a host
+    gone quiet with its connections open; issue 45), held to the simulator's model
+    (``sim.cluster``): the **idle close** comes 120 s after the connection's last traffic
+    either way (on a broker whose queues it pulled, its last pull, at the freeze: the topic
+    flows, so the held pulls are answered within a second; on another broker its last
+    heartbeat or member-list query, between its last heartbeat and the freeze) and notifies
+    the group; the **scan** comes at the first 10 s tick after its last heartbeat is 120 s
+    old, and notifies nobody; whichever comes first. Per (consumer, broker): the path the
+    broker logged (``trace.brokerlog``: the IDLE line of ``remoting.log`` or ``broker.log``
+    beside a ``remove not active channel``, or ``SCAN: remove expired channel``), the drop's
+    delay after the freeze, the last heartbeat the broker held (the idle close's line carries
+    it), whether it pulled that broker's queues, and ``agree`` or ``unexplained`` with why.
+    ``idle_close=False`` holds it to a model with the scan only, as this book's simulator was
+    before issue 45: every idle close is then unexplained."""
+    import json
+
+    from rocketlb_core.conditions import CHANNEL_EXPIRY_MS, CHANNEL_SCAN_MS, IDLE_CLOSE_MS
+    from rocketlb_core.trace.brokerlog import read_broker_log
+    from rocketlb_core.trace.clientlog import GMT8_MINUTES
+    from rocketlb_core.trace.importer import log_offset
+
+    recording = Path(recording)
+    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+    instance = {k["name"]: k.get("instance") or k["name"] for k in meta["consumers"]}
+    logs = {p.parent.name: read_broker_log(p)
+            for p in sorted((recording / "logs").glob("broker-*/broker.log.gz"))}
+    out = []
+    for e in meta["events"]:
+        if e["action"] != "freeze":
+            continue
+        name, frozen_ms = e["target"], int(e["wall_ms"])
+        cid = f"127.0.0.1@{instance[name]}"
+        log = _client_log(recording, name)
+        held = [r for r in log.rebalances
+                if r.topic == meta["topic"] and stamp_ms(r.stamp, offset) <= frozen_ms]
+        pulled = {q.broker_name for q in (held[-1].result or ())} if held else set()
+        beats = [ev.heartbeat_ms for b in logs.values() for ev in b.events
+                 if ev.client_id == cid and ev.heartbeat_ms is not None]
+        for broker, blog in logs.items():
+            drops = [ev for ev in blog.events if ev.client_id == cid and ev.event != "join"]
+            row: dict[str, Any] = {"consumer": name, "broker": broker,
+                                   "pulled_here": broker in pulled}
+            if not drops:
+                out.append({**row, "path": None, "verdict": "unexplained",
+                            "why": "the broker never dropped it"})
+                continue
+            ev = drops[0]
+            # a broker's log: GMT+8 (logback_broker.xml), as the importer reads it
+            at = stamp_ms((ev.stamp if len(ev.stamp) > 19 else ev.stamp + ".000")
+                          .replace(",", "."), GMT8_MINUTES)
+            heartbeat = ev.heartbeat_ms if ev.heartbeat_ms is not None else (
+                max(beats) if beats else None)
+            path = "idle close" if ev.idle else "scan" if ev.event == "crash" else ev.event
+            row.update(path=path, dropped_after_s=round((at - frozen_ms) / 1000, 3),
+                       heartbeat_before_s=(None if heartbeat is None
+                                           else round((frozen_ms - heartbeat) / 1000, 3)))
+            why = ""
+            if path == "idle close" and not idle_close:
+                why = "the model has no idle close"
+            elif path == "idle close":
+                if broker in pulled:
+                    if abs(at - (frozen_ms + IDLE_CLOSE_MS)) > FREEZE_SLACK_MS:
+                        why = "not 120 s after its last pull (the freeze)"
+                elif heartbeat is None or not (heartbeat - FREEZE_SLACK_MS <= at - IDLE_CLOSE_MS
+                                               <= frozen_ms + FREEZE_SLACK_MS):
+                    why = "not 120 s after a request between its last heartbeat and the freeze"
+                if not why and heartbeat is not None and \
+                        at > heartbeat + CHANNEL_EXPIRY_MS + CHANNEL_SCAN_MS + FREEZE_SLACK_MS:
+                    why = "after the scan must have dropped it (its heartbeat over 130 s old)"
+            elif path == "scan":
+                if heartbeat is not None and not (
+                        CHANNEL_EXPIRY_MS - FREEZE_SLACK_MS < at - heartbeat
+                        <= CHANNEL_EXPIRY_MS + CHANNEL_SCAN_MS + FREEZE_SLACK_MS):
+                    why = "not at the first 10 s tick after its heartbeat was 120 s old"
+                elif broker in pulled and at > frozen_ms + IDLE_CLOSE_MS + FREEZE_SLACK_MS:
+                    why = "after the idle close should have dropped it (120 s after the freeze)"
+            else:
+                why = f"dropped as a {path}, not a vanished host"
+            out.append({**row, "verdict": "unexplained" if why else "agree", "why": why})
     return out

@@ -19,9 +19,11 @@ real-data.md`` section 2; ``ConsumerManager``, ``ConsumerGroupInfo``,
   says ``NETTY SERVER PIPELINE: IDLE exception [IP:PORT]`` for that connection's address in
   the same second or the one before (``IdleStateHandler(0, 0, 120)``: no traffic either way
   for 120 s; ``onChannelIdle`` runs the same ``doChannelCloseEvent``, issue 45). That member's
-  host vanished (or was cut off) about 120 s earlier: a ``crash`` too (``MemberEvent.idle``),
-  recorded 120 s before the line (``IDLE_CLOSE_MS``; a pull the broker held, answered up to
-  20 s after the death, can put the death up to 20 s earlier still). Without an IDLE line
+  host went quiet (vanished, froze, was cut off): a ``crash`` too (``MemberEvent.idle``),
+  recorded 120 s before the line (``IDLE_CLOSE_MS``), the connection's last traffic: about when
+  it went quiet on a broker whose queues it pulled (up to 20 s after, when the broker held its
+  pull on a quiet queue), its last heartbeat or member-list query on another (up to 30 s
+  before: live, ``data/live/frozen-consumers-5``'s c3 on broker-a, 14 s). Without an IDLE line
   (in the remoting log or in the broker log itself) the line reads as a ``kill``, as it
   must: the two are the same line.
 
@@ -70,6 +72,7 @@ class MemberEvent:
     time_ms: int | None        # a join's lastUpdateTimestamp
     remote: str | None = None  # the connection's client address (ip:port), where logged
     idle: bool = False         # a crash the idle close found (remoting.log's IDLE line)
+    heartbeat_ms: int | None = None   # a removal's lastUpdateTimestamp: its last heartbeat
 
 
 @dataclass
@@ -128,15 +131,14 @@ def parse_line(path: Path, n: int, text: str) -> MemberEvent | None:
         if ch is None:
             raise TraceError(path, n, "channel", "a membership line without 'ClientChannelInfo "
                              "[channel=[id: 0x...], clientId=..., lastUpdateTimestamp=...]'")
-        t = None
-        if kind == "join":
-            t = int(ch["t"]) if len(ch["t"]) <= 16 else MAX_EPOCH_MS + 1
-            if not 0 < t <= MAX_EPOCH_MS:
-                raise TraceError(path, n, "lastUpdateTimestamp", f"{ch['t'][:40]} is not a "
-                                 "time from 1970 to 2100 in epoch ms")
+        beat = int(ch["t"]) if len(ch["t"]) <= 16 else MAX_EPOCH_MS + 1
+        if not 0 < beat <= MAX_EPOCH_MS:
+            raise TraceError(path, n, "lastUpdateTimestamp", f"{ch['t'][:40]} is not a "
+                             "time from 1970 to 2100 in epoch ms")
         return MemberEvent(n, stamp.group(0).strip(), check_name(path, n, "group", m["group"]),
                            ch["channel"], check_name(path, n, "clientId", ch["client_id"]),
-                           kind, t, ch["remote"])
+                           kind, beat if kind == "join" else None, ch["remote"],
+                           heartbeat_ms=None if kind == "join" else beat)
     return None
 
 
