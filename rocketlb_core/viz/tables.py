@@ -845,6 +845,30 @@ def live_kill_frame(live: Mapping[str, tuple[Path, Path]], scenario: Path | str,
     return pd.DataFrame(rows)
 
 
+def live_frozen_frame(recording: Path | str) -> pd.DataFrame:
+    """The frozen consumers of a live recording (``freeze``: SIGSTOP, a host gone quiet with
+    its connections open; issue 45): per consumer and broker, how the broker dropped it and
+    when, against the simulator's model (``trace.agreement.frozen_drops``).
+
+    >>> from rocketlb_core import data_path
+    >>> f = live_frozen_frame(data_path("live", "frozen-consumers-5"))
+    >>> sorted(set(f["dropped by"])), set(f["model"])
+    (['idle close', 'scan'], {'agree'})
+    """
+    import pandas as pd
+
+    from rocketlb_core.trace.agreement import frozen_drops
+
+    return pd.DataFrame([{
+        "consumer": r["consumer"], "broker": r["broker"],
+        "pulled its queues": "yes" if r["pulled_here"] else "no",
+        "dropped by": r["path"],
+        "after the freeze (s, logged to the second)": (
+            None if r.get("dropped_after_s") is None else round(r["dropped_after_s"])),
+        "last heartbeat before the freeze (s)": r.get("heartbeat_before_s"),
+        "model": r["verdict"]} for r in frozen_drops(recording)])
+
+
 def churn_queue_shares(settings: Mapping[str, ReplayConfig], sends: int = 200_000,
                        producers: int = 100, rate: float = 200.0, seed: int = 0
                        ) -> pd.DataFrame:
