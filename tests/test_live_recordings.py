@@ -30,12 +30,13 @@ RECORDINGS = sorted(p.parent for p in data_path("live").glob("*/recording.json")
 OUTAGES = [p for p in RECORDINGS if p.name.startswith("producer-outage")]
 DAYS = [p for p in RECORDINGS if p.name.startswith("membership-day")]
 FROZEN = [p for p in RECORDINGS if p.name.startswith("frozen-consumers")]
+HUNG = [p for p in RECORDINGS if p.name.startswith("hung-listener")]
 
 
 def test_the_shipped_recordings() -> None:
     assert {p.name for p in RECORDINGS} == {f"{s}-{line}" for line in ("4", "5", "5.5")
                                              for s in ("producer-outage", "membership-day")
-                                             } | {"frozen-consumers-5"}
+                                             } | {"frozen-consumers-5", "hung-listener-5"}
     total = sum(f.stat().st_size for p in RECORDINGS for f in p.rglob("*") if f.is_file())
     assert total < 4 * 2**20                                  # small enough for the repo
     for p in RECORDINGS:
@@ -83,6 +84,8 @@ def test_each_recording_imports_into_a_valid_trace(recording: Path,
         if recording in DAYS:
             assert ("127.0.0.1@c2", "leave") in events              # a clean shutdown
             assert ("127.0.0.1@c3", "kill") in events               # SIGKILL: channel closed
+        elif recording in HUNG:
+            assert events == {("127.0.0.1@c1", "join"), ("127.0.0.1@c1", "leave")}
         else:                             # frozen: dropped by a broker's scan or idle close
             assert {("127.0.0.1@c2", "crash"), ("127.0.0.1@c3", "crash")} <= events
             assert all(e != "kill" for _, e in events)
@@ -228,6 +231,29 @@ def test_frozen_consumers_are_dropped_as_the_model_says(recording: Path,
         ("127.0.0.1@c2", "crash", False), ("127.0.0.1@c3", "crash", True)]
 
 
+@pytest.mark.parametrize("recording", HUNG, ids=lambda p: p.name)
+def test_a_hung_listener_slows_nothing_and_holds_the_committed_offset(
+        recording: Path, imported: dict[str, Path]) -> None:
+    """Issue 45, live (5.3.3): one push consumer of a one-queue topic whose listener hangs in
+    one call 5 s in, while 100 messages a second arrive. Its queue was consumed on to its end,
+    thousands of offsets past the hung message, while the committed offset stayed at it
+    (``trace.agreement.hung_listener``): span flow control measures the messages still held
+    (``ProcessQueue.getMaxSpan()``), as the simulator now models it. A model that stops
+    pulling 2000 offsets past the hung message (the simulator before issue 45) is refuted."""
+    from rocketlb_core.sim.events import CONSUME_MAX_SPAN
+    from rocketlb_core.trace.agreement import hung_listener
+
+    (row,) = hung_listener(recording)
+    assert row["verdict"] == "agree", row
+    assert row["committed"] == row["hung_offset"]
+    assert row["past_the_hung"] > 2 * CONSUME_MAX_SPAN
+    (old,) = hung_listener(recording, span_stop=True)
+    assert old["verdict"] == "unexplained"
+    result = check_recording(recording, imported[recording.name])
+    assert [c["unexplained"] for c in result["consumers"].values()] == [0]
+    assert all(p["unexplained"] == 0 for p in result["producers"].values())
+
+
 @pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.name)
 def test_the_imported_traces_replay_identically_on_both_engines(
         spark, recording: Path, imported: dict[str, Path], tmp_path: Path) -> None:
@@ -249,7 +275,8 @@ def test_the_imported_traces_replay_identically_on_both_engines(
     from rocketlb_core.replay.consumer_engines import replay_consumers_python
     from rocketlb_core.spark.consumer_replay import replay_consumers_spark
 
-    group = "GID_frozen" if recording in FROZEN else "GID_live"
+    group = ("GID_frozen" if recording in FROZEN else "GID_hung" if recording in HUNG
+             else "GID_live")
     a = replay_consumers_python(trace, tmp_path / "cpy", group, ["AVG", "STICKY"])
     b = replay_consumers_spark(trace, tmp_path / "cspark", group, ["AVG", "STICKY"])
     assert a == b
@@ -258,6 +285,8 @@ def test_the_imported_traces_replay_identically_on_both_engines(
         rows_a = sorted(map(str, pq.read_table(tmp_path / "cpy" / f).to_pylist()))
         assert rows_a == sorted(map(str, pq.read_table(tmp_path / "cspark" / f).to_pylist()))
         assert rows_a
+    if recording in HUNG:
+        return                            # one member from start to end: nothing moves
     if recording in FROZEN:
         # c2 and c3 imported as crashes: their queues wait unowned until the brokers drop them
         assert min(a["strategies"]["AVG"]["unowned_ms_by_queue"].values()) >= 0

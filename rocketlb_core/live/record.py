@@ -30,7 +30,7 @@ code)::
     [[events]]
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
     action = "kill"             # kill | pause | resume | restart (a broker),
-    target = "broker-a"         # join | leave | crash | freeze (a consumer)
+    target = "broker-a"         # join | leave | crash | freeze | hang (a consumer)
 
 A producer with ``client = "grpc"`` is the gRPC client of apache/rocketmq-clients
 (rocketmq-client-java ``live.GRPC_CLIENT_VERSION``, ``live/java/GrpcProduce.java``; issue 34):
@@ -71,7 +71,13 @@ joined. ``freeze`` (a remoting consumer; issue 45) stops its JVM with ``SIGSTOP`
 resumes it: a host that vanished while its kernel still answers, so its connections stay open
 and carry nothing, and each broker drops it by its idle close or its scan (the recording's
 ``broker.log`` and ``remoting.log`` say which); the recorder kills it (``SIGKILL``) once the
-recording ends.
+recording ends. ``hang`` (a remoting consumer; issue 45) makes its listener stay in the next call
+it is handed until the recording ends (``live/java/Consume.java``: one consume thread of 20 stuck,
+as an application's hung call; the message's queue and offset go to ``hung/<consumer>.json``).
+A recording with consumers also keeps each remoting consumer's highest consumed offset per queue
+(``consumed/<consumer>.json``, written at its stop) and, taken with the final snapshot before any
+consumer stops, ``mqadmin consumerProgress`` of each remoting group (``progress/<group>.txt``:
+the broker's and the committed consumer offset per queue).
 
 **The recorder keeps the scenario's clock.** Each event starts at its planned time, ``t0`` (when
 the producers were let go) plus ``at_s``, whatever the others are doing: every action runs on
@@ -143,7 +149,7 @@ from rocketlb_core.sim.scenario import ScenarioError, _Reader
 FORMAT = "rocketlb-live-recording"
 VERSION = 1
 BROKER_ACTIONS = ("kill", "pause", "resume", "restart")
-CONSUMER_ACTIONS = ("join", "leave", "crash", "freeze")
+CONSUMER_ACTIONS = ("join", "leave", "crash", "freeze", "hang")
 TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 MAX_EVENTS = 64
 MAX_CLIENTS = 16
@@ -309,9 +315,9 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             if target not in {c.name for c in consumers}:
                 raise r.fail(f"{where}.target", f"{action} needs a consumer of the scenario, "
                              f"got {target!r}")
-            if action == "freeze" and next(c for c in consumers
-                                           if c.name == target).client != "remoting":
-                raise r.fail(f"{where}.action", "freeze needs a remoting consumer (a gRPC "
+            if action in ("freeze", "hang") and next(c for c in consumers
+                                                     if c.name == target).client != "remoting":
+                raise r.fail(f"{where}.action", f"{action} needs a remoting consumer (a gRPC "
                              "one's Proxy keeps its own table)")
         else:
             raise r.fail(f"{where}.action", f"one of {', '.join(BROKER_ACTIONS + CONSUMER_ACTIONS)}"
@@ -336,8 +342,9 @@ BROKER_NEEDS = {"pause": ("running",), "resume": ("paused",), "kill": ("running"
                 "restart": ("killed",)}
 BROKER_AFTER = {"pause": "paused", "resume": "running", "kill": "killed", "restart": "running"}
 CONSUMER_NEEDS = {"join": ("not started",), "leave": ("running",), "crash": ("running",),
-                  "freeze": ("running",)}
-CONSUMER_AFTER = {"join": "running", "leave": "gone", "crash": "gone", "freeze": "gone"}
+                  "freeze": ("running",), "hang": ("running",)}
+CONSUMER_AFTER = {"join": "running", "leave": "gone", "crash": "gone", "freeze": "gone",
+                  "hang": "running"}
 
 
 def _check_order(r: _Reader, events: Sequence[LiveEvent]) -> None:
@@ -672,6 +679,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             with lock:
                 frozen.add(e.target)
             os.kill(consumers[e.target].process.pid, signal.SIGSTOP)
+        elif e.action == "hang":
+            (consumers[e.target].home / "hang").touch()
         else:
             live.kill_consumer(consumers[e.target])
         say(f"{e.at_s:6.1f} s  {e.action} {e.target}")
@@ -721,6 +730,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         if end.get("errors") or (groups and end["broker"] is None):
             raise LiveError(f"the final snapshot failed: {end.get('errors') or 'no broker runs'}")
         taken.append({"before": "end", **end})
+        if groups and end["broker"] is not None:
+            (tmp / "progress").mkdir()
+            for g in groups:                  # the committed offsets, before any consumer stops
+                (tmp / "progress" / f"{g}.txt").write_text(
+                    live.admin(c, "consumerProgress", "-g", g), encoding="utf-8")
     # the gRPC consumers are all told to close first: a push consumer's close waits for its
     # receive in flight (PushConsumerImpl.waitingReceiveRequestFinished: up to the long-polling
     # timeout plus the request timeout, 23 s here), which one after another would add up
@@ -732,6 +746,14 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             live.kill_consumer(running)       # stopped: it would never answer a clean close
         elif running.process.poll() is None:
             live.stop_consumer(running)
+    for name, running in sorted(consumers.items()):
+        if isinstance(running, live.GrpcConsumer):
+            continue
+        for kind in ("consumed", "hung"):
+            made = running.home / f"{kind}.json"
+            if made.is_file():
+                (tmp / kind).mkdir(exist_ok=True)
+                (tmp / kind / f"{name}.json").write_bytes(made.read_bytes())
     grpc_consumers = {n: k for n, k in consumers.items() if isinstance(k, live.GrpcConsumer)}
     if grpc_consumers:
         (tmp / "receives").mkdir()

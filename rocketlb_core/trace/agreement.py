@@ -1318,3 +1318,58 @@ def frozen_drops(recording: Path | str, *, idle_close: bool = True) -> list[dict
                 why = f"dropped as a {path}, not a vanished host"
             out.append({**row, "verdict": "unexplained" if why else "agree", "why": why})
     return out
+
+
+HUNG_SLACK = 100
+"""How far behind the queue's end the consumer's last consumed offset may be at its stop: the
+recorder lets the consumer run ``settle_s`` after the last send, so it has been handed all."""
+
+
+def hung_listener(recording: Path | str, *, span_stop: bool = False) -> list[dict[str, Any]]:
+    """Span flow control against a real consumer whose listener hung (the recording's ``hang``
+    events; issue 45): per hang, the hung message's queue and offset, the highest offset of
+    that queue the consumer was handed by its stop (``consumed/``), and the queue's broker
+    offset and committed consumer offset at the final snapshot, before any consumer stopped
+    (``progress/``, ``mqadmin consumerProgress``). The simulator's model (``sim.clients.
+    Consumer.pull``, a ``slow_message``): the queue is consumed on to its end, however far past
+    the hung message, and the committed offset stays at the hung message (``ProcessQueue.
+    removeMessage`` returns the lowest offset still held); ``agree`` when both hold.
+    ``span_stop=True`` holds it to the model this book's simulator had before issue 45, which
+    stopped pulling the queue ``consumeConcurrentlyMaxSpan`` (2000) offsets past the hung
+    message: a queue consumed past that is then unexplained."""
+    import json
+
+    from rocketlb_core.doctor.inputs import _Bad, read_progress
+    from rocketlb_core.sim.events import CONSUME_MAX_SPAN
+
+    recording = Path(recording)
+    meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    groups = {k["name"]: k["group"] for k in meta["consumers"]}
+    out = []
+    for e in meta["events"]:
+        if e["action"] != "hang":
+            continue
+        name = e["target"]
+        hung = json.loads((recording / "hung" / f"{name}.json").read_text(encoding="utf-8"))
+        seen = json.loads((recording / "consumed" / f"{name}.json").read_text(encoding="utf-8"))
+        queue = f"{hung['broker']}/{hung['queue']}"
+        progress = read_progress(recording / "progress" / f"{groups[name]}.txt", _Bad(False, []))
+        row = next((r for r in progress.rows if r.broker == hung["broker"]
+                    and r.queue_id == int(hung["queue"]) and r.topic == meta["topic"]), None)
+        offset, consumed = int(hung["offset"]), int(seen.get(queue, -1))
+        result: dict[str, Any] = {
+            "consumer": name, "queue": queue, "hung_offset": offset,
+            "consumed_to": consumed, "past_the_hung": consumed - offset,
+            "broker_offset": None if row is None else row.broker_offset,
+            "committed": None if row is None else row.consumer_offset}
+        why = ""
+        if row is None:
+            why = "the queue is not in consumerProgress"
+        elif row.consumer_offset != offset:
+            why = "the committed offset is not the hung message's"
+        elif span_stop and consumed > offset + CONSUME_MAX_SPAN:
+            why = f"consumed past the hung message + {CONSUME_MAX_SPAN}"
+        elif not span_stop and consumed < row.broker_offset - 1 - HUNG_SLACK:
+            why = "not consumed on to the queue's end"
+        out.append({**result, "verdict": "unexplained" if why else "agree", "why": why})
+    return out

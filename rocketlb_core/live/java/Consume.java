@@ -15,6 +15,12 @@
 // in rocketmq_client.log under its user.home (logs/rocketmqlogs), its subscription what its
 // heartbeats log (HeartbeatData [... subString=...]). With TRACE on, its message trace writes
 // SubBefore and SubAfter records to RMQ_SYS_TRACE_TOPIC.
+//
+// A hung listener (issue 45): once the file "hang" exists in its user.home, the next message the
+// listener is handed is not returned from until STOP_FILE exists (one consume thread of 20
+// stays in the call, as an application's stuck call would); its queue, offset and time go to
+// "hung.json" there. It writes "consumed.json" (the highest offset consumed per queue) when it
+// stops, and keeps the same counts in memory meanwhile.
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -22,8 +28,13 @@ import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
+import org.apache.rocketmq.common.message.MessageExt;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 public class Consume {
     public static void main(String[] args) throws Exception {
@@ -35,8 +46,31 @@ public class Consume {
         consumer.setInstanceName(args[3]);
         consumer.setAllocateMessageQueueStrategy(strategy(strategy));
         consumer.subscribe(args[1], subscription);
-        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) ->
-            ConsumeConcurrentlyStatus.CONSUME_SUCCESS);
+        Path home = Path.of(System.getProperty("user.home"));
+        Path stop = Path.of(args[4]);
+        AtomicBoolean hung = new AtomicBoolean(false);
+        Map<String, Long> consumed = new ConcurrentHashMap<>();
+        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+            for (MessageExt m : msgs) {
+                consumed.merge(m.getBrokerName() + "/" + m.getQueueId(), m.getQueueOffset(),
+                               Math::max);
+            }
+            if (Files.exists(home.resolve("hang")) && hung.compareAndSet(false, true)) {
+                MessageExt m = msgs.get(0);
+                try {
+                    Files.writeString(home.resolve("hung.json"), "{\"broker\":"
+                        + quote(m.getBrokerName()) + ",\"queue\":" + m.getQueueId()
+                        + ",\"offset\":" + m.getQueueOffset() + ",\"wall_ms\":"
+                        + System.currentTimeMillis() + "}\n");
+                    while (!Files.exists(stop)) {
+                        Thread.sleep(100);
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+        });
         // start() throws when its first route lookup times out (updateTopicRouteInfo...
         // wraps the RemotingException in an IllegalStateException, seen live on a loaded host).
         // 4.9.x: the client instance it started keeps heartbeating and rebalancing, so the group
@@ -52,13 +86,18 @@ public class Consume {
         System.out.println("{\"started\":" + quote(consumer.buildMQClientId())
             + (error == null ? "" : ",\"start_error\":" + quote(error)) + "}");
         System.out.flush();
-        Path stop = Path.of(args[4]);
         while (!Files.exists(stop)) {
             Thread.sleep(100);
         }
         // clean when start() had set RUNNING before it threw (4.9.8 looks the route up after);
         // a start that failed earlier leaves shutdown() nothing to do and the instance running,
         // so the process ends here and its connections close with it
+        StringBuilder seen = new StringBuilder("{");
+        for (Map.Entry<String, Long> e : new TreeMap<>(consumed).entrySet()) {
+            seen.append(seen.length() > 1 ? "," : "").append(quote(e.getKey())).append(':')
+                .append(e.getValue());
+        }
+        Files.writeString(home.resolve("consumed.json"), seen.append("}\n").toString());
         consumer.shutdown();
         System.out.println("{\"stopped\":true}");
         System.out.flush();
