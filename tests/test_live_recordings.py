@@ -232,14 +232,17 @@ def test_frozen_consumers_are_dropped_as_the_model_says(recording: Path,
 
 
 @pytest.mark.parametrize("recording", HUNG, ids=lambda p: p.name)
-def test_a_hung_listener_slows_nothing_and_holds_the_committed_offset(
+def test_a_hung_listener_holds_the_committed_offset_and_its_queue_is_consumed_on(
         recording: Path, imported: dict[str, Path]) -> None:
     """Issue 45, live (5.3.3): one push consumer of a one-queue topic whose listener hangs in
-    one call 5 s in, while 100 messages a second arrive. Its queue was consumed on to its end,
-    thousands of offsets past the hung message, while the committed offset stayed at it
+    one call (armed 7.6 s in) while a producer sends on a 100-a-second schedule. Its queue was
+    consumed on to its end, thousands of offsets past the hung message
     (``trace.agreement.hung_listener``): span flow control measures the messages still held
-    (``ProcessQueue.getMaxSpan()``), as the simulator now models it. A model that stops
-    pulling 2000 offsets past the hung message (the simulator before issue 45) is refuted."""
+    (``ProcessQueue.getMaxSpan()``) and only puts pulls off while they span more than 2000
+    (the client logged "span too long" once; the pulls were slowed, never stopped). A model
+    that stops pulling 2000 offsets past the hung message (the simulator before issue 45) is
+    refuted. The committed offset reads 0, which with the hang at offset 0 consumerProgress
+    would show without any commit as well (see ``hung_listener``)."""
     from rocketlb_core.sim.events import CONSUME_MAX_SPAN
     from rocketlb_core.trace.agreement import hung_listener
 

@@ -1248,7 +1248,10 @@ def frozen_drops(recording: Path | str, *, idle_close: bool = True) -> list[dict
     broker logged (``trace.brokerlog``: the IDLE line of ``remoting.log`` or ``broker.log``
     beside a ``remove not active channel``, or ``SCAN: remove expired channel``), the drop's
     delay after the freeze, the last heartbeat the broker held (the idle close's line carries
-    it), whether it pulled that broker's queues, and ``agree`` or ``unexplained`` with why.
+    it; a scan's line does not, and then only the path is tested, not the time), whether it
+    pulled that broker's queues of the scenario's topic (a retry queue it held there is not
+    counted: live, c2 of ``frozen-consumers-5`` held ``%RETRY%GID_frozen`` on broker-b), and
+    ``agree`` or ``unexplained`` with why.
     ``idle_close=False`` holds it to a model with the scan only, as this book's simulator was
     before issue 45: every idle close is then unexplained."""
     import json
@@ -1333,7 +1336,10 @@ def hung_listener(recording: Path | str, *, span_stop: bool = False) -> list[dic
     (``progress/``, ``mqadmin consumerProgress``). The simulator's model (``sim.clients.
     Consumer.pull``, a ``slow_message``): the queue is consumed on to its end, however far past
     the hung message, and the committed offset stays at the hung message (``ProcessQueue.
-    removeMessage`` returns the lowest offset still held); ``agree`` when both hold.
+    removeMessage`` returns the lowest offset still held); ``agree`` when both hold. With the
+    hung message at offset 0, as in ``hung-listener-5``, ``consumerProgress`` shows 0 also
+    for a queue never committed (5.3.3), so the committed offset is tested only for a hang at
+    a later offset; hang after some consumption to test it.
     ``span_stop=True`` holds it to the model this book's simulator had before issue 45, which
     stopped pulling the queue ``consumeConcurrentlyMaxSpan`` (2000) offsets past the hung
     message: a queue consumed past that is then unexplained."""
