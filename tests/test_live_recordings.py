@@ -523,3 +523,29 @@ def publish_queues_of(route: object) -> list[MessageQueue]:
     from rocketlb_core.model import publish_queues
 
     return publish_queues("T", route)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("file", "text", "field"), [
+    ("hung", '{"broker":"broker-a","queue":0,"offset":-1,"wall_ms":1}', "offset"),
+    ("hung", '{"broker":"broker-a","queue":true,"offset":0,"wall_ms":1}', "queue"),
+    ("hung", '{"broker":7,"queue":0,"offset":0,"wall_ms":1}', "broker"),
+    ("hung", '{"broker":"broker-a","queue":0,"offset":1e30,"wall_ms":1}', "offset"),
+    ("consumed", '{"broker-a/0":"4499"}', "broker-a/0"),
+    ("hung", "[]", None),
+])
+def test_a_hostile_hung_or_consumed_file_names_file_and_field(
+        tmp_path: Path, file: str, text: str, field: str | None) -> None:
+    """The hung listener's files are read as data (issue 45): a value that is not a plain
+    non-negative integer is an error naming the file and the field, not a wrong verdict."""
+    import shutil
+
+    from rocketlb_core.trace.agreement import hung_listener
+
+    rec = tmp_path / "rec"
+    shutil.copytree(data_path("live", "hung-listener-5"), rec)
+    (rec / file / "c1.json").write_text(text)
+    with pytest.raises(TraceError) as err:
+        hung_listener(rec)
+    assert f"{file}/c1.json" in str(err.value)
+    if field is not None:
+        assert field in str(err.value)

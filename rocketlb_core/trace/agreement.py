@@ -82,6 +82,7 @@ from rocketlb_core.producer import (
 )
 from rocketlb_core.replay.timeline import Conditions
 from rocketlb_core.trace.clientlog import stamp_ms
+from rocketlb_core.trace.schema import TraceError
 
 ATTEMPT_SLACK_MS = 5
 """The trace's conditions change at an attempt's start as the client logged it, a few ms after
@@ -1323,6 +1324,15 @@ def frozen_drops(recording: Path | str, *, idle_close: bool = True) -> list[dict
     return out
 
 
+def _offset(value: Any, path: Path, field: str) -> int:
+    """A queue id or offset of a recording's JSON: an integer from 0 to 2^63 - 1, else a
+    ``TraceError`` naming the file and the field."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise TraceError(path, None, field, f"expected an integer from 0 to 2^63 - 1, got "
+                         f"{value!r}"[:200])
+    return value
+
+
 HUNG_SLACK = 100
 """How far behind the queue's end the consumer's last consumed offset may be at its stop: the
 recorder lets the consumer run ``settle_s`` after the last send, so it has been handed all."""
@@ -1356,9 +1366,20 @@ def hung_listener(recording: Path | str, *, span_stop: bool = False) -> list[dic
         if e["action"] != "hang":
             continue
         name = e["target"]
-        hung = json.loads((recording / "hung" / f"{name}.json").read_text(encoding="utf-8"))
-        seen = json.loads((recording / "consumed" / f"{name}.json").read_text(encoding="utf-8"))
+        hung_path = recording / "hung" / f"{name}.json"
+        seen_path = recording / "consumed" / f"{name}.json"
+        hung = json.loads(hung_path.read_text(encoding="utf-8"))
+        seen = json.loads(seen_path.read_text(encoding="utf-8"))
+        if not isinstance(hung, dict) or not isinstance(seen, dict):
+            raise TraceError(hung_path, None, None, "expected a JSON object (Consume.java's)")
+        for key in ("queue", "offset"):
+            _offset(hung.get(key), hung_path, key)
+        if not isinstance(hung.get("broker"), str):
+            raise TraceError(hung_path, None, "broker", f"expected a name, got "
+                             f"{hung.get('broker')!r}")
         queue = f"{hung['broker']}/{hung['queue']}"
+        if queue in seen:
+            _offset(seen[queue], seen_path, queue)
         progress = read_progress(recording / "progress" / f"{groups[name]}.txt", _Bad(False, []))
         row = next((r for r in progress.rows if r.broker == hung["broker"]
                     and r.queue_id == int(hung["queue"]) and r.topic == meta["topic"]), None)
