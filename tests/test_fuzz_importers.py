@@ -169,6 +169,15 @@ def check_import(family: str, status: int, stdout: str, stderr: str, rec: Path,
     assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}")]
 
 
+def _import_and_check(family: str, rec: Path, out: Path, skip_bad: bool) -> None:
+    """``trace import --recording rec --out out`` held to the oracle, and ``rec`` unchanged."""
+    before = digest(rec)
+    argv = ["trace", "import", "--recording", str(rec), "--out", str(out)]
+    status, stdout, stderr = run_command(argv + (["--skip-bad"] if skip_bad else []))
+    check_import(family, status, stdout, stderr, rec, out)
+    assert digest(rec) == before, "the import changed its input"
+
+
 @FUZZ
 @given(name=st.sampled_from(RECORDINGS), rng=st.randoms(use_true_random=False),
        kind=st.sampled_from(KINDS), which=st.integers(0, 1000), skip_bad=st.booleans())
@@ -179,12 +188,7 @@ def test_mutated_recordings(name: str, rng: Any, kind: str, which: int,
         shutil.copytree(data_path("live", name), rec)
         files = _files(rec)
         _mutate_file(rng, files[which % len(files)], kind)
-        before = digest(rec)
-        out = Path(tmp) / "out"
-        argv = ["trace", "import", "--recording", str(rec), "--out", str(out)]
-        status, stdout, stderr = run_command(argv + (["--skip-bad"] if skip_bad else []))
-        check_import("importer: recording", status, stdout, stderr, rec, out)
-        assert digest(rec) == before, "the import changed its input"
+        _import_and_check("importer: recording", rec, Path(tmp) / "out", skip_bad)
 
 
 @FUZZ
@@ -254,9 +258,4 @@ def test_hostile_idle_lines_beside_a_broker_log(name: str, rng: Any, lines: int,
         old = gzip.decompress(remoting.read_bytes()).decode("utf-8") if remoting.exists() else ""
         remoting.write_bytes(gzip.compress((old + "".join(extra)).encode("utf-8",
                                                                          "surrogatepass")))
-        before = digest(rec)
-        out = Path(tmp) / "out"
-        argv = ["trace", "import", "--recording", str(rec), "--out", str(out)]
-        status, stdout, stderr = run_command(argv + (["--skip-bad"] if skip_bad else []))
-        check_import("importer: idle lines", status, stdout, stderr, rec, out)
-        assert digest(rec) == before, "the import changed its input"
+        _import_and_check("importer: idle lines", rec, Path(tmp) / "out", skip_bad)
