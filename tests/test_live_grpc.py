@@ -285,6 +285,49 @@ def test_a_proxy_route_reload_between_two_attempts_of_one_send() -> None:
     assert "before a route reload can have happened" in late[2].note
 
 
+def test_a_send_that_fits_two_readings_keeps_both_until_a_later_send_decides() -> None:
+    """CI's red run (seq 64 to 66): a send that failed on a0, a1, a2, then one whose two
+    copies are on a2 and a3, then one on a3. The second fits a reload before it ([a2, a3])
+    and a reload between its attempts ([a3, a2]: the old counter's a3, then a new start);
+    only the second lets the next send's a3 follow. A check that took the first fit called
+    the next send unexplained; the receipt's offset says which copy the successful attempt
+    stored, and when it is a3's the next send is unexplained indeed (a second reload 4 s
+    after the first)."""
+    from rocketlb_core.grpc.proxy_send import ProxyQueue, proxy_write_queues
+    from rocketlb_core.trace.grpc_agreement import Attempt, SendVerdict, _proxy_check
+
+    queues = proxy_write_queues([("broker-b", 4, 6), ("broker-a", 4, 6)])
+    a = [ProxyQueue("broker-a", i) for i in range(4)]
+    b = [ProxyQueue("broker-b", i) for i in range(4)]
+
+    def sends() -> list[SendVerdict]:
+        return [
+            SendVerdict(0, 0, True, [Attempt(1, True, 0, 20)], None, [b[2]]),
+            SendVerdict(1, 100, True, [Attempt(1, True, 100, 120)], None, [b[3]]),
+            SendVerdict(2, 25_000, False, [Attempt(1, False, 25_000, 28_000),
+                                           Attempt(2, False, 28_000, 31_000),
+                                           Attempt(3, False, 31_000, 34_000)],
+                        None, [a[0], a[1], a[2]]),
+            SendVerdict(3, 34_100, True, [Attempt(1, False, 34_100, 37_100),
+                                          Attempt(2, True, 37_100, 37_150)],
+                        None, [a[2], a[3]]),
+            SendVerdict(4, 41_000, True, [Attempt(1, True, 41_000, 41_020)], None, [a[3]]),
+        ]
+
+    got = sends()
+    info = _proxy_check(got, queues, {3: frozenset([a[2]])}, first_load_ms=0)
+    assert [s.proxy for s in got] == ["inferred", "agree", "agree", "reload", "agree"]
+    assert [x.proxy_queue for x in got[3].attempts] == [a[3], a[2]]
+    assert info["reloads_earliest_ms"] == [34_100]
+
+    other = sends()                         # the receipt's offset is a3's copy's
+    _proxy_check(other, queues, {3: frozenset([a[3]])}, first_load_ms=0)
+    assert [s.proxy for s in other] == ["inferred", "agree", "agree", "reload",
+                                        "unexplained"]
+    assert [x.proxy_queue for x in other[3].attempts] == [a[2], a[3]]
+    assert "before a route reload can have happened" in other[4].note
+
+
 def test_an_attempt_outcome_reads_the_pause_as_the_events_bound_it() -> None:
     """A failure may have met its broker paused from the pause's start to the resume's return;
     a success is ``ok_while_paused`` only inside the stretch the broker surely was paused

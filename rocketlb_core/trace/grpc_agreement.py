@@ -28,10 +28,14 @@ Two models are checked, each against what the recording determines:
   ``REFRESH_MS`` after the earliest moment the previous one could have happened, the first
   load no earlier than the first start of any gRPC client of the recording: the cache is the
   topic's, a consumer may fill it first), else ``unexplained``. The
-  first send's start is ``inferred``. A failed attempt whose message was never stored leaves no
-  trace of its queue: the model's queue for it is not checked, only counted. A failed attempt
-  to a paused broker is stored when it resumes (its request waits in the socket), so most failed
-  attempts are seen.
+  first send's start is ``inferred``. A send that fits more than one reading (a reload before
+  it or between its attempts) keeps each until a later send decides: the reading with the
+  fewest unexplained sends, then reloads, gives the verdicts (a first fit taken greedily once
+  called a later send unexplained, CI's red run of issue 45). The successful attempt's queue
+  is one whose copy sits at the receipt's offset. A failed attempt whose message was never
+  stored leaves no trace of its queue: the model's queue for it is not checked, only counted.
+  A failed attempt to a paused broker is stored when it resumes (its request waits in the
+  socket), so most failed attempts are seen.
 * **each attempt's outcome**, with the Proxy's queue for it: a failed attempt must have met its
   broker paused during the attempt (``paused``), or have been refused while its broker ran
   with the answer the client's log names, "Failed to send message due to too many requests"
@@ -297,86 +301,156 @@ def _planned(k: int, queues: Sequence[ProxyQueue], pos: int, split: int | None =
             for j in range(k)]
 
 
-def _fits(s: SendVerdict, planned: Sequence[ProxyQueue], offset_ok: bool) -> bool:
+def _fits(s: SendVerdict, planned: Sequence[ProxyQueue],
+          receipt_queues: frozenset[ProxyQueue] | None) -> bool:
     """Whether ``planned`` (one queue per attempt) puts ``s``'s stored copies where they are:
-    every copy on one attempt's queue, and a successful send's last attempt's queue among them."""
+    every copy on one attempt's queue, and a successful send's last attempt on a queue whose
+    copy sits at the receipt's offset (``receipt_queues``; ``None``: the row has no offset,
+    any of its stored queues)."""
     left = Counter(planned)
     for q in s.stored:
         if left[q] <= 0:
             return False
         left[q] -= 1
-    return not s.ok or (planned[-1] in s.stored and offset_ok)
+    if not s.ok:
+        return True
+    return planned[-1] in (s.stored if receipt_queues is None else receipt_queues)
+
+
+@dataclass(frozen=True)
+class _Track:
+    """One reading of the Proxy's counter so far: where it points (``None``: unknown), the
+    earliest moment its next route reload can happen, the last selection it made, what the
+    reading cost, and its verdicts (a linked list, newest first)."""
+
+    pos: int | None
+    next_reload: int | None
+    last_start: int | None
+    unexplained: int = 0
+    reloads: int = 0
+    path: tuple[Any, ...] | None = None     # (previous path, (verdict, plan, note, reload_ms))
+
+
+def _step(t: _Track, s: SendVerdict, queues: Sequence[ProxyQueue], verdict: str,
+          plan: list[ProxyQueue] | None, note: str = "", reload_ms: int | None = None) -> _Track:
+    n = len(queues)
+    if plan is None:
+        pos = (t.pos + len(s.attempts)) % n if verdict == "unobserved" and t.pos is not None \
+            else None
+    else:
+        pos = (queues.index(plan[-1]) + 1) % n
+    return _Track(pos, t.next_reload if reload_ms is None else reload_ms + REFRESH_MS,
+                  t.last_start if plan is None else s.attempts[-1].start_ms,
+                  t.unexplained + (verdict == "unexplained"), t.reloads + (verdict == "reload"),
+                  (t.path, (verdict, plan, note, reload_ms)))
+
+
+def _successors(t: _Track, s: SendVerdict, queues: Sequence[ProxyQueue],
+                receipt_queues: frozenset[ProxyQueue] | None) -> list[_Track]:
+    """Every reading of ``s`` the track ``t`` allows: the counter going on (``agree``), a
+    route reload before the send or between two of its attempts when one can have happened
+    by then (``reload``), the first stored send's start (``inferred``); else ``unexplained``."""
+    n, k = len(queues), len(s.attempts)
+    if not s.stored:
+        # nothing of it stored (every attempt failed, none kept): the counter moves on
+        return [_step(t, s, queues, "unobserved", None)]
+    fits = [p for p in range(n) if _fits(s, _planned(k, queues, p), receipt_queues)]
+    if t.last_start is None:
+        if fits:
+            return [_step(t, s, queues, "inferred", _planned(k, queues, p)) for p in fits]
+        return [_step(t, s, queues, "unexplained", None,
+                      "no counter start puts the first stored send's copies where they are")]
+    out = []
+    if t.pos is not None and t.pos in fits:
+        out.append(_step(t, s, queues, "agree", _planned(k, queues, t.pos)))
+    # a new random start: a route reload, at least REFRESH_MS after the previous one (whose
+    # earliest moment is known) and after the old counter's last selection; before the send
+    # (split 0) or between two of its attempts (the old counter placed those before the split)
+    floor = max(x for x in (t.next_reload, t.last_start) if x is not None)
+    late_by: int | None = None
+    for split in range(k if t.pos is not None else 1):
+        earliest = max(floor, s.attempts[split - 1].start_ms) if split else floor
+        for p in range(n):
+            planned = _planned(k, queues, t.pos or 0, split, p)
+            if not _fits(s, planned, receipt_queues):
+                continue
+            if earliest <= s.attempts[split].end_ms:
+                out.append(_step(t, s, queues, "reload", planned, reload_ms=earliest))
+            else:
+                late = earliest - s.attempts[split].end_ms
+                late_by = late if late_by is None else min(late_by, late)
+    if out:
+        return out
+    note = ("no counter start puts its copies where they are" if late_by is None
+            else f"a new counter start {late_by} ms before a route reload can "
+                 f"have happened ({REFRESH_MS} ms after the previous one)")
+    if not fits:
+        return [_step(t, s, queues, "unexplained", None, note)]
+    return [_step(t, s, queues, "unexplained", _planned(k, queues, p), note) for p in fits]
+
+
+_KEEP = 6
+"""Readings kept per counter position (the least unexplained, then reloads, then the
+earliest next reload); a reading no better than another in all three is dropped."""
+
+
+def _prune(tracks: list[_Track]) -> list[_Track]:
+    def key(t: _Track) -> tuple[int, int, int]:
+        return (t.unexplained, t.reloads, -(1 << 62) if t.next_reload is None else t.next_reload)
+
+    kept: dict[int | None, list[_Track]] = {}
+    for t in sorted(tracks, key=key):
+        mine = kept.setdefault(t.pos, [])
+        kt = key(t)
+        if len(mine) < _KEEP and not any(all(a <= b for a, b in zip(key(m), kt, strict=True))
+                                         for m in mine):
+            mine.append(t)
+    return [t for mine in kept.values() for t in mine]
 
 
 def _proxy_check(sends: list[SendVerdict], queues: Sequence[ProxyQueue],
-                 offsets_ok: dict[int, bool], first_load_ms: int | None) -> dict[str, Any]:
-    """The Proxy model, send by send (see the module docstring); returns the earliest moments
-    its route reloads can have happened. A reload may fall between two attempts of one send
-    (the attempt that finds the view 20 s old still uses it; Caffeine reloads meanwhile)."""
-    n = len(queues)
-    pos: int | None = None                       # the counter, once known
-    next_reload = (first_load_ms + REFRESH_MS) if first_load_ms is not None else None
-    last_start: int | None = None                # the last selection the current counter made
-    reloads: list[int] = []
+                 receipt_queues: dict[int, frozenset[ProxyQueue]],
+                 first_load_ms: int | None) -> dict[str, Any]:
+    """The Proxy model (see the module docstring), over every reading of the recording at
+    once: a send whose copies fit more than one counter start (a reload before a failed
+    attempt or after it, two starts for the first send) keeps each, and a later send
+    decides. The reading with the fewest unexplained sends, then the fewest reloads, gives
+    each send its verdict and each attempt its queue; returns the earliest moments its route
+    reloads can have happened. A reload may fall between two attempts of one send (the
+    attempt that finds the view 20 s old still uses it; Caffeine reloads meanwhile)."""
+    tracks = [_Track(None, None if first_load_ms is None else first_load_ms + REFRESH_MS,
+                     None)]
     for s in sends:
-        k = len(s.attempts)
-        ok_off = offsets_ok.get(s.seq, True)
-        if not s.stored:
-            # nothing of it stored (every attempt failed, none kept): the counter moves on
-            s.proxy = "unobserved"
-            if pos is not None:
-                pos = (pos + k) % n
-            continue
-        plan: list[ProxyQueue] | None = None
-        if pos is not None and _fits(s, _planned(k, queues, pos), ok_off):
-            s.proxy, plan = "agree", _planned(k, queues, pos)
-        elif last_start is None:
-            fits = [p for p in range(n) if _fits(s, _planned(k, queues, p), ok_off)]
-            s.proxy = "inferred" if len(fits) == 1 else "unexplained"
-            if len(fits) != 1:
-                s.note = f"{len(fits)} counter starts fit the first stored send"
-            plan = _planned(k, queues, fits[0]) if fits else None
-        else:
-            # a new random start: a route reload, at least REFRESH_MS after the previous one
-            # (whose earliest moment is known) and after the old counter's last selection;
-            # before the send (split 0) or between two of its attempts (the old counter placed
-            # the attempts before the split)
-            floor = max(x for x in (next_reload, last_start) if x is not None)
-            found: tuple[int, list[ProxyQueue]] | None = None
-            late_by: int | None = None
-            for split in range(k if pos is not None else 1):
-                earliest = max(floor, s.attempts[split - 1].start_ms) if split else floor
-                for p in range(n):
-                    planned = _planned(k, queues, pos or 0, split, p)
-                    if not _fits(s, planned, ok_off):
-                        continue
-                    if earliest <= s.attempts[split].end_ms:
-                        found = (earliest, planned)
-                        break
-                    late = earliest - s.attempts[split].end_ms
-                    late_by = late if late_by is None else min(late_by, late)
-                if found:
-                    break
-            if found is not None:
-                s.proxy, plan = "reload", found[1]
-                reloads.append(found[0])
-                next_reload = found[0] + REFRESH_MS
-            else:
-                s.proxy = "unexplained"
-                s.note = ("no counter start puts its copies where they are" if late_by is None
-                          else f"a new counter start {late_by} ms before a route reload can "
-                               f"have happened ({REFRESH_MS} ms after the previous one)")
-                fits = [p for p in range(n) if _fits(s, _planned(k, queues, p), ok_off)]
-                plan = _planned(k, queues, fits[0]) if fits else None
+        tracks = _prune([x for t in tracks
+                         for x in _successors(t, s, queues, receipt_queues.get(s.seq))])
+    best = min(tracks, key=lambda t: (t.unexplained, t.reloads))
+    steps: list[tuple[str, list[ProxyQueue] | None, str, int | None]] = []
+    node = best.path
+    while node is not None:
+        node, step = node
+        steps.append(step)
+    steps.reverse()
+    reloads: list[int] = []
+    for s, (verdict, plan, note, reload_ms) in zip(sends, steps, strict=True):
+        s.proxy, s.note = verdict, note or s.note
+        if reload_ms is not None:
+            reloads.append(reload_ms)
         if plan is None:
-            pos = None
             continue
         for a, q in zip(s.attempts, plan, strict=True):
             a.proxy_queue = q
             a.stored = q in s.stored
-        pos = (queues.index(plan[-1]) + 1) % n
-        last_start = s.attempts[-1].start_ms
     return {"reloads_earliest_ms": reloads}
+
+
+def _receipt_queues(rows: list[dict[str, Any]], copies: dict[int, list[dict[str, Any]]]
+                    ) -> dict[int, frozenset[ProxyQueue]]:
+    """For each row with a receipt's offset, the queues whose stored copy of its message
+    sits at that offset (empty: none does)."""
+    return {int(r["seq"]): frozenset(ProxyQueue(x["broker"], int(x["queue"]))
+                                     for x in copies.get(int(r["seq"]), [])
+                                     if int(x["offset"]) == int(r["offset"]))
+            for r in rows if "offset" in r}
 
 
 def _outcomes(sends: list[SendVerdict], spans: dict[str, list[tuple[int, int]]],
@@ -441,20 +515,18 @@ def grpc_producer_agreement(recording: Path | str, producer: str) -> dict[str, A
     errors = [r["seq"] for r in rows if "error" in r]
     failed_ids = {seq: mid for seq, (mid, _, _) in zip(errors, log.finally_failed, strict=False)}
     sends = []
-    offsets_ok: dict[int, bool] = {}
     for r in rows:
         stored = sorted(ProxyQueue(x["broker"], int(x["queue"])) for x in copies.get(r["seq"], []))
         receipt = (r["client_broker"], int(r["client_queue"])) if "client_broker" in r else None
         sends.append(SendVerdict(r["seq"], r["sent_ms"], "error" not in r,
                                  _attempts(r, log, failed_ids, max_attempts), receipt, stored))
-        if "offset" in r:
-            offsets_ok[r["seq"]] = any(int(x["offset"]) == int(r["offset"])
-                                       for x in copies.get(r["seq"], []))
     _client_check(sends, log, topic, max_attempts)
     queues = proxy_write_queues((q["broker_name"], q["write_queue_nums"], q["perm"])
                                 for q in meta["route"])
     first_client = _first_client_start(rec, meta, log.started_ms)
-    proxy_info = _proxy_check(sends, queues, offsets_ok, first_client)
+    at_offset = _receipt_queues(rows, copies)
+    offsets_ok = {seq: bool(qs) for seq, qs in at_offset.items()}
+    proxy_info = _proxy_check(sends, queues, at_offset, first_client)
     _outcomes(sends, _paused_spans(meta), _paused_spans(meta, certain=True))
 
     client = Counter(s.client for s in sends)
@@ -624,12 +696,11 @@ def python_producer_agreement(recording: Path | str, producer: str,
         sends.append(SendVerdict(r["seq"], r["sent_ms"], ok, _windows(r, k, ok), receipt, stored,
                                  client=verdict, note=note))
 
-    offsets_ok = {int(r["seq"]): any(int(x["offset"]) == int(r["offset"])
-                                     for x in copies.get(r["seq"], []))
-                  for r in rows if "offset" in r}
+    at_offset = _receipt_queues(rows, copies)
+    offsets_ok = {seq: bool(qs) for seq, qs in at_offset.items()}
     queues = proxy_write_queues((q["broker_name"], q["write_queue_nums"], q["perm"])
                                 for q in meta["route"])
-    proxy_info = _proxy_check(sends, queues, offsets_ok, first_route_ms)
+    proxy_info = _proxy_check(sends, queues, at_offset, first_route_ms)
     _outcomes(sends, _paused_spans(meta), _paused_spans(meta, certain=True))
 
     client = Counter(s.client for s in sends)
