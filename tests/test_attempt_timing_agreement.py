@@ -12,7 +12,17 @@ clock, each a recording kept here:
   2,980 ms after the driver's clock started it, leaving 20 ms by that clock; the send was
   stored in one attempt after 3,033 ms. So the client's budget began at least 34 ms after the
   driver's clock (a loaded JVM), or that attempt would have timed out: the check predicted
-  FAILED. A send stored after more than its timeout now begins its budget that much later."""
+  FAILED. A send stored after more than its timeout now begins its budget that much later.
+
+And the full test run of 2026-11-27 (soak seed 3036138072) found a third:
+
+* ``call-timeout-5`` (scenario seed 228467144710710, line 5, 5.3.3): send 184's one attempt,
+  to broker-b (paused), timed out with ``RT: 3000ms`` of its 3,000 ms budget and the send
+  failed with "sendDefaultImpl call timeout": the loop's next selection found the budget
+  spent and made no attempt. The check made the 0 ms attempt issue 32 saw (a timeout in the
+  deadline's very millisecond), at broker-a, and isolated that healthy broker for 10 s: 50
+  sends unexplained. The error text and the log (no failed attempt after it) now say the
+  timeout ended past the deadline (``ObservedBrokers.call_timeout``)."""
 
 from __future__ import annotations
 
@@ -53,3 +63,32 @@ def test_every_send_is_explained_with_the_clients_own_timing(name: str, producer
         assert "broker" in first
         [check] = [c for c in p["others"] if c["seq"] == 0]
         assert check["observed"] == check["predicted"] == f"{first['broker']}/{first['queue']}"
+
+
+def test_a_call_timeout_after_a_deadline_timeout_made_no_0ms_attempt(
+        check_live: Any, tmp_path: Path) -> None:
+    """``call-timeout-5``: every send explained; with the send's error text changed to one a
+    0 ms attempt's failure would give, the check makes that attempt (issue 32's rule) and
+    the 50 sends after it are unexplained again: the error text is what decides."""
+    import shutil
+
+    name = "call-timeout-5"
+    sends = _sends(FIXTURES / name, "p1-on")
+    [row] = [s for s in sends if s["seq"] == 184]
+    assert row["error"] == "RemotingTooMuchRequestException: sendDefaultImpl call timeout"
+    p = check_live(name)["producers"]["p1-on"]
+    assert p["unexplained"] == 0, p["others"][:5]
+    later = {c["seq"]: c for c in p["others"]}
+    assert all(later[s]["verdict"] != "unexplained" for s in later)
+    # the healthy broker the 0 ms attempt would have isolated took sends meanwhile
+    assert [s.get("broker") for s in sends[185:190:3]] == ["broker-a", "broker-a"]
+
+    copy = tmp_path / name
+    shutil.copytree(FIXTURES / name, copy)
+    row["error"] = "MQClientException: Send [2] times, still failed, cost [3000]ms"
+    with gzip.open(copy / "sends" / "p1-on.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps(s) + "\n" for s in sends)
+    q = check_live(copy)["producers"]["p1-on"]
+    assert q["unexplained"] == 50
+    first = min(c["seq"] for c in q["others"] if c["verdict"] == "unexplained")
+    assert first == 185
