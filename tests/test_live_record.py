@@ -12,12 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from rocketlb_core import data_path
 from rocketlb_core.live import record as rec
 from rocketlb_core.live.jars import LiveError
 from rocketlb_core.live.record import LiveEvent, lateness, load_scenario, parse_scenario, run_events
 from rocketlb_core.sim.scenario import ScenarioError
+from tests.test_fuzz import TRIED
 
 
 def _run(events: list[LiveEvent], slow: dict[str, float], **kw: object) -> list[dict[str, object]]:
@@ -276,3 +279,61 @@ def test_the_topic_dump_asks_again_when_the_name_server_fails(tmp_path: Path,
     with pytest.raises(LiveError, match=r"attempt 2\)") as err:
         rec.dump_topic(cluster, "TopicNowhere", timeout_s=120)
     assert "org.apache.rocketmq.remoting.exception." in str(err.value)
+
+
+# ---------------------------------------------------------------- how a producer sends (issue 45)
+
+PRODUCER = 'name = "m"\ntopic = "T"\n[[producers]]\nname = "p"\ngroup = "G"\ncount = 5\n'
+
+
+def _toml_value(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    return repr(v)
+
+
+MODE_VALUES = st.one_of(st.none(), st.sampled_from(list(rec.MODES)),
+                        st.one_of(st.text(max_size=8), st.integers(-3, 3), st.booleans()))
+KEYS_VALUES = st.one_of(st.none(), st.integers(1, rec.MAX_KEYS),
+                        st.one_of(st.integers(-5, rec.MAX_KEYS + 5), st.booleans(),
+                                  st.floats(allow_nan=False, allow_infinity=False, width=32),
+                                  st.text(max_size=4)))
+
+
+@given(mode=MODE_VALUES, keys=KEYS_VALUES,
+       client=st.sampled_from(["remoting", "grpc"]))
+@example(mode="hash", keys=1, client="remoting")
+@example(mode="hash", keys=rec.MAX_KEYS, client="remoting")
+@example(mode="hash", keys=None, client="remoting")
+@example(mode="oneway", keys=None, client="remoting")
+@example(mode="sync", keys=None, client="remoting")
+@example(mode=None, keys=None, client="grpc")
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+def test_a_producers_mode_and_keys_are_read_in_range_or_refused_by_field(
+        mode: object, keys: object, client: str) -> None:
+    """A remoting producer's ``mode`` is one of ``MODES``; ``keys`` (1 to ``MAX_KEYS``,
+    default 16) belongs to ``hash`` alone; a gRPC producer has neither. Anything else is a
+    ``ScenarioError`` naming the file and the producer's field."""
+    text = PRODUCER + (f'client = "{client}"\n' if client == "grpc" else "")
+    text += f"mode = {_toml_value(mode)}\n" if mode is not None else ""
+    text += f"keys = {_toml_value(keys)}\n" if keys is not None else ""
+    TRIED["live scenario: a producer's mode and keys"] += 1
+    ok = ((client == "grpc" and mode is None and keys is None)
+          or (client == "remoting" and (mode is None or mode in rec.MODES)
+              and ((mode == "hash" and (keys is None or (
+                  type(keys) is int and 1 <= keys <= rec.MAX_KEYS)))
+                   or (mode != "hash" and keys is None))))
+    if not ok:
+        TRIED["live scenario: a producer's mode and keys: refused"] += 1
+        # the field named, or (a float written with an exponent, a lone surrogate) the
+        # shared readers' refusal of the line or the file
+        with pytest.raises(ScenarioError, match=r"^<t>: (producers\[0\]\.(mode|keys)|line \d+:"
+                                                r"|not valid TOML)"):
+            parse_scenario(text, "<t>")
+        return
+    (p,) = parse_scenario(text, "<t>").producers
+    assert p.client == client
+    assert p.mode == (mode or "sync")
+    assert p.keys == ((keys if keys is not None else 16) if mode == "hash" else 0)

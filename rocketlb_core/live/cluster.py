@@ -536,11 +536,12 @@ class Producer:
 def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "rocketlb_live",
                    interval_ms: int = 0, fault_tolerance: bool = False,
                    instance: str = "live-1", trace: bool = False, go: bool = True,
-                   timeout_s: float = 120.0) -> Producer:
+                   mode: str = "sync", keys: int = 0, timeout_s: float = 120.0) -> Producer:
     """Start upstream's ``DefaultMQProducer`` of the cluster's line, to send ``count`` messages
     (``live/java/Produce.java`` on the client jars), and wait until it has started. It sends
     once ``go(producer)`` is called (at once when ``go`` is true); ``collect_sends`` waits for
-    it and returns its rows."""
+    it and returns its rows. ``mode`` is how it sends: ``sync``, ``hash`` (ordered, by
+    ``SelectMessageQueueByHash`` over ``keys`` keys) or ``oneway`` (issue 45)."""
     home = cluster.home / "clients" / instance
     home.mkdir(parents=True, exist_ok=True)
     output, go_file = home / "sends.jsonl", home / "go"
@@ -549,7 +550,7 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
         proc = subprocess.Popen(
             [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
              str(count), str(interval_ms), "on" if fault_tolerance else "off", instance,
-             "on" if trace else "off", str(go_file)],
+             "on" if trace else "off", str(go_file), mode, str(keys)],
             stdout=sink, stderr=(home / "stderr.log").open("ab"), stdin=subprocess.DEVNULL,
             start_new_session=True)
     producer = Producer(instance, proc, output, go_file, count, home)

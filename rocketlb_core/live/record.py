@@ -19,6 +19,7 @@ code)::
     interval_ms = 50            # ... this far apart
     fault_tolerance = false     # sendLatencyFaultEnable
     client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
+    mode = "sync"               # or "hash" (ordered, keys = 16 keys) or "oneway" (see below)
 
     [[consumers]]               # upstream's DefaultMQPushConsumer (live/java/Consume.java)
     name = "c1"                 # its process and folder name
@@ -31,6 +32,13 @@ code)::
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
     action = "kill"             # kill | pause | resume | restart (a broker),
     target = "broker-a"         # join | leave | crash | freeze | hang (a consumer)
+
+A remoting producer's ``mode`` (issue 45) is how the application sends: ``"sync"``
+(``send(msg)``, the default), ``"hash"`` (an ordered send, ``send(msg, selector, key)`` with
+upstream's ``SelectMessageQueueByHash`` and key ``k<seq % keys>``: no retry, no fault report;
+the row adds the key) or ``"oneway"`` (``sendOneway(msg)``: one attempt, no result; its row
+has ``oneway`` and no queue, its body is ``<producer>/m<seq>``, and the recording holds the
+topic's dump, ``topic.jsonl.gz``, which says where each one was stored).
 
 A producer with ``client = "grpc"`` is the gRPC client of apache/rocketmq-clients
 (rocketmq-client-java ``live.GRPC_CLIENT_VERSION``, ``live/java/GrpcProduce.java``; issue 34):
@@ -168,9 +176,15 @@ class LiveProducer:
     client: str = "remoting"        # or "grpc" (issue 34)
     max_attempts: int = 3           # the gRPC client's maxAttempts
     language: str = "java"          # a gRPC producer's client: "java" or "python"
+    mode: str = "sync"              # a remoting producer's send: "sync", "hash" or "oneway"
+    keys: int = 0                   # the hash producer's distinct keys ("k0" ... )
 
 
 CLIENTS = ("remoting", "grpc")
+MODES = ("sync", "hash", "oneway")
+"""How a remoting producer sends (issue 45): ``send(msg)``; ``send(msg, selector, key)`` with
+``SelectMessageQueueByHash`` over ``keys`` keys (ordered messages); ``sendOneway(msg)``."""
+MAX_KEYS = 10_000
 
 
 @dataclass(frozen=True)
@@ -243,7 +257,8 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     for i, p in enumerate(r.array(top, "producers", "", MAX_CLIENTS)):
         where = f"producers[{i}]"
         p = r.table(p, where, {"name", "group", "count"},
-                    {"interval_ms", "fault_tolerance", "client", "max_attempts", "language"})
+                    {"interval_ms", "fault_tolerance", "client", "max_attempts", "language",
+                     "mode", "keys"})
         ft = p.get("fault_tolerance", False)
         if not isinstance(ft, bool):
             raise r.fail(f"{where}.fault_tolerance", f"expected true or false, got {ft!r}")
@@ -262,6 +277,15 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             raise r.fail(f"{where}.language",
                          f"one of {', '.join(live.GRPC_LANGUAGES)}, got {language!r}")
         attempts = r.num(p, "max_attempts", where, 3, integer=True, minimum=1, maximum=10)
+        mode = r.text(p, "mode", where, "sync")
+        if mode not in MODES:
+            raise r.fail(f"{where}.mode", f"one of {', '.join(MODES)}, got {mode!r}")
+        if client == "grpc" and "mode" in p:
+            raise r.fail(f"{where}.mode", "only a remoting producer has it")
+        if mode != "hash" and "keys" in p:
+            raise r.fail(f"{where}.keys", "only a producer of mode \"hash\" has it")
+        keys = r.num(p, "keys", where, 16 if mode == "hash" else 0, integer=True,
+                     minimum=1 if mode == "hash" else 0, maximum=MAX_KEYS)
         if language == "python" and attempts != 3:
             raise r.fail(f"{where}.max_attempts", "the Python client takes its attempts from "
                          "the Proxy's settings (grpcClientProducerMaxAttempts, 3): leave it out")
@@ -269,7 +293,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             r.text(p, "name", where), r.text(p, "group", where),
             r.num(p, "count", where, integer=True, minimum=1, maximum=100_000),
             r.num(p, "interval_ms", where, 0, integer=True, minimum=0, maximum=60_000), ft,
-            client, attempts, language))
+            client, attempts, language, mode, keys))
     if sum(x.client == "grpc" for x in producers) > 1:
         raise r.fail("producers", "one gRPC producer a scenario: the Proxy keeps one queue "
                      "counter per topic, and the check follows one producer's attempts in it")
@@ -701,7 +725,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             continue
         producers[p.name] = live.start_producer(
             c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
-            fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False)
+            fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False,
+            mode=p.mode, keys=p.keys)
     snapshots = _Snapshots(reading)
     try:
         t0 = time.monotonic()
@@ -765,6 +790,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         say(f"{name}: {got} messages {'received' if k.kind == 'simple' else 'consumed'}")
     if grpc:
         live.stop_proxy(c)            # its logs complete; the dump reads the brokers directly
+    if grpc or any(p.mode == "oneway" for p in scenario.producers):
+        # a gRPC receipt names the client's queue, a oneway send none: the dump says where
         stored = dump_topic(c, scenario.topic)
         _gzip_text(tmp / "topic.jsonl.gz", "".join(r + "\n" for r in stored))
         say(f"{len(stored)} messages of {scenario.topic} dumped")
@@ -805,9 +832,13 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         "route": [{"broker_name": q.broker_name, "read_queue_nums": q.read_queue_nums,
                    "write_queue_nums": q.write_queue_nums, "perm": q.perm}
                   for q in route.queue_datas],
-        # a remoting producer's row as before issue 34 (no client, no max_attempts)
-        "producers": [vars(p) if p.client == "grpc" else
-                      {k: v for k, v in vars(p).items() if k not in ("client", "max_attempts")}
+        # a remoting producer's row as before issue 34 (no client, no max_attempts), its mode
+        # and keys when it does not send synchronously (issue 45); a gRPC one has neither
+        "producers": [{k: v for k, v in vars(p).items() if k not in ("mode", "keys")}
+                      if p.client == "grpc" else
+                      {k: v for k, v in vars(p).items() if k not in ("client", "max_attempts")
+                       and (p.mode != "sync" or k not in ("mode", "keys"))
+                       and (p.mode == "hash" or k != "keys")}
                       for p in scenario.producers],
         # a remoting consumer's row as before issue 34; a gRPC one has no instance
         "consumers": [{"name": k.name, "group": k.group, "client": k.client, "kind": k.kind}

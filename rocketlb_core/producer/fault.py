@@ -107,7 +107,10 @@ class FaultTable5:
                now_ms: int) -> None:
         item = self.items.get(name)
         if item is None:
-            item = self.items[name] = FaultItem(name, latency_ms, 0)
+            # upstream's new item starts at 0, the epoch: before any ``now``. A clock that
+            # may read below 0 (a live check's trace time, whose origin can fall after a
+            # producer's first sends) keeps it so; 0 for every clock from 0 up
+            item = self.items[name] = FaultItem(name, latency_ms, min(0, now_ms))
         item.current_latency = latency_ms
         if duration_ms > 0 and now_ms + duration_ms > item.start_timestamp:
             item.start_timestamp = now_ms + duration_ms

@@ -76,6 +76,7 @@ from rocketlb_core.producer import (
     Outcome,
     ProducerLine,
     SendConfig,
+    SendMode,
     ThreadLocalIndex,
     TopicPublishInfo,
     send,
@@ -166,6 +167,18 @@ process started 8 s after the restart began and answered a consumer's ``findCons
 with the one member that had sent it a heartbeat yet (``cidAllSize=1``), 4.4 s before the
 recorder saw it listed."""
 UNEXPLAINED = "unexplained"
+LOST = "LOST"
+"""What a oneway send's row says when its call returned and no broker stored its message."""
+WRITTEN_NOT_STORED = "a oneway call to a stopped broker that no broker stored"
+"""A oneway send (issue 45) whose call returned without an error but whose message no broker
+stored (not in the topic's dump), and whose queue the model puts on a broker then down. On
+5.x, ``invokeOneway`` connects asynchronously and drops the request when the connection
+fails (5.3.3 ``NettyRemotingClient``: no exception, so no fault report and no isolation);
+4.9.8 throws ``RemotingConnectException``. Which queue it took is not recorded."""
+IN_BROKER_MS = 500
+"""A oneway message sent this long before its broker was killed may die with it: read, not yet
+stored (live on 5.5.0: two sent 110 and 57 ms before the kill were in no queue after the
+restart)."""
 NO_ROUTE = "FAILED (no route yet)"
 LATE_ROUTE = "FAILED (route found after the send's timeout)"
 """What the model predicts for a send made before its client had the topic's route: it fails
@@ -188,6 +201,14 @@ class ObservedBrokers:
     lines 565-577), hooks and a first connection included, which the trace's ``costTime``
     leaves out: live, a first send to broker-c took 599 ms by the client, 468 ms by the trace,
     and the 4.x table isolates from 550 ms (issue 32's soak, fixture ``slow-first-send-4``)."""
+    mode: SendMode = SendMode.SYNC
+    """How the application sent (issue 45): a ``ONEWAY`` call makes one attempt, and that
+    attempt is the request's write (``invokeOneway``), not the broker's answer: it succeeds,
+    in the call's measured time (``oneway_ms``; from the attempt's start when the send's end
+    is known), unless the client logged it failed (a
+    refused connection), whatever the broker's condition (a paused broker's socket takes
+    the write, and the broker stores the message when it resumes)."""
+    oneway_ms: int = 0
     call_timeout: bool = False
     """Whether the real send failed with "sendDefaultImpl call timeout": the loop's last
     selection found its budget spent (``timeout < costTime``) and made no attempt. A timeout
@@ -248,6 +269,13 @@ class ObservedBrokers:
             if over == 0 and self.call_timeout and not self._failed_near(end):
                 over = None                 # past the deadline: the loop stops (call_timeout)
             return AttemptResult(Outcome.REMOTING_ERROR, took, overshoot_ms=over)
+        if self.mode is SendMode.ONEWAY:
+            # the call's time from the attempt's start: a first send's route lookup came
+            # before it (live on 4.9.8: a first oneway call of 551 ms, its lookup included;
+            # reported whole, 4.x's table would have isolated its broker for 30 s)
+            took = (self.oneway_ms if self.send_end is None
+                    else max(0, self.send_end - start_ms))
+            return AttemptResult(Outcome.SEND_OK, min(took, max(0, budget_ms - 1)))
         mode = (None if self.logs_complete else
                 self.conditions.down_at(mq.broker_name, start_ms + ATTEMPT_SLACK_MS))
         if mode == "clean":
@@ -286,7 +314,8 @@ class Agreement:
     def determined(self) -> int:
         """Sends whose inputs the recording determines: all but the inferred and in-flight."""
         return (len(self.checks) - self.count(INFERRED) - self.count(IN_FLIGHT)
-                - self.count(RESET) - self.count(HIDDEN_RESET) - self.count(WORST_INFERRED))
+                - self.count(RESET) - self.count(HIDDEN_RESET) - self.count(WORST_INFERRED)
+                - self.count(WRITTEN_NOT_STORED))
 
     @property
     def no_route(self) -> int:
@@ -302,6 +331,8 @@ class Agreement:
                 "inferred": self.count(INFERRED) + self.count(WORST_INFERRED),
                 "reset": self.count(RESET) + self.count(HIDDEN_RESET),
                 "in_flight": self.count(IN_FLIGHT),
+                **({"written_not_stored": self.count(WRITTEN_NOT_STORED)}
+                   if self.count(WRITTEN_NOT_STORED) else {}),
                 "unexplained": self.count(UNEXPLAINED)}
 
     def others(self) -> list[SendCheck]:
@@ -350,7 +381,7 @@ def _trial(strategy: MQFaultStrategy, tp: TopicPublishInfo, model: ObservedBroke
     if worst is not None and isinstance(s2.table, FaultTable4):
         s2.table.which_item_worst.stored = worst
     tp2.index._rng = _Draw(draw)          # type: ignore[assignment]  # randrange is enough
-    return s2, tp2, send(s2, tp2, model, now, lookup_ms=lookup)
+    return s2, tp2, send(s2, tp2, model, now, SendConfig(mode=model.mode), lookup_ms=lookup)
 
 
 LOGGED_RT = "the fault item holds the client's logged RT"
@@ -437,7 +468,10 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                                          | tuple[int, str, int, int | None]
                                          | tuple[int, str, int, int | None, int | None]] = (),
                        logs_complete: bool = False,
-                       isolations: Sequence[tuple[int, str, int]] | None = None) -> Agreement:
+                       isolations: Sequence[tuple[int, str, int]] | None = None,
+                       mode: SendMode = SendMode.SYNC,
+                       stopped: Mapping[str, Sequence[tuple[int, int]]] | None = None
+                       ) -> Agreement:
     """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
     times) against the package (see the module docstring). ``route_changes`` are the client's
     logged route changes: (trace time, new queue datas); the first is the route its first send
@@ -449,7 +483,12 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     the isolations its client logged, (trace time, broker, duration): a successful attempt
     isolates as logged (``SLOW_SEND_LOGGED``). With ``logs_complete``, a send explained by
     several counters or draws is explained by one whose failed attempts are the ones its client
-    logged (``AS_LOGGED``)."""
+    logged (``AS_LOGGED``). ``mode`` is how the application sent (``ONEWAY``: one attempt, the
+    request's write; its rows then say where the topic's dump found each message, or
+    ``lost``), and ``stopped`` each broker's killed stretches from the scenario's events
+    (trace time), which a oneway message no broker stored must have met, or been sent at most
+    ``IN_BROKER_MS`` before (``WRITTEN_NOT_STORED``; ``None``: the trace's conditions say
+    when brokers were down). A paused broker stores what it was sent when it resumes."""
     reported = _ReportedStrategy(line, send_latency_fault_enable=fault_tolerance,
                                  worst_index_start=WORST_START)
     reported.logged_rt = _LoggedRT({(f[1], f[0] + f[2]): f[2] for f in failures})
@@ -464,7 +503,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     for f in sorted(failures, key=lambda f: f[:3]):
         failed.setdefault(f[1], []).append((f[0], f[2], f[3] if len(f) > 3 else None,
                                             f[4] if len(f) > 4 else None))
-    model = ObservedBrokers(conditions, costs, failed=failed, logs_complete=logs_complete)
+    model = ObservedBrokers(conditions, costs, failed=failed, logs_complete=logs_complete,
+                            mode=mode)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
     late_route_seq = lookup_seq = None
@@ -507,7 +547,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         if logs_complete else None for i in range(len(truth))]
     for i, row in enumerate(truth):
         now = began_at[i]
-        observed = (f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED")
+        observed = (f"{row['broker']}/{row['queue']}" if "broker" in row
+                    else LOST if row.get("lost") else "FAILED")
         # the send whose lookup fetched the first route spent the lookup from its budget: its
         # first attempt began when the route came (``send``'s ``lookup_ms``; live on 5.x, a
         # 2.7 s lookup left 300 ms, the attempt timed out and isolated its broker for 10 s)
@@ -522,6 +563,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
         model.call_timeout = "sendDefaultImpl call timeout" in str(row.get("error", ""))
         model.send_end = now + int(row["cost_ms"]) if "cost_ms" in row else None
+        model.oneway_ms = int(row.get("cost_ms", 0))
         while changes and changes[0][0] <= now:
             if (tp is not None and not pending
                     and now - changes[0][0] < LOG_BEFORE_INSTALL_MS
@@ -539,6 +581,18 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             out.checks.append(SendCheck(row["seq"], now, observed,
                                         NO_ROUTE if tp is None else LATE_ROUTE,
                                         AGREE if observed == "FAILED" else UNEXPLAINED))
+            continue
+        if observed == LOST:
+            # a oneway write the client made and no broker stored: its queue is not known;
+            # the counter stepped as it is (an inference under way starts over)
+            strategy, tp, result = _trial(strategy, tp, model, at, None, 0, lookup=wait)
+            alive = []
+            b = result.queue.broker_name if result.queue is not None else ""
+            down = (any(lo - IN_BROKER_MS <= at <= hi for lo, hi in stopped.get(b, ()))
+                    if stopped is not None
+                    else conditions.down_at(b, at + ATTEMPT_SLACK_MS) is not None)
+            out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue),
+                                        WRITTEN_NOT_STORED if down else UNEXPLAINED))
             continue
         n = len(tp.queues)
         if pending and pending_verdict == INFERRED and not (resets and n > 1):
@@ -915,6 +969,43 @@ def _without_answered(columns: dict[str, list[Any]],
     return {k: [v[i] for i in order] for k, v in out.items()}
 
 
+def _oneway_stored(path: Path) -> dict[str, tuple[str, int]]:
+    """Where the topic's dump (``live/java/DumpTopic.java``) found each oneway message: body
+    ``<producer>/m<seq>`` -> (broker, queue)."""
+    import gzip
+    import json
+
+    if not path.is_file():
+        raise TraceError(path, None, None, "missing (a recording with a oneway producer has it)")
+    out: dict[str, tuple[str, int]] = {}
+    for n, text in enumerate(gzip.decompress(path.read_bytes()).decode().splitlines(), 1):
+        if not text.startswith("{"):
+            continue
+        x = json.loads(text)
+        body = x.get("body")
+        if not isinstance(body, str) or "/m" not in body:
+            continue
+        broker, queue = x.get("broker"), x.get("queue")
+        if not isinstance(broker, str) or isinstance(queue, bool) or not isinstance(queue, int):
+            raise TraceError(path, n, "broker" if not isinstance(broker, str) else "queue",
+                             f"a broker name and a queue id expected, got {broker!r}, "
+                             f"{queue!r}")
+        out[body] = (broker, queue)
+    return out
+
+
+def _where_stored(row: dict[str, Any], producer: str,
+                  stored: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
+    """A oneway send's row with where its message was stored (``broker``, ``queue``), or
+    ``lost`` when its call returned and no broker stored it."""
+    if "error" in row:
+        return row
+    at = stored.get(f"{producer}/m{row['seq']}")
+    if at is None:
+        return {**row, "lost": True}
+    return {**row, "broker": at[0], "queue": at[1]}
+
+
 def check_recording(recording: Path | str, trace: Path | str,
                     slack_ms: int = 1000) -> dict[str, Any]:
     """The model against one live recording (``rocketlb_core.live.record``) and the trace
@@ -935,6 +1026,7 @@ def check_recording(recording: Path | str, trace: Path | str,
     from rocketlb_core.model import BrokerData
     from rocketlb_core.trace.importer import log_offset, origin_ms
     from rocketlb_core.trace.msgtrace import read_msgtrace
+    from rocketlb_core.trace.ordered_agreement import ordered_agreement, stopped_spans
 
     recording, trace = Path(recording), Path(trace)
     meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
@@ -958,12 +1050,27 @@ def check_recording(recording: Path | str, trace: Path | str,
             pq.read_table(trace / "conditions.parquet").to_pydict(),
             [f for fs in all_failures.values() for f in fs]))
         costs = {p.msg_id: p.cost_ms for p in read_msgtrace(recording / "msgtrace.jsonl.gz").pubs}
+    stored = (_oneway_stored(recording / "topic.jsonl.gz")
+              if any(p.get("mode") == "oneway" for p in meta["producers"]) else {})
     for p in meta["producers"]:
         truth = [json.loads(x) for x in gzip.decompress(
             (recording / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).decode().splitlines()]
         log = logs[p["name"]]
         changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
                    for r in log.route_changes if r.topic == topic]
+        mode = p.get("mode", "sync")
+        if mode == "hash":
+
+            o = ordered_agreement(truth, line=line, topic=topic, route=route,
+                                  route_changes=changes, origin_ms=origin,
+                                  stopped=stopped_spans(meta["events"], origin))
+            out["producers"][p["name"]] = {**o.summary(), "mode": mode,
+                                           "route_changes": len(changes),
+                                           "fault_tolerance": p["fault_tolerance"],
+                                           "others": [vars(c) for c in o.others()]}
+            continue
+        if mode == "oneway":
+            truth = [_where_stored(r, p["name"], stored) for r in truth]
         failures = all_failures[p["name"]]
         # the live driver sends from its main thread (live/java/Produce.java); the trace
         # dispatcher's producer reports from its callbacks' threads
@@ -973,8 +1080,11 @@ def check_recording(recording: Path | str, trace: Path | str,
         a = producer_agreement(truth, line=line, fault_tolerance=p["fault_tolerance"],
                                topic=topic, route=route, conditions=conditions,
                                origin_ms=origin, costs=costs, route_changes=changes,
-                               failures=failures, logs_complete=True, isolations=isolations)
+                               failures=failures, logs_complete=True, isolations=isolations,
+                               mode=SendMode.ONEWAY if mode == "oneway" else SendMode.SYNC,
+                               stopped=stopped_spans(meta["events"], origin, ("kill",)))
         out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
+                                       **({"mode": mode} if mode != "sync" else {}),
                                        "fault_tolerance": p["fault_tolerance"],
                                        "others": [vars(c) for c in a.others()]}
     if meta["consumers"]:

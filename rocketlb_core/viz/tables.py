@@ -704,6 +704,62 @@ def live_broker_frame(recording: Path | str, trace: Path | str,
     return pd.DataFrame(rows)
 
 
+def live_modes_frame(live: Mapping[str, tuple[Path, Path]],
+                     results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The producers of the ``producer-modes`` recordings (issue 45), one row per line and
+    producer: how it sends, its sends, how many failed (the call threw), how many failed at
+    their key's queue on a stopped broker (an ordered producer's), how many oneway messages
+    no broker stored, the keys whose queue moved at each route change, and the unexplained
+    ones (``check_recording``'s ``results`` of the recordings in ``live``)."""
+    import gzip
+    import json
+
+    import pandas as pd
+
+    rows = []
+    for name in sorted(k for k in results if k.startswith("producer-modes")):
+        meta = _recording(live[name][0])
+        for p in meta["producers"]:
+            s = results[name]["producers"][p["name"]]
+            sent = [json.loads(x) for x in gzip.decompress(
+                (live[name][0] / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).splitlines()]
+            moved = ", ".join(f"{m['moved']} of {m['keys']}" for m in s.get("keys_moved", ()))
+            rows.append({"line": meta["client_version"], "producer": p["name"],
+                         "mode": p.get("mode", "sync"),
+                         "fault tolerance": "on" if p["fault_tolerance"] else "off",
+                         "sends": s["sends"], "failed": sum("error" in r for r in sent),
+                         "failed at a stopped broker": s.get("failed_stopped", 0),
+                         "not stored": s.get("written_not_stored", 0),
+                         "keys moved": moved or "", "unexplained": s["unexplained"]})
+    return pd.DataFrame(rows)
+
+
+def oneway_during_pause(recording: Path | str, producer: str, broker: str
+                        ) -> dict[str, int]:
+    """A oneway producer's calls made while ``broker`` was surely paused (from the pause's
+    return to the resume's start), from a live recording with the topic's dump: how many,
+    the longest call (ms), how many the dump found on ``broker``, and how many of those were
+    stored before the resume began (none, if the broker stored nothing while paused)."""
+    import gzip
+    import json
+
+    meta = _recording(recording)
+    ev = {(e["action"], e["target"]): e for e in meta["events"]}
+    lo, hi = ev[("pause", broker)]["done_ms"], ev[("resume", broker)]["wall_ms"]
+    stored = {x["body"]: x for x in map(json.loads, gzip.decompress(
+        (Path(recording) / "topic.jsonl.gz").read_bytes()).splitlines())
+        if str(x.get("body", "")).startswith(f"{producer}/")}
+    calls = [json.loads(x) for x in gzip.decompress(
+        (Path(recording) / "sends" / f"{producer}.jsonl.gz").read_bytes()).splitlines()]
+    during = [r for r in calls if lo < int(r["sent_ms"]) < hi]
+    there = [stored[f"{producer}/m{r['seq']}"] for r in during
+             if stored.get(f"{producer}/m{r['seq']}", {}).get("broker") == broker]
+    return {"calls": len(during), "longest_call_ms": max(int(r.get("cost_ms", 0))
+                                                          for r in during),
+            "on_broker": len(there),
+            "stored_before_resume": sum(int(x["store_ms"]) < hi for x in there)}
+
+
 def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The model against live recordings (``trace.agreement.check_recording`` results by
     recording name): one row per producer (sends) and per consumer (logged assignments). A
@@ -717,13 +773,16 @@ def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFra
             rows.append({"recording": name, "client": p, "checked": "sends",
                          "total": s["sends"], "agree": s["agree"],
                          "counter drawn at random": s["inferred"] + s["reset"],
-                         "in flight": s["in_flight"], "unexplained": s["unexplained"]})
+                         "in flight": s["in_flight"],
+                         # a oneway call no broker stored, at a killed broker (issue 45)
+                         "not stored": s.get("written_not_stored", 0),
+                         "unexplained": s["unexplained"]})
         for k, s in r["consumers"].items():
             rows.append({"recording": name, "client": k, "checked": "assignments",
                          "total": s["logged"],
                          # on a list a broker held then (trace.agreement.STALE_VIEW) agrees too
                          "agree": s["exact"] + s["near_change"] + s.get("stale_view", 0),
-                         "counter drawn at random": 0, "in flight": 0,
+                         "counter drawn at random": 0, "in flight": 0, "not stored": 0,
                          "unexplained": s["unexplained"]})
     return pd.DataFrame(rows)
 

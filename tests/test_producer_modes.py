@@ -1,0 +1,236 @@
+"""How applications send, live (issue 45): an ordered producer (``SelectMessageQueueByHash``
+over 16 keys) and two oneway producers (``sendLatencyFaultEnable`` off and on) through three
+brokers while broker-a is paused and broker-b killed and restarted
+(``data/scenarios/live/producer-modes.toml``), recorded on lines 4, 5 and 5.5
+(``data/live/producer-modes-*``) and checked offline here:
+
+* the ordered producer's every send is at the queue the hash selector gives on the route its
+  client had logged, or failed at that queue on a stopped broker (``sendSelectImpl``: one
+  attempt, no retry, no fault report); 12 of the 16 keys moved when the route lost broker-b;
+* every oneway send is where the send loop with one attempt puts it. A oneway call to a
+  paused broker succeeds (the write), and its message is stored when the broker resumes; one
+  to a killed broker throws on 4.9.8 (``RemotingConnectException``: the fault-on producer
+  then avoids broker-b) and is dropped silently on 5.x (``invokeOneway`` connects
+  asynchronously: no error, no isolation, the message in no broker).
+
+Each check can fail: without the route changes, the stopped brokers, or read as synchronous
+sends, the same recordings leave sends unexplained."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocketlb_core import data_path
+from rocketlb_core.producer import SendMode
+from rocketlb_core.trace.schema import TraceError
+
+LINES = ["4", "5", "5.5"]
+
+
+def _recording(line: str) -> Path:
+    return data_path("live", f"producer-modes-{line}")
+
+
+def _rows(rec: Path, producer: str) -> list[dict[str, Any]]:
+    with gzip.open(rec / "sends" / f"{producer}.jsonl.gz", "rt") as f:
+        return [json.loads(x) for x in f]
+
+
+@pytest.fixture(scope="module", params=LINES)
+def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> tuple[str, dict[str, Any]]:
+    from rocketlb_core.trace.agreement import check_recording
+    from rocketlb_core.trace.importer import import_recording
+
+    rec = _recording(request.param)
+    trace = tmp_path_factory.mktemp(f"modes-{request.param}") / "trace"
+    import_recording(rec, trace)
+    return request.param, check_recording(rec, trace)
+
+
+def test_every_send_of_every_mode_is_explained(checked: tuple[str, dict[str, Any]]) -> None:
+    line, result = checked
+    for name, p in result["producers"].items():
+        assert p["unexplained"] == 0, (line, name, [o for o in p["others"]
+                                                     if o["verdict"] == "unexplained"][:5])
+    assert {p.get("mode") for p in result["producers"].values()} == {"hash", "oneway"}
+
+
+def test_an_ordered_send_is_never_retried_and_its_keys_move_with_the_route(
+        checked: tuple[str, dict[str, Any]]) -> None:
+    line, result = checked
+    p = result["producers"]["p-hash"]
+    rows = _rows(_recording(line), "p-hash")
+    failed = [r for r in rows if "error" in r]
+    assert p["failed_stopped"] == len(failed) > 0
+    # each failed send failed at its key's queue (no retry elsewhere), and 12 of the 16 keys
+    # moved when the publish list went from 12 queues to 8
+    assert [m["moved"] for m in p["keys_moved"]][:1] == [12]
+    assert p["keys_moved"][0]["queues_before"] == 12
+    assert p["keys_moved"][0]["queues_after"] == 8
+    assert p["stored_at_key_queue"] + p["route_not_installed"] + p["failed_stopped"] \
+        == p["agree"] == len(rows)
+
+
+def test_a_oneway_call_to_a_killed_broker_throws_on_4_and_is_dropped_on_5(
+        checked: tuple[str, dict[str, Any]]) -> None:
+    line, result = checked
+    rec = _recording(line)
+    off, on = result["producers"]["p-oneway-off"], result["producers"]["p-oneway-on"]
+    rows_off, rows_on = _rows(rec, "p-oneway-off"), _rows(rec, "p-oneway-on")
+    if line == "4":
+        # refused connections throw: each one a failed send, none a lost one
+        assert sum("error" in r for r in rows_off) > 1
+        assert off.get("written_not_stored", 0) == on.get("written_not_stored", 0) == 0
+        # the fault-on producer isolated broker-b at its first refusal (4.x: ten minutes)
+        # and sent none of the later ones there
+        assert sum("error" in r for r in rows_on) == 1
+    else:
+        # no error at all: the calls to the dead broker returned, their messages nowhere
+        assert not any("error" in r for r in rows_off + rows_on)
+        assert off["written_not_stored"] > 0
+        assert on["written_not_stored"] > 0
+
+
+def test_a_oneway_call_to_a_paused_broker_is_stored_when_it_resumes() -> None:
+    """broker-a paused from 6 s to 11 s: every oneway call returned at once, and the messages
+    sent to broker-a meanwhile are in its queues, stored after the resume."""
+    rec = _recording("5")
+    meta = json.loads((rec / "recording.json").read_text("utf-8"))
+    ev = {(e["action"], e["target"]): e for e in meta["events"]}
+    paused, resumed = ev[("pause", "broker-a")]["done_ms"], ev[("resume", "broker-a")]["wall_ms"]
+    with gzip.open(rec / "topic.jsonl.gz", "rt") as f:
+        dump = {x["body"]: x for x in map(json.loads, f) if x.get("body", "").startswith("p-")}
+    during = [r for r in _rows(rec, "p-oneway-off") if paused < r["sent_ms"] < resumed - 100]
+    at_a = [dump[f"p-oneway-off/m{r['seq']}"] for r in during
+            if dump.get(f"p-oneway-off/m{r['seq']}", {}).get("broker") == "broker-a"]
+    assert len(at_a) >= 20
+    assert all(int(r["cost_ms"]) < 100 for r in during)
+    assert all(x["store_ms"] >= resumed for x in at_a)
+
+
+def _inputs(line: str, tmp_path: Path) -> dict[str, Any]:
+    """What ``check_recording`` gives the checks of ``producer-modes-<line>``."""
+    import pyarrow.parquet as pq
+
+    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+    from rocketlb_core.replay.timeline import Conditions
+    from rocketlb_core.trace.agreement import _client_log
+    from rocketlb_core.trace.clientlog import stamp_ms
+    from rocketlb_core.trace.importer import import_recording, log_offset, origin_ms
+
+    rec = _recording(line)
+    trace = tmp_path / f"trace-{line}"
+    import_recording(rec, trace)
+    meta = json.loads((rec / "recording.json").read_text("utf-8"))
+    origin = origin_ms(json.loads((trace / "trace.json").read_text("utf-8")))
+    offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+    route = TopicRoute(tuple(QueueData(q["broker_name"], q["read_queue_nums"],
+                                       q["write_queue_nums"], q["perm"]) for q in meta["route"]),
+                       tuple(BrokerData(b["name"], {0: b["address"]}, meta["cluster"])
+                             for b in meta["brokers"]))
+
+    def changes(name: str) -> list[tuple[int, Any]]:
+        log = _client_log(rec, name)
+        return [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
+                for r in log.route_changes if r.topic == meta["topic"]]
+
+    def failures(name: str) -> list[tuple[int, str, int, int | None, int | None]]:
+        log = _client_log(rec, name)
+        return [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name, f.rt_ms,
+                 f.response_code, f.queue.queue_id) for f in log.send_failures
+                if f.queue.topic == meta["topic"]]
+
+    return {"rec": rec, "meta": meta, "origin": origin, "route": route, "changes": changes,
+            "failures": failures, "line": meta["client_version"], "topic": meta["topic"],
+            "conditions": Conditions.from_columns(
+                pq.read_table(trace / "conditions.parquet").to_pydict())}
+
+
+def test_the_ordered_check_fails_without_the_route_changes_or_the_stopped_brokers(
+        tmp_path: Path) -> None:
+    """Line 5: with its first route only, the keys' queues after broker-b left are wrong;
+    without the stopped brokers, its failures are unexplained."""
+    from rocketlb_core.trace.ordered_agreement import ordered_agreement, stopped_spans
+
+    x = _inputs("5", tmp_path)
+    stopped = stopped_spans(x["meta"]["events"], x["origin"])
+    hashed = _rows(x["rec"], "p-hash")
+    kw = {"line": x["line"], "topic": x["topic"], "route": x["route"],
+          "origin_ms": x["origin"]}
+    whole = ordered_agreement(hashed, route_changes=x["changes"]("p-hash"), stopped=stopped,
+                              **kw)
+    assert whole.count("unexplained") == 0
+    first_only = ordered_agreement(hashed, route_changes=x["changes"]("p-hash")[:1],
+                                   stopped=stopped, **kw)
+    assert first_only.count("unexplained") > 100
+    blind = ordered_agreement(hashed, route_changes=x["changes"]("p-hash"), stopped={}, **kw)
+    assert blind.count("unexplained") == whole.count(
+        "failed at its key's queue, on a stopped broker: not retried") > 0
+
+
+@pytest.mark.parametrize("line", ["4", "5"])
+def test_the_oneway_check_fails_read_as_sync_sends_or_without_the_kill(
+        line: str, tmp_path: Path) -> None:
+    """Line 4: read as synchronous sends, each refused call is retried on another broker
+    and stored there, where the real one failed. Line 5: without the kill's stretch, the
+    messages no broker stored are unexplained."""
+    from rocketlb_core.trace.agreement import _oneway_stored, _where_stored, producer_agreement
+    from rocketlb_core.trace.ordered_agreement import stopped_spans
+
+    x = _inputs(line, tmp_path)
+    stored = _oneway_stored(x["rec"] / "topic.jsonl.gz")
+    truth = [_where_stored(r, "p-oneway-off", stored) for r in _rows(x["rec"], "p-oneway-off")]
+    common = {"line": x["line"], "fault_tolerance": False, "topic": x["topic"],
+              "route": x["route"], "conditions": x["conditions"], "origin_ms": x["origin"],
+              "costs": {}, "route_changes": x["changes"]("p-oneway-off"),
+              "failures": x["failures"]("p-oneway-off"), "logs_complete": True}
+    killed = stopped_spans(x["meta"]["events"], x["origin"], ("kill",))
+    oneway = producer_agreement(truth, mode=SendMode.ONEWAY, stopped=killed, **common)
+    assert oneway.count("unexplained") == 0
+    if line == "4":
+        refused = sum("error" in r for r in truth)
+        as_sync = producer_agreement(truth, mode=SendMode.SYNC, stopped=killed, **common)
+        assert as_sync.count("unexplained") >= refused > 20
+    else:
+        lost = oneway.count("a oneway call to a stopped broker that no broker stored")
+        blind = producer_agreement(truth, mode=SendMode.ONEWAY, stopped={}, **common)
+        assert blind.count("unexplained") == lost > 20
+
+
+@pytest.mark.parametrize(("line", "field"), [
+    ('{"broker":"broker-a","queue":"3","body":"p/m1"}', "queue"),
+    ('{"broker":"broker-a","queue":true,"body":"p/m1"}', "queue"),
+    ('{"broker":7,"queue":3,"body":"p/m1"}', "broker"),
+    ('{"queue":3,"body":"p/m1"}', "broker"),
+])
+def test_a_dump_row_of_a_oneway_message_that_is_not_a_broker_and_queue_is_refused(
+        tmp_path: Path, line: str, field: str) -> None:
+    from rocketlb_core.trace.agreement import _oneway_stored
+
+    path = tmp_path / "topic.jsonl.gz"
+    path.write_bytes(gzip.compress(
+        ('{"broker":"broker-b","queue":0,"body":"p/m0"}\n' + line + "\n").encode()))
+    with pytest.raises(TraceError, match=rf"topic\.jsonl\.gz, row 2, field '{field}'"):
+        _oneway_stored(path)
+    with pytest.raises(TraceError, match=r"topic\.jsonl\.gz.*missing"):
+        _oneway_stored(tmp_path / "topic.jsonl.gz.absent")
+
+
+def test_a_5x_fault_item_first_reported_before_the_clocks_zero_is_available() -> None:
+    """Upstream's new 5.x fault item starts at 0, the epoch, before any ``now``; a live
+    check's trace time reads below 0 when its origin falls after a producer's first sends
+    (line 5.5's oneway producer: its first sends at -1.9 s). The item starts no later than
+    its report, so a quick send leaves its broker available."""
+    from rocketlb_core.producer.fault import FaultTable5
+
+    table = FaultTable5()
+    table.update("broker-c", 169, 0, True, now_ms=-458)
+    assert table.is_available("broker-c", -277)
+    table.update("broker-a", 7, 0, True, now_ms=5)
+    assert table.items["broker-a"].start_timestamp == 0        # from 0 up: as before
