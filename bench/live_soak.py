@@ -64,12 +64,14 @@ def counts(summary: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in summary.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-def run_one(seed: int, line: str, folder: Path, scratch: Path) -> dict[str, Any]:
-    """Record, import and check one scenario on one line; the row of the table."""
+def run_one(seed: int, line: str, folder: Path, scratch: Path, modes: bool = False
+            ) -> dict[str, Any]:
+    """Record, import and check one scenario on one line; the row of the table (``modes``:
+    its producers draw how they send, ``generate_scenario(..., modes=True)``)."""
     row: dict[str, Any] = {"scenario_seed": seed, "line": line, "name": f"random-{seed}"}
     folder.mkdir(parents=True, exist_ok=True)
     toml = folder / "scenario.toml"
-    toml.write_text(generate_scenario(seed, line), encoding="utf-8")
+    toml.write_text(generate_scenario(seed, line, modes=modes), encoding="utf-8")
     out = folder / "recording"
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -231,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--export", nargs=2, type=Path, metavar=("DIR", "FILE"),
                         help="write the soak in DIR, trimmed, to FILE (data/live/soak/)")
     parser.add_argument("--machine", default="", help="with --export: where it ran, how loaded")
+    parser.add_argument("--modes", action="store_true",
+                        help="producers also draw how they send (sync, hash, oneway: issue 45)")
     args = parser.parse_args(argv)
     if args.export is not None:
         export(args.export[0], args.export[1], args.machine)
@@ -257,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[{i + 1}/{args.scenarios}] scenario seed {seed}, line {ln} ...",
                       file=sys.stderr, flush=True)
                 try:
-                    row = run_one(seed, ln, out / ln / str(seed), scratch / f"{ln}-{seed}")
+                    row = run_one(seed, ln, out / ln / str(seed), scratch / f"{ln}-{seed}",
+                                  args.modes)
                 except Exception as exc:         # the soak goes on
                     row = {"scenario_seed": seed, "line": ln, "record_s": 0,
                            "error": f"{type(exc).__name__}: {exc}"[:1500]}

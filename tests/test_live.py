@@ -200,12 +200,14 @@ def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: 
                     or int.from_bytes(os.urandom(4), "big"))
     seed = scenario_seed(soak_seed, 0)
     replay = (f"soak seed {soak_seed} (scenario seed {seed}); replay: .venv/bin/python "
-              f"bench/live_soak.py --scenarios 1 --seed {soak_seed} --line {line_name}")
+              f"bench/live_soak.py --scenarios 1 --seed {soak_seed} --line {line_name} "
+              "--modes")
     print(f"\nrandom live scenario, line {line_name}: {replay}")
     resolve(line_name, "server")
     resolve(line_name, "client")
     toml = tmp_path / "scenario.toml"
-    toml.write_text(generate_scenario(seed, line_name), encoding="utf-8")
+    # its producers also draw how they send (sync, ordered by key, oneway: issue 45)
+    toml.write_text(generate_scenario(seed, line_name, modes=True), encoding="utf-8")
     out, trace, scratch = tmp_path / "recording", tmp_path / "trace", tmp_path / "scratch"
     try:
         run = _record(toml, line_name, out, scratch)

@@ -337,3 +337,34 @@ def test_a_producers_mode_and_keys_are_read_in_range_or_refused_by_field(
     assert p.client == client
     assert p.mode == (mode or "sync")
     assert p.keys == ((keys if keys is not None else 16) if mode == "hash" else 0)
+
+
+def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
+    """``generate_scenario(seed, modes=True)`` (issue 45): each producer draws sync, hash
+    (4 to 64 keys) or oneway after every other draw, so the rest is the seed's scenario; with a
+    oneway producer every killed broker is restarted (the topic's dump reads every broker)."""
+    from collections import Counter
+
+    from rocketlb_core.live.generate import generate_scenario
+
+    seen: Counter[str] = Counter()
+    for seed in range(300):
+        plain = parse_scenario(generate_scenario(seed), "plain")
+        drawn = parse_scenario(generate_scenario(seed, modes=True), "drawn")
+        assert [(p.name, p.count, p.interval_ms, p.fault_tolerance) for p in drawn.producers] \
+            == [(p.name, p.count, p.interval_ms, p.fault_tolerance) for p in plain.producers]
+        assert drawn.consumers == plain.consumers
+        seen.update(p.mode for p in drawn.producers)
+        for p in drawn.producers:
+            assert (4 <= p.keys <= 64) if p.mode == "hash" else p.keys == 0
+        if not any(p.mode == "oneway" for p in drawn.producers):
+            assert drawn.events == plain.events
+            continue
+        added = [e for e in drawn.events if e not in plain.events]
+        assert {e.action for e in added} <= {"restart"}
+        seen["restart added"] += bool(added)
+        killed = {e.target for e in drawn.events if e.action == "kill"}
+        assert killed <= {e.target for e in drawn.events if e.action == "restart"}
+    assert min(seen["sync"], seen["hash"], seen["oneway"]) >= 60, seen
+    assert seen["restart added"] >= 5, seen
+    assert generate_scenario(1, modes=True) != generate_scenario(1)

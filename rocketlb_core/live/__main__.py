@@ -71,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     gen.add_argument("--line", choices=sorted(LINES), default=None,
                      help="the line it is meant for (named in its header only)")
     gen.add_argument("--out", type=Path, default=None, help="write it here (default: stdout)")
+    gen.add_argument("--modes", action="store_true",
+                     help="producers also draw how they send: sync, ordered by key (hash) or "
+                          "oneway (issue 45)")
     chk = sub.add_parser("check", help="check the model against a recording")
     chk.add_argument("recording", type=Path, help="a folder 'record' wrote (or data/live/...)")
     chk.add_argument("--json", action="store_true",
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.seed < 0:
                 raise LiveError(f"--seed must be >= 0, not {args.seed}")
-            text = generate_scenario(args.seed, args.line)
+            text = generate_scenario(args.seed, args.line, modes=args.modes)
             if args.out is None:
                 sys.stdout.write(text)
             else:

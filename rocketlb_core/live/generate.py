@@ -98,9 +98,17 @@ MARK = "# A random live scenario (rocketlb_core.live.generate)"
 """The first line of every generated scenario: ``--out`` replaces only a file that starts so."""
 
 
-def generate_scenario(seed: int, line: str | None = None) -> str:
+MODE_WEIGHTS = (("sync", 2), ("hash", 1), ("oneway", 1))
+"""With ``modes``, how often a producer sends each way (issue 45): ``send(msg)``, an ordered
+send by key (``SelectMessageQueueByHash`` over 4 to 64 keys) or ``sendOneway``."""
+
+
+def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False) -> str:
     """A random live scenario's TOML text (see the module docstring), validated by
-    ``load_scenario``'s rules before it is returned."""
+    ``load_scenario``'s rules before it is returned. With ``modes`` each producer also draws
+    how it sends (``MODE_WEIGHTS``), after every other draw, so the rest of the scenario is
+    the seed's without it; a scenario with a oneway producer restarts every broker it kills
+    (the topic's dump, which says where each oneway message went, reads every broker)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -154,6 +162,21 @@ def generate_scenario(seed: int, line: str | None = None) -> str:
     events.sort(key=lambda e: e.tenths)          # stable: one target's ties keep their order
 
     settle = rng.randint(3, 6)
+    kinds: list[tuple[str, int]] = [("sync", 0)] * len(producers)
+    if modes:
+        names = [m for m, _ in MODE_WEIGHTS]
+        weights = [w for _, w in MODE_WEIGHTS]
+        kinds = [(m, rng.randint(4, 64) if m == "hash" else 0)
+                 for m in rng.choices(names, weights, k=len(producers))]
+        if any(m == "oneway" for m, _ in kinds):
+            killed = [e for e in events if e.action == "kill"]
+            restarted = {e.target for e in events if e.action == "restart"}
+            for e in killed:
+                if e.target not in restarted:
+                    events.append(_Event(min(span, e.tenths + rng.randint(80, 200)),
+                                         "restart", e.target))
+                    restarted.add(e.target)
+            events.sort(key=lambda e: e.tenths)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -169,10 +192,13 @@ def generate_scenario(seed: int, line: str | None = None) -> str:
              f"description = {_toml_str(desc)}",
              f"brokers = {brokers}", f"topic = {_toml_str(TOPIC)}", f"queues = {queues}",
              "trace = true", f"settle_s = {settle}", ""]
-    for n, interval, ft, count in producers:
+    for (n, interval, ft, count), (mode, keys) in zip(producers, kinds, strict=True):
         lines += ["[[producers]]", f"name = {_toml_str(n)}",
                   f"group = {_toml_str('PG_' + n.replace('-', '_'))}", f"count = {count}",
-                  f"interval_ms = {interval}", f"fault_tolerance = {str(ft).lower()}", ""]
+                  f"interval_ms = {interval}", f"fault_tolerance = {str(ft).lower()}"]
+        lines += [f"mode = {_toml_str(mode)}"] if mode != "sync" else []
+        lines += [f"keys = {keys}"] if mode == "hash" else []
+        lines += [""]
     for n, instance in consumers:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",
                   f"instance = {_toml_str(instance)}", ""]
