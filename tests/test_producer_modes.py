@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import gzip
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocketlb_core import data_path
 from rocketlb_core.producer import SendMode
 from rocketlb_core.trace.schema import TraceError
+from tests.test_fuzz import TRIED
 
 LINES = ["4", "5", "5.5"]
 
@@ -234,3 +238,90 @@ def test_a_5x_fault_item_first_reported_before_the_clocks_zero_is_available() ->
     assert table.is_available("broker-c", -277)
     table.update("broker-a", 7, 0, True, now_ms=5)
     assert table.items["broker-a"].start_timestamp == 0        # from 0 up: as before
+
+
+# ---------------------------------------------------------------- hostile rows (the fuzzer)
+
+HOSTILE = st.one_of(st.none(), st.booleans(), st.integers(-(1 << 60), 1 << 60),
+                    st.floats(allow_nan=True), st.text(max_size=8), st.just("x" * 6000),
+                    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2),
+                                                                         st.integers(),
+                                                                         max_size=1))
+FIELDS = ["seq", "sent_ms", "cost_ms", "broker", "queue", "status", "msg_id", "error", "key",
+          "oneway"]
+
+
+@given(line=st.sampled_from(LINES), producer=st.sampled_from(["p-hash", "p-oneway-off"]),
+       which=st.integers(0, 999), field=st.sampled_from(FIELDS),
+       value=st.one_of(HOSTILE, st.just(KeyError)))
+@settings(max_examples=120, derandomize=True, deadline=None, database=None)
+def test_a_hostile_field_in_a_send_row_is_read_or_refused_naming_it(
+        line: str, producer: str, which: int, field: str, value: object) -> None:
+    """``read_sends`` (what ``check_recording`` reads a producer's rows with): one field of
+    one row of a shipped recording set to a hostile value (or removed: ``KeyError``) is either
+    a row it reads as valid (each field in range) or a ``TraceError`` naming the file, the row
+    and the field; never another exception."""
+    from rocketlb_core.trace.agreement import MAX_TEXT, read_sends
+    rec = _recording(line)
+    rows = _rows(rec, producer)
+    mode = "hash" if producer == "p-hash" else "oneway"
+    row = dict(rows[which % len(rows)])
+    if value is KeyError:
+        row.pop(field, None)
+    else:
+        row[field] = value
+    rows[which % len(rows)] = row
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        path = Path(tmp) / "sends.jsonl.gz"
+        path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+        TRIED["live check: a send row"] += 1
+        refused = ""
+        try:
+            got = read_sends(path, mode)
+        except TraceError as exc:
+            refused = str(exc)
+    if refused:
+        TRIED["live check: a send row: refused"] += 1
+        assert f"row {which % len(rows) + 1}, field " in refused
+        assert str(path) in refused
+        return
+    r = got[which % len(rows)]
+    for k in ("seq", "sent_ms", "queue", "cost_ms"):
+        assert k not in r or (type(r[k]) is int and r[k] >= 0)
+    for k in ("broker", "status", "msg_id", "error", "key"):
+        assert k not in r or (isinstance(r[k], str) and 0 < len(r[k]) <= MAX_TEXT)
+    assert r.get("oneway", True) is True
+
+
+@given(which=st.integers(0, 999), field=st.sampled_from(["broker", "queue", "body"]),
+       value=st.one_of(HOSTILE, st.just(KeyError)))
+@settings(max_examples=60, derandomize=True, deadline=None, database=None)
+def test_a_hostile_field_in_the_topic_dump_is_read_or_refused_naming_it(
+        which: int, field: str, value: object) -> None:
+    from rocketlb_core.trace.agreement import _oneway_stored
+    with gzip.open(_recording("5") / "topic.jsonl.gz", "rt") as f:
+        rows = [json.loads(x) for x in f]
+    row = dict(rows[which % len(rows)])
+    if value is KeyError:
+        row.pop(field, None)
+    else:
+        row[field] = value
+    rows[which % len(rows)] = row
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        path = Path(tmp) / "topic.jsonl.gz"
+        path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+        TRIED["live check: the topic's dump"] += 1
+        refused = ""
+        try:
+            got = _oneway_stored(path)
+        except TraceError as exc:
+            refused = str(exc)
+    if refused:
+        TRIED["live check: the topic's dump: refused"] += 1
+        assert f"row {which % len(rows) + 1}, field " in refused
+        assert field == "body" or f"field '{field}'" in refused
+        return
+    for broker, queue in got.values():
+        assert isinstance(broker, str)
+        assert type(queue) is int
+        assert 0 <= queue <= 65_535

@@ -969,27 +969,99 @@ def _without_answered(columns: dict[str, list[Any]],
     return {k: [v[i] for i in order] for k, v in out.items()}
 
 
+MAX_EPOCH_MS = 1 << 53
+"""A time in a recording's rows (epoch ms) is below this (JSON's exact integers)."""
+MAX_COST_MS = 10_000_000
+"""A send's measured time is at most this (about 2.8 hours)."""
+MAX_TEXT = 5_000
+"""A text field of a send's row (a broker name, a message id, a key, an error) is at most
+this long."""
+
+
+def read_sends(path: Path, mode: str = "sync") -> list[dict[str, Any]]:
+    """The rows of a remoting producer's ``sends/<producer>.jsonl.gz`` (``live/java/
+    Produce.java``), each field checked: ``seq`` and ``sent_ms`` integers from 0, ``cost_ms``
+    from 0 to ``MAX_COST_MS``, ``broker`` text with ``queue`` an integer from 0 to 65,535,
+    ``status``, ``msg_id``, ``error`` and (mode ``hash``, required) ``key`` text up to
+    ``MAX_TEXT`` characters, ``oneway`` true (mode ``oneway`` only); a row is stored (a broker
+    and queue), failed (an error) or, oneway, a returned call. Anything else is a
+    ``TraceError`` naming the file, the row and the field."""
+    import json
+
+    from rocketlb_core.trace.textfile import read_lines
+
+    def whole(row: dict[str, Any], k: str, lo: int, hi: int, n: int) -> None:
+        v = row[k]
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise TraceError(path, n, k, f"an integer from {lo} to {hi} expected, got {v!r}")
+
+    rows = []
+    for n, text in read_lines(path):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except (ValueError, RecursionError):
+            raise TraceError(path, n, None, "not a JSON object") from None
+        if not isinstance(row, dict):
+            raise TraceError(path, n, None, "not a JSON object")
+        for k in ("seq", "sent_ms"):
+            if k not in row:
+                raise TraceError(path, n, k, "missing")
+        whole(row, "seq", 0, MAX_EPOCH_MS, n)
+        whole(row, "sent_ms", 0, MAX_EPOCH_MS, n)
+        if "cost_ms" in row:
+            whole(row, "cost_ms", 0, MAX_COST_MS, n)
+        for k in ("broker", "status", "msg_id", "error", "key"):
+            if k in row and (not isinstance(row[k], str) or not 0 < len(row[k]) <= MAX_TEXT):
+                raise TraceError(path, n, k, f"text of 1 to {MAX_TEXT} characters expected, "
+                                 f"got {str(row[k])[:40]!r}")
+        if ("broker" in row) != ("queue" in row):
+            raise TraceError(path, n, "queue" if "broker" in row else "broker",
+                             "a stored send names its broker and its queue")
+        if "queue" in row:
+            whole(row, "queue", 0, 65_535, n)
+        if mode == "hash" and "key" not in row:
+            raise TraceError(path, n, "key", "missing (an ordered producer's row has its key)")
+        if "oneway" in row and (row["oneway"] is not True or mode != "oneway"):
+            raise TraceError(path, n, "oneway", "true, in a oneway producer's rows only")
+        if mode == "oneway" and "oneway" not in row:
+            raise TraceError(path, n, "oneway", "missing (a oneway producer's row has it)")
+        if mode != "oneway" and ("broker" in row) == ("error" in row):
+            raise TraceError(path, n, "error", "a send is stored (broker, queue) or failed "
+                             "(error), one of the two")
+        if mode == "oneway" and "broker" in row:
+            raise TraceError(path, n, "broker", "a oneway call's row names no queue")
+        rows.append(row)
+    return rows
+
+
 def _oneway_stored(path: Path) -> dict[str, tuple[str, int]]:
     """Where the topic's dump (``live/java/DumpTopic.java``) found each oneway message: body
     ``<producer>/m<seq>`` -> (broker, queue)."""
-    import gzip
     import json
+
+    from rocketlb_core.trace.textfile import read_lines
 
     if not path.is_file():
         raise TraceError(path, None, None, "missing (a recording with a oneway producer has it)")
     out: dict[str, tuple[str, int]] = {}
-    for n, text in enumerate(gzip.decompress(path.read_bytes()).decode().splitlines(), 1):
+    for n, text in read_lines(path):
         if not text.startswith("{"):
             continue
-        x = json.loads(text)
-        body = x.get("body")
+        try:
+            x = json.loads(text)
+        except (ValueError, RecursionError):
+            raise TraceError(path, n, None, "not a JSON object") from None
+        body = x.get("body") if isinstance(x, dict) else None
         if not isinstance(body, str) or "/m" not in body:
             continue
         broker, queue = x.get("broker"), x.get("queue")
-        if not isinstance(broker, str) or isinstance(queue, bool) or not isinstance(queue, int):
-            raise TraceError(path, n, "broker" if not isinstance(broker, str) else "queue",
-                             f"a broker name and a queue id expected, got {broker!r}, "
-                             f"{queue!r}")
+        if not isinstance(broker, str) or not 0 < len(broker) <= MAX_TEXT:
+            raise TraceError(path, n, "broker", f"a broker name expected, got {broker!r:.40}")
+        if isinstance(queue, bool) or not isinstance(queue, int) or not 0 <= queue <= 65_535:
+            raise TraceError(path, n, "queue", f"a queue id from 0 to 65535 expected, got "
+                             f"{queue!r:.40}")
         out[body] = (broker, queue)
     return out
 
@@ -1018,7 +1090,6 @@ def check_recording(recording: Path | str, trace: Path | str,
     the scenario ended (before the recorder shut the consumers down), how often and how long
     the brokers' views of each group disagreed (``brokers_disagree``) and the route's changes
     as the name server logged them (``nameserver_route``)."""
-    import gzip
     import json
 
     import pyarrow.parquet as pq
@@ -1052,13 +1123,15 @@ def check_recording(recording: Path | str, trace: Path | str,
         costs = {p.msg_id: p.cost_ms for p in read_msgtrace(recording / "msgtrace.jsonl.gz").pubs}
     stored = (_oneway_stored(recording / "topic.jsonl.gz")
               if any(p.get("mode") == "oneway" for p in meta["producers"]) else {})
-    for p in meta["producers"]:
-        truth = [json.loads(x) for x in gzip.decompress(
-            (recording / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).decode().splitlines()]
+    for i, p in enumerate(meta["producers"]):
+        mode = p.get("mode", "sync")
+        if mode not in ("sync", "hash", "oneway"):
+            raise TraceError(recording / "recording.json", None, f"producers[{i}].mode",
+                             f"sync, hash or oneway expected, got {mode!r:.40}")
+        truth = read_sends(recording / "sends" / f"{p['name']}.jsonl.gz", mode)
         log = logs[p["name"]]
         changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
                    for r in log.route_changes if r.topic == topic]
-        mode = p.get("mode", "sync")
         if mode == "hash":
 
             o = ordered_agreement(truth, line=line, topic=topic, route=route,
