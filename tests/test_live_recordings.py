@@ -138,7 +138,10 @@ def assert_outage_agrees(result: dict[str, object]) -> None:
     for name, p in producers.items():
         assert p["unexplained"] == 0, (name, p["others"][:5])
         assert p["agree"] == p["determined"]
-        assert p["inferred"] <= p["route_changes"]              # one per route version
+        # the client draws one counter start per route version; the check may take several
+        # sends to infer one (a broker avoided makes many starts pick alike: issue 49's flaky
+        # run on a loaded host inferred 7 sends of 3 versions), never more versions
+        assert p["inferred_routes"] <= p["route_changes"]
         assert p["agree"] >= 0.98 * p["sends"], (name, p)
         assert p["route_changes"] >= 2                          # broker-a left the route
     # the pause: a send timed out with the switch on and with it off

@@ -306,6 +306,11 @@ class Agreement:
     """Counts per verdict and every send that was not an agreement."""
 
     checks: list[SendCheck] = field(default_factory=list)
+    inferred_routes: set[int] = field(default_factory=set)
+    """The route versions (0: the first route, 1: after the first logged change, ...) whose
+    counter start some send was ``INFERRED`` from: the client draws one start per version,
+    and the check may need several sends to tell the starts apart (a broker avoided makes
+    many starts pick alike), so inferred *sends* may outnumber the versions, these not."""
 
     def count(self, verdict: str) -> int:
         return sum(c.verdict == verdict for c in self.checks)
@@ -329,6 +334,7 @@ class Agreement:
                 "no_route": self.no_route,
                 "determined": self.determined,
                 "inferred": self.count(INFERRED) + self.count(WORST_INFERRED),
+                "inferred_routes": len(self.inferred_routes),
                 "reset": self.count(RESET) + self.count(HIDDEN_RESET),
                 "in_flight": self.count(IN_FLIGHT),
                 **({"written_not_stored": self.count(WRITTEN_NOT_STORED)}
@@ -545,6 +551,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                if began_at[i] - FAILURE_MATCH_MS <= f[0] < (
                    began_at[i + 1] - FAILURE_MATCH_MS if i + 1 < len(truth) else 2**62))
         if logs_complete else None for i in range(len(truth))]
+    route_version = -1                  # the first install makes it 0
     for i, row in enumerate(truth):
         now = began_at[i]
         observed = (f"{row['broker']}/{row['queue']}" if "broker" in row
@@ -570,6 +577,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                     and _label(_trial(strategy, tp, model, at, None, 0,
                                       lookup=wait)[2].queue) == observed):
                 break               # logged, not installed yet: this send used the old list
+            route_version += 1
             new_route = TopicRoute(changes.pop(0)[1], route.broker_datas)
             tp = TopicPublishInfo(publish_queues(topic, new_route),
                                   new_route.sorted_queue_datas(), ThreadLocalIndex(line, stored=0))
@@ -614,6 +622,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                 strategy, tp, result = fits[0]
                 out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue),
                                             INFERRED if told else AGREE))
+                if told:
+                    out.inferred_routes.add(route_version)
                 continue
             if alive:                                  # none fits: go on from the first
                 strategy, tp = alive[0][0], alive[0][1]
@@ -681,6 +691,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                 reset_hidden = True                   # the draw may show only later (once)
         strategy, tp, result = chosen
         out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue), verdict))
+        if verdict == INFERRED:
+            out.inferred_routes.add(route_version)
     return out
 
 

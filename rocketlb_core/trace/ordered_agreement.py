@@ -69,7 +69,7 @@ class OrderedAgreement:
         how many were stored at their key's queue, on the previous route, or failed there."""
         n, unexplained = len(self.checks), self.count(UNEXPLAINED)
         return {"sends": n, "agree": n - unexplained, "no_route": 0, "determined": n,
-                "inferred": 0, "reset": 0, "in_flight": 0,
+                "inferred": 0, "inferred_routes": 0, "reset": 0, "in_flight": 0,
                 "stored_at_key_queue": self.count(AGREE),
                 "route_not_installed": self.count(ROUTE_NOT_INSTALLED),
                 "failed_stopped": self.count(FAILED_STOPPED),
