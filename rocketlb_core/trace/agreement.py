@@ -177,7 +177,7 @@ fails (5.3.3 ``NettyRemotingClient``: no exception, so no fault report and no is
 4.9.8 throws ``RemotingConnectException``. Which queue it took is not recorded."""
 IN_BROKER_MS = 500
 """A oneway message sent this long before its broker was killed may die with it: read, not yet
-stored (live on 5.5.0: two sent 110 and 57 ms before the kill were in no queue after the
+stored (live on 5.5.0: two sent 100 and 47 ms before the kill were in no queue after the
 restart)."""
 NO_ROUTE = "FAILED (no route yet)"
 LATE_ROUTE = "FAILED (route found after the send's timeout)"
