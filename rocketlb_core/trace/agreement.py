@@ -173,8 +173,9 @@ WRITTEN_NOT_STORED = "a oneway call to a stopped broker that no broker stored"
 """A oneway send (issue 45) whose call returned without an error but whose message no broker
 stored (not in the topic's dump), and whose queue the model puts on a broker then down. On
 5.x, ``invokeOneway`` connects asynchronously and drops the request when the connection
-fails (5.3.3 ``NettyRemotingClient``: no exception, so no fault report and no isolation);
-4.9.8 throws ``RemotingConnectException``. Which queue it took is not recorded."""
+fails (5.3.3 ``NettyRemotingClient``: no exception, so the send loop reports the call's
+short time as a success, and nothing is isolated); 4.9.8 throws ``RemotingConnectException``.
+Which queue it took is not recorded."""
 IN_BROKER_MS = 500
 """A oneway message sent this long before its broker was killed may die with it: read, not yet
 stored (live on 5.5.0: two sent 100 and 47 ms before the kill were in no queue after the
