@@ -355,6 +355,7 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
             == [(p.name, p.count, p.interval_ms, p.fault_tolerance) for p in plain.producers]
         assert drawn.consumers == plain.consumers
         seen.update(p.mode for p in drawn.producers)
+        assert any(p.mode != "oneway" for p in drawn.producers)    # the trace needs a Pub
         for p in drawn.producers:
             assert (4 <= p.keys <= 64) if p.mode == "hash" else p.keys == 0
         if not any(p.mode == "oneway" for p in drawn.producers):

@@ -171,7 +171,9 @@ LOST = "LOST"
 """What a oneway send's row says when its call returned and no broker stored its message."""
 WRITTEN_NOT_STORED = "a oneway call to a stopped broker that no broker stored"
 """A oneway send (issue 45) whose call returned without an error but whose message no broker
-stored (not in the topic's dump), and whose queue the model puts on a broker then down. On
+stored (not in the topic's dump), and whose queue the model puts on a broker then killed,
+or paused and then killed before it resumed (what its socket held was never read: live on
+4.9.8, fixture ``paused-killed-oneway-4``; ``ordered_agreement.lost_spans``). On
 5.x, ``invokeOneway`` connects asynchronously and drops the request when the connection
 fails (5.3.3 ``NettyRemotingClient``: no exception, so the send loop reports the call's
 short time as a success, and nothing is isolated); 4.9.8 throws ``RemotingConnectException``.
@@ -492,8 +494,9 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     several counters or draws is explained by one whose failed attempts are the ones its client
     logged (``AS_LOGGED``). ``mode`` is how the application sent (``ONEWAY``: one attempt, the
     request's write; its rows then say where the topic's dump found each message, or
-    ``lost``), and ``stopped`` each broker's killed stretches from the scenario's events
-    (trace time), which a oneway message no broker stored must have met, or been sent at most
+    ``lost``), and ``stopped`` each broker's stretches in which a oneway message could die
+    unstored (``ordered_agreement.lost_spans``: from a kill, or the pause it was killed in, to
+    the restart), which a oneway message no broker stored must have met, or been sent at most
     ``IN_BROKER_MS`` before (``WRITTEN_NOT_STORED``; ``None``: the trace's conditions say
     when brokers were down). A paused broker stores what it was sent when it resumes."""
     reported = _ReportedStrategy(line, send_latency_fault_enable=fault_tolerance,
@@ -1110,7 +1113,11 @@ def check_recording(recording: Path | str, trace: Path | str,
     from rocketlb_core.model import BrokerData
     from rocketlb_core.trace.importer import log_offset, origin_ms
     from rocketlb_core.trace.msgtrace import read_msgtrace
-    from rocketlb_core.trace.ordered_agreement import ordered_agreement, stopped_spans
+    from rocketlb_core.trace.ordered_agreement import (
+        lost_spans,
+        ordered_agreement,
+        stopped_spans,
+    )
 
     recording, trace = Path(recording), Path(trace)
     meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
@@ -1168,7 +1175,7 @@ def check_recording(recording: Path | str, trace: Path | str,
                                origin_ms=origin, costs=costs, route_changes=changes,
                                failures=failures, logs_complete=True, isolations=isolations,
                                mode=SendMode.ONEWAY if mode == "oneway" else SendMode.SYNC,
-                               stopped=stopped_spans(meta["events"], origin, ("kill",)))
+                               stopped=lost_spans(meta["events"], origin))
         out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
                                        **({"mode": mode} if mode != "sync" else {}),
                                        "fault_tolerance": p["fault_tolerance"],

@@ -143,3 +143,28 @@ def stopped_spans(events: Sequence[dict[str, Any]], origin_ms: int,
     for target, start in begun.items():
         spans.setdefault(target, []).append((start, 1 << 62))
     return spans
+
+
+def lost_spans(events: Sequence[dict[str, Any]], origin_ms: int
+               ) -> dict[str, list[tuple[int, int]]]:
+    """Each broker's stretches (trace time) in which a oneway message sent to it could die
+    unstored: from a kill's start, or from the start of the pause it was killed in (what a
+    paused broker's socket held was never read), to the restart's return (open to the end
+    when none came)."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    paused: dict[str, int] = {}
+    killed: dict[str, int] = {}
+    for e in events:
+        target, t = e["target"], int(e["wall_ms"]) - origin_ms
+        if e["action"] == "pause":
+            paused.setdefault(target, t)
+        elif e["action"] == "resume":
+            paused.pop(target, None)
+        elif e["action"] == "kill":
+            killed.setdefault(target, paused.pop(target, t))
+        elif e["action"] == "restart" and target in killed:
+            spans.setdefault(target, []).append(
+                (killed.pop(target), int(e["done_ms"]) - origin_ms))
+    for target, start in killed.items():
+        spans.setdefault(target, []).append((start, 1 << 62))
+    return spans
