@@ -368,4 +368,4 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
         assert killed <= {e.target for e in drawn.events if e.action == "restart"}
     assert min(seen["sync"], seen["hash"], seen["oneway"]) >= 60, seen
     assert seen["restart added"] >= 5, seen
-    assert generate_scenario(1, modes=True) != generate_scenario(1)
+    assert "generate --seed 1 --modes" in generate_scenario(1, modes=True)

@@ -192,7 +192,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
     lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
-             f"# Regenerate: python -m rocketlb_core.live generate --seed {seed}",
+             f"# Regenerate: python -m rocketlb_core.live generate --seed {seed}"
+             + (" --modes" if modes else ""),
              f"name = {_toml_str(f'random-{seed}')}",
              f"description = {_toml_str(desc)}",
              f"brokers = {brokers}", f"topic = {_toml_str(TOPIC)}", f"queues = {queues}",
