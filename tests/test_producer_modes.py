@@ -362,3 +362,47 @@ def test_a_oneway_message_sent_to_a_paused_broker_dies_when_it_is_killed_paused(
     kill_only = producer_agreement(
         truth, stopped=stopped_spans(x["meta"]["events"], x["origin"], ("kill",)), **common)
     assert kill_only.count("unexplained") >= len(in_pause)
+
+
+def test_an_ordered_send_answered_with_a_broker_error_is_explained_by_the_reply() -> None:
+    """``tests/fixtures/live/ordered-busy-5`` (the full test run's random scenario of
+    2026-11-28, soak seed 3669219125, line 5, on a loaded host; kept: the ordered producer's
+    rows, its client log and the events): send 119 failed with ``MQBrokerException: CODE: 2
+    [TIMEOUT_CLEAN_QUEUE]broker busy`` 7.5 s before any broker was stopped. The broker answered
+    (its flow control), the send was not retried, and the check explains it by the reply
+    (``FAILED_BROKER_ERROR``); with another error text it is unexplained."""
+    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+    from rocketlb_core.trace.agreement import _client_log, read_sends
+    from rocketlb_core.trace.clientlog import stamp_ms
+    from rocketlb_core.trace.importer import log_offset
+    from rocketlb_core.trace.ordered_agreement import (
+        FAILED_BROKER_ERROR,
+        ordered_agreement,
+        stopped_spans,
+    )
+
+    rec = Path(__file__).parent / "fixtures" / "live" / "ordered-busy-5"
+    meta = json.loads((rec / "recording.json").read_text("utf-8"))
+    origin = meta["t0_ms"]
+    offset = log_offset(meta["client_version"], int(meta["utc_offset_minutes"]))
+    log = _client_log(rec, "p1-off")
+    kw = {"line": meta["client_version"], "topic": meta["topic"], "origin_ms": origin,
+          "route": TopicRoute(tuple(QueueData(q["broker_name"], q["read_queue_nums"],
+                                              q["write_queue_nums"], q["perm"])
+                                    for q in meta["route"]),
+                              tuple(BrokerData(b["name"], {0: b["address"]}, meta["cluster"])
+                                    for b in meta["brokers"])),
+          "route_changes": [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
+                            for r in log.route_changes if r.topic == meta["topic"]],
+          "stopped": stopped_spans(meta["events"], origin)}
+    rows = read_sends(rec / "sends" / "p1-off.jsonl.gz", "hash")
+    got = ordered_agreement(rows, **kw)
+    assert got.count("unexplained") == 0
+    (busy,) = [c for c in got.checks if c.verdict == FAILED_BROKER_ERROR]
+    assert busy.seq == 119
+    first_stop = min(e["wall_ms"] for e in meta["events"]
+                     if e["action"] in ("pause", "kill")) - origin
+    assert busy.time_ms < first_stop - 5_000
+    other = [dict(r, error="RemotingTimeoutException: wait response") if r["seq"] == 119
+             else r for r in rows]
+    assert ordered_agreement(other, **kw).count("unexplained") == 1

@@ -17,6 +17,8 @@ had logged by then (``route info changed``), and each send must be:
   or killed at some moment of the attempt (from the action's start to the resume's return,
   ``FAILED_WINDOW_MS`` after the send began): the send waited out its timeout there, or was
   refused, and was not retried;
+* ``FAILED_BROKER_ERROR``: failed with the broker's error reply (``MQBrokerException``, e.g.
+  the flow control of a loaded broker), not retried;
 
 or else ``UNEXPLAINED``. The summary also counts the keys whose queue moved when the route
 changed (their messages before and after are in two queues: ``selectors.keys_moved``).
@@ -35,6 +37,11 @@ from rocketlb_core.producer.selectors import keys_moved, select_by_hash
 AGREE = "agrees"
 ROUTE_NOT_INSTALLED = "the previous route's queue: the new route logged, not installed yet"
 FAILED_STOPPED = "failed at its key's queue, on a stopped broker: not retried"
+FAILED_BROKER_ERROR = "failed with its broker's error reply: not retried"
+"""A failed ordered send whose error is the broker's answer (``MQBrokerException``: live on
+5.3.3 on a loaded host, code 2 ``[TIMEOUT_CLEAN_QUEUE]broker busy``, the broker's flow
+control): its one attempt was answered, with an error, and not retried. The reply does not
+name the broker, so which queue answered is not checked."""
 UNEXPLAINED = "unexplained"
 LOG_BEFORE_INSTALL_MS = 20
 """As ``trace.agreement.LOG_BEFORE_INSTALL_MS``: a send this soon after a ``route info
@@ -73,6 +80,7 @@ class OrderedAgreement:
                 "stored_at_key_queue": self.count(AGREE),
                 "route_not_installed": self.count(ROUTE_NOT_INSTALLED),
                 "failed_stopped": self.count(FAILED_STOPPED),
+                "failed_broker_error": self.count(FAILED_BROKER_ERROR),
                 "unexplained": unexplained,
                 "keys": len({c.key for c in self.checks}),
                 "keys_moved": self.keys_moved}
@@ -121,6 +129,8 @@ def ordered_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
             verdict, predicted = ROUTE_NOT_INSTALLED, observed
         elif observed == "FAILED" and _stopped(queue.broker_name, now, stopped):
             verdict = FAILED_STOPPED
+        elif observed == "FAILED" and str(row.get("error", "")).startswith("MQBrokerException"):
+            verdict = FAILED_BROKER_ERROR
         else:
             verdict = UNEXPLAINED
         out.checks.append(OrderedCheck(int(row["seq"]), now, key, observed, predicted, verdict))
