@@ -153,6 +153,7 @@ from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.live import cluster as live
 from rocketlb_core.live.jars import LiveError, line
 from rocketlb_core.sim.scenario import ScenarioError, _Reader
+from rocketlb_core.trace.ordered_agreement import SEND_MODES
 
 FORMAT = "rocketlb-live-recording"
 VERSION = 1
@@ -181,8 +182,9 @@ class LiveProducer:
 
 
 CLIENTS = ("remoting", "grpc")
-MODES = ("sync", "hash", "oneway")
-"""How a remoting producer sends (issue 45): ``send(msg)``; ``send(msg, selector, key)`` with
+MODES = SEND_MODES
+"""How a remoting producer sends (issue 45; ``trace.ordered_agreement.SEND_MODES``, which the
+check reads recordings with): ``send(msg)``; ``send(msg, selector, key)`` with
 ``SelectMessageQueueByHash`` over ``keys`` keys (ordered messages); ``sendOneway(msg)``."""
 MAX_KEYS = 10_000
 

@@ -1114,6 +1114,7 @@ def check_recording(recording: Path | str, trace: Path | str,
     from rocketlb_core.trace.importer import log_offset, origin_ms
     from rocketlb_core.trace.msgtrace import read_msgtrace
     from rocketlb_core.trace.ordered_agreement import (
+        SEND_MODES,
         lost_spans,
         ordered_agreement,
         stopped_spans,
@@ -1145,7 +1146,7 @@ def check_recording(recording: Path | str, trace: Path | str,
               if any(p.get("mode") == "oneway" for p in meta["producers"]) else {})
     for i, p in enumerate(meta["producers"]):
         mode = p.get("mode", "sync")
-        if mode not in ("sync", "hash", "oneway"):
+        if mode not in SEND_MODES:
             raise TraceError(recording / "recording.json", None, f"producers[{i}].mode",
                              f"sync, hash or oneway expected, got {mode!r:.40}")
         truth = read_sends(recording / "sends" / f"{p['name']}.jsonl.gz", mode)

@@ -34,6 +34,10 @@ from typing import Any
 from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
 from rocketlb_core.producer.selectors import keys_moved, select_by_hash
 
+SEND_MODES = ("sync", "hash", "oneway")
+"""How a live remoting producer sends (``live/java/Produce.java``, issue 45): ``send(msg)``,
+``send(msg, SelectMessageQueueByHash, key)``, ``sendOneway(msg)``."""
+
 AGREE = "agrees"
 ROUTE_NOT_INSTALLED = "the previous route's queue: the new route logged, not installed yet"
 FAILED_STOPPED = "failed at its key's queue, on a stopped broker: not retried"

@@ -711,18 +711,17 @@ def live_modes_frame(live: Mapping[str, tuple[Path, Path]],
     their key's queue on a stopped broker (an ordered producer's), how many oneway messages
     no broker stored, the keys whose queue moved at each route change, and the unexplained
     ones (``check_recording``'s ``results`` of the recordings in ``live``)."""
-    import gzip
-    import json
-
     import pandas as pd
+
+    from rocketlb_core.trace.agreement import read_sends
 
     rows = []
     for name in sorted(k for k in results if k.startswith("producer-modes")):
         meta = _recording(live[name][0])
         for p in meta["producers"]:
             s = results[name]["producers"][p["name"]]
-            sent = [json.loads(x) for x in gzip.decompress(
-                (live[name][0] / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).splitlines()]
+            sent = read_sends(live[name][0] / "sends" / f"{p['name']}.jsonl.gz",
+                              p.get("mode", "sync"))
             moved = ", ".join(f"{m['moved']} of {m['keys']}" for m in s.get("keys_moved", ()))
             rows.append({"line": meta["client_version"], "producer": p["name"],
                          "mode": p.get("mode", "sync"),
