@@ -92,6 +92,8 @@ class SendFailure:
     rt_ms: int                          # how long the attempt took
     queue: MessageQueue
     response_code: int | None = None    # an MQBrokerException's code (the next line), else None
+    thread: str = ""                    # the sending thread, where the line names it (5.x)
+    invoke_id: int | None = None        # sendDefaultImpl's InvokeID: one per send, all attempts
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ class ClientLog:
 
 
 FAILURE = "sendKernelImpl exception, resend at once"
-_FAILURE = re.compile(r"^(?P<stamp>\S+ \S+) .*?sendKernelImpl exception, resend at once, "
+_FAILURE = re.compile(r"^(?P<stamp>\S+ \S+) (?:\S+\s+\[[^\]]*\] \[(?P<thread>[^\]]*)\] )?"
+                      r".*?sendKernelImpl exception, resend at once, "
                       r"InvokeID: (?P<invoke>-?\d+), RT: (?P<rt>\d+)ms, Broker: (?P<mq>.*?)\s*$",
                       re.ASCII)
 _BROKER_ERROR = re.compile(r"^\S*\bMQBrokerException: CODE: (?P<code>-?\d+)\b", re.ASCII)
@@ -235,7 +238,10 @@ def parse_producer_line(path: Path, n: int, text: str
             raise TraceError(path, n, "Broker" if m else "RT", "a sendKernelImpl line without "
                              "'InvokeID: N, RT: Nms, Broker: MessageQueue [...]'")
         return SendFailure(n, _stamp(path, n, text), _int(path, n, "RT", m["rt"], MAX_TIME_MS),
-                           MessageQueue(q[1], q[2], _int(path, n, "queueId", q[3], low=-1)))
+                           MessageQueue(q[1], q[2], _int(path, n, "queueId", q[3], low=-1)),
+                           thread=m["thread"] or "",
+                           invoke_id=_int(path, n, "InvokeID", m["invoke"], (1 << 63) - 1,
+                                          -(1 << 63)))
     if ROUTE in text:
         m = _ROUTE.match(text)
         new = text.find(",new[")

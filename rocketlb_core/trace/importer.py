@@ -75,6 +75,7 @@ class Attempt:
     key: str | None = None
     msg_id: str | None = None
     where: str = ""          # the file and line it came from (for errors)
+    invoke_id: int | None = None   # a failed attempt's InvokeID (one per send)
 
 
 def origin_ms(meta: dict[str, Any]) -> int:
@@ -132,32 +133,86 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
                                  f"cluster layout ({', '.join(sorted(brokers))})"[:400])
             end = stamp_ms(f.stamp, log_offset_minutes[path])
             out.append(Attempt(producer, end - f.rt_ms, end, f.queue.broker_name, False,
-                               f.rt_ms, where=f"{path}, row {f.line}"))
+                               f.rt_ms, where=f"{path}, row {f.line}", invoke_id=f.invoke_id))
     out.sort(key=lambda a: (a.producer, a.start_ms, a.end_ms, not a.ok))
     return out
 
 
 def sends_of(attempts_: Sequence[Attempt]) -> list[tuple[int, str, str | None, int, bool]]:
-    """Group attempts into sends: (first attempt start, producer, key, size, stored)."""
+    """Group attempts into sends: (first attempt start, producer, key, size, stored). A send
+    is a run of one producer's failed attempts, each beginning at most ``RETRY_GAP_MS`` after
+    the last ended, closed by a stored attempt (a ``Pub`` record).
+
+    Where that run mixes failed attempts of several InvokeIDs (``sendDefaultImpl`` draws one
+    per send and logs it with each failed attempt), several threads of the producer were
+    failing at once, and the producer's attempts are grouped by InvokeID instead
+    (``_by_invoke``): one send per InvokeID, closed by the first stored attempt that began
+    within ``RETRY_GAP_MS`` of its last failure's end and that no earlier send took, and one
+    send per stored attempt left. Only the counts are sure then: which thread's stored
+    attempt closed which send the logs do not say (the message trace names no thread).
+
+    >>> a = [Attempt("p", 0, 3000, "broker-a", False, 3000, invoke_id=1),
+    ...      Attempt("p", 500, 3500, "broker-a", False, 3000, invoke_id=2),
+    ...      Attempt("p", 3001, 3003, "broker-b", True, 2, size=4),
+    ...      Attempt("p", 3501, 3502, "broker-b", True, 1, size=4)]
+    >>> [(t, ok) for t, _, _, _, ok in sends_of(a)]
+    [(0, True), (500, True)]
+    """
     sizes: dict[str, Counter[int]] = {}
     for a in attempts_:
         if a.size is not None:
             sizes.setdefault(a.producer, Counter())[a.size] += 1
-    out = []
+    runs: list[list[Attempt]] = []
     open_send: list[Attempt] = []
     stream: list[Attempt | None] = [*attempts_, None]
     for item in stream:
         if open_send and (item is None or item.producer != open_send[-1].producer
                           or open_send[-1].ok
                           or item.start_ms - open_send[-1].end_ms > RETRY_GAP_MS):
-            last, first = open_send[-1], open_send[0]
-            size = last.size if last.size is not None else (
-                sizes.get(first.producer, Counter({0: 1})).most_common(1)[0][0])
-            out.append((first.start_ms, first.producer, last.key, size, last.ok))
+            runs.append(open_send)
             open_send = []
         if item is not None:
             open_send.append(item)
+    mixed = {r[0].producer for r in runs
+             if len({a.invoke_id for a in r if not a.ok and a.invoke_id is not None}) > 1}
+    if mixed:
+        runs = [r for r in runs if r[0].producer not in mixed]
+        for producer in sorted(mixed):
+            runs += _by_invoke([a for a in attempts_ if a.producer == producer])
+        runs.sort(key=lambda r: (r[0].producer, r[0].start_ms, r[0].end_ms, not r[0].ok))
+    out = []
+    for run in runs:
+        last, first = run[-1], run[0]
+        size = last.size if last.size is not None else (
+            sizes.get(first.producer, Counter({0: 1})).most_common(1)[0][0])
+        out.append((first.start_ms, first.producer, last.key, size, last.ok))
     return out
+
+
+def _by_invoke(attempts_: Sequence[Attempt]) -> list[list[Attempt]]:
+    """One producer's attempts as sends, its failed attempts grouped by InvokeID (a failed
+    attempt without one is a send of its own); see ``sends_of``."""
+    groups: dict[int | None, list[Attempt]] = {}
+    runs: list[list[Attempt]] = []
+    for a in attempts_:
+        if a.ok:
+            continue
+        if a.invoke_id is None:
+            runs.append([a])
+        else:
+            groups.setdefault(a.invoke_id, []).append(a)
+    runs += list(groups.values())
+    stored = sorted((a for a in attempts_ if a.ok), key=lambda a: (a.start_ms, a.end_ms))
+    taken = [False] * len(stored)
+    for run in sorted(runs, key=lambda r: (r[-1].end_ms, r[0].start_ms)):
+        end = run[-1].end_ms
+        for i, a in enumerate(stored):
+            if not taken[i] and 0 <= a.start_ms - end <= RETRY_GAP_MS:
+                taken[i] = True
+                run.append(a)
+                break
+    runs += [[a] for a, t in zip(stored, taken, strict=True) if not t]
+    return runs
 
 
 def conditions_of(attempts_: Sequence[Attempt], origin: int) -> dict[str, list[Any]]:
