@@ -234,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the soak in DIR, trimmed, to FILE (data/live/soak/)")
     parser.add_argument("--machine", default="", help="with --export: where it ran, how loaded")
     parser.add_argument("--modes", action="store_true",
-                        help="producers also draw how they send (sync, hash, oneway: issue 45)")
+                        help="producers also draw how they send (sync, hash, oneway, batch) "
+                             "and their threads (issue 45)")
     args = parser.parse_args(argv)
     if args.export is not None:
         export(args.export[0], args.export[1], args.machine)

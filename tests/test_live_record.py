@@ -339,10 +339,86 @@ def test_a_producers_mode_and_keys_are_read_in_range_or_refused_by_field(
     assert p.keys == ((keys if keys is not None else 16) if mode == "hash" else 0)
 
 
+THREADS_VALUES = st.one_of(st.none(), st.integers(1, rec.MAX_THREADS),
+                           st.one_of(st.integers(-3, rec.MAX_THREADS + 3), st.booleans(),
+                                     st.floats(allow_nan=False, allow_infinity=False, width=32),
+                                     st.text(max_size=4)))
+
+
+@given(threads=THREADS_VALUES, fault=st.booleans(), client=st.sampled_from(["remoting", "grpc"]),
+       mode=st.sampled_from(list(rec.MODES)))
+@example(threads=rec.MAX_THREADS, fault=False, client="remoting", mode="sync")
+@example(threads=2, fault=True, client="remoting", mode="oneway")
+@example(threads=1, fault=True, client="remoting", mode="sync")
+@example(threads=4, fault=False, client="grpc", mode="sync")
+@settings(max_examples=200, derandomize=True, deadline=None, database=None)
+def test_a_producers_threads_are_read_in_range_or_refused_by_field(
+        threads: object, fault: bool, client: str, mode: str) -> None:
+    """A remoting producer's ``threads`` is an integer from 1 to ``MAX_THREADS`` (default 1),
+    more than one only with ``fault_tolerance`` off; a gRPC producer has none. Anything else
+    is a ``ScenarioError`` naming the file and the producer's field."""
+    text = PRODUCER + (f'client = "{client}"\n' if client == "grpc" else
+                       f'mode = "{mode}"\n' + (f"fault_tolerance = {_toml_value(fault)}\n"))
+    text += f"threads = {_toml_value(threads)}\n" if threads is not None else ""
+    TRIED["live scenario: a producer's threads"] += 1
+    ok = threads is None or (client == "remoting" and type(threads) is int
+                             and 1 <= threads <= rec.MAX_THREADS
+                             and (threads == 1 or not fault))
+    if not ok:
+        TRIED["live scenario: a producer's threads: refused"] += 1
+        with pytest.raises(ScenarioError, match=r"^<t>: (producers\[0\]\.threads|line \d+:"
+                                                r"|not valid TOML)"):
+            parse_scenario(text, "<t>")
+        return
+    (p,) = parse_scenario(text, "<t>").producers
+    assert p.threads == (threads if threads is not None else 1)
+
+
+BATCH_VALUES = st.one_of(st.none(), st.integers(1, rec.MAX_BATCH),
+                         st.one_of(st.integers(-3, rec.MAX_BATCH + 3), st.booleans(),
+                                   st.floats(allow_nan=False, allow_infinity=False, width=32),
+                                   st.text(max_size=4)))
+
+
+@given(batch=BATCH_VALUES, mode=st.sampled_from([*rec.MODES, None]),
+       client=st.sampled_from(["remoting", "grpc"]))
+@example(batch=rec.MAX_BATCH, mode="batch", client="remoting")
+@example(batch=None, mode="batch", client="remoting")
+@example(batch=2, mode="sync", client="remoting")
+@example(batch=2, mode=None, client="grpc")
+@settings(max_examples=200, derandomize=True, deadline=None, database=None)
+def test_a_producers_batch_is_read_in_range_or_refused_by_field(
+        batch: object, mode: str | None, client: str) -> None:
+    """A batch producer's ``batch`` (messages a send) is an integer from 1 to ``MAX_BATCH``,
+    default 4, and only a producer of mode ``batch`` has it. Anything else is a
+    ``ScenarioError`` naming the file and the producer's field."""
+    text = PRODUCER + (f'client = "{client}"\n' if client == "grpc" else
+                       f'mode = "{mode}"\n' if mode is not None else "")
+    text += f"batch = {_toml_value(batch)}\n" if batch is not None else ""
+    TRIED["live scenario: a producer's batch"] += 1
+    ok = client == "remoting" and (
+        (mode == "batch" and (batch is None or (type(batch) is int
+                                                and 1 <= batch <= rec.MAX_BATCH)))
+        or (mode != "batch" and batch is None))
+    ok = ok or (client == "grpc" and batch is None)
+    if not ok:
+        TRIED["live scenario: a producer's batch: refused"] += 1
+        with pytest.raises(ScenarioError, match=r"^<t>: (producers\[0\]\.batch|line \d+:"
+                                                r"|not valid TOML)"):
+            parse_scenario(text, "<t>")
+        return
+    (p,) = parse_scenario(text, "<t>").producers
+    assert p.batch == ((batch if batch is not None else 4) if mode == "batch"
+                       and client == "remoting" else 0)
+
+
 def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     """``generate_scenario(seed, modes=True)`` (issue 45): each producer draws sync, hash
-    (4 to 64 keys) or oneway after every other draw, so the rest is the seed's scenario; with a
-    oneway producer every killed broker is restarted (the topic's dump reads every broker)."""
+    (4 to 64 keys), oneway or batch (2 to 32 messages) after every other draw, so the rest is
+    the seed's scenario; with a oneway producer every killed broker is restarted (the topic's
+    dump reads every broker);
+    last, a producer with the fault table off that does not send by key may be shared by
+    several threads, each sending at its interval (its count that many times larger)."""
     from collections import Counter
 
     from rocketlb_core.live.generate import generate_scenario
@@ -351,13 +427,20 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     for seed in range(300):
         plain = parse_scenario(generate_scenario(seed), "plain")
         drawn = parse_scenario(generate_scenario(seed, modes=True), "drawn")
-        assert [(p.name, p.count, p.interval_ms, p.fault_tolerance) for p in drawn.producers] \
+        assert [(p.name, p.count // p.threads, p.interval_ms, p.fault_tolerance)
+                for p in drawn.producers] \
             == [(p.name, p.count, p.interval_ms, p.fault_tolerance) for p in plain.producers]
+        for p in drawn.producers:
+            # several threads share a producer with the fault table off, not one sending by key
+            assert p.threads == 1 or (not p.fault_tolerance and p.mode != "hash"
+                                      and p.count % p.threads == 0)
+            seen["threads"] += p.threads > 1
         assert drawn.consumers == plain.consumers
         seen.update(p.mode for p in drawn.producers)
         assert any(p.mode != "oneway" for p in drawn.producers)    # the trace needs a Pub
         for p in drawn.producers:
             assert (4 <= p.keys <= 64) if p.mode == "hash" else p.keys == 0
+            assert (2 <= p.batch <= 32) if p.mode == "batch" else p.batch == 0
         if not any(p.mode == "oneway" for p in drawn.producers):
             assert drawn.events == plain.events
             continue
@@ -366,6 +449,7 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
         seen["restart added"] += bool(added)
         killed = {e.target for e in drawn.events if e.action == "kill"}
         assert killed <= {e.target for e in drawn.events if e.action == "restart"}
-    assert min(seen["sync"], seen["hash"], seen["oneway"]) >= 60, seen
+    assert min(seen["sync"], seen["hash"], seen["oneway"], seen["batch"]) >= 40, seen
     assert seen["restart added"] >= 5, seen
+    assert seen["threads"] >= 40, seen
     assert "generate --seed 1 --modes" in generate_scenario(1, modes=True)

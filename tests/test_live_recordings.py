@@ -36,7 +36,7 @@ HUNG = [p for p in RECORDINGS if p.name.startswith("hung-listener")]
 def test_the_shipped_recordings() -> None:
     assert {p.name for p in RECORDINGS} == {
         f"{s}-{line}" for line in ("4", "5", "5.5")
-        for s in ("producer-outage", "membership-day", "producer-modes")
+        for s in ("producer-outage", "membership-day", "producer-modes", "producer-threads")
     } | {"frozen-consumers-5", "hung-listener-5"}
     total = sum(f.stat().st_size for p in RECORDINGS for f in p.rglob("*") if f.is_file())
     assert total < 4 * 2**20                                  # small enough for the repo

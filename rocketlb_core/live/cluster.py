@@ -503,6 +503,29 @@ def run_isolated(argv: Sequence[str], **kwargs: Any) -> subprocess.CompletedProc
     return subprocess.run([*isolation_prefix(), *argv], env=env, text=True, **kwargs)
 
 
+STOP_GRACE_S = 120.0
+"""How long a run in the namespace has to stop its cluster after SIGTERM before SIGKILL."""
+
+
+def wait_isolated(argv: Sequence[str]) -> int:
+    """Run ``argv`` in a private network namespace and return its exit status. Interrupted
+    (Ctrl-C, or SIGTERM raised as ``cli.Terminated``), it sends the run SIGTERM and waits up
+    to ``STOP_GRACE_S`` for it, so the run's own ``finally`` stops its cluster by pid (the
+    namespace's prefix execs the program: the signal reaches it), then re-raises."""
+    env = dict(os.environ, **{ENV_ISOLATED: "1"})
+    proc = subprocess.Popen([*isolation_prefix(), *argv], env=env)
+    try:
+        return proc.wait()
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+
+
 def _client_command(cluster: Cluster, home: Path, source: str) -> list[str]:
     """``java`` running ``live/java/<source>`` on the line's client jars: a small heap, the
     cluster's marker (so ``down`` may stop it), ``home`` as its user.home and log root."""
@@ -536,12 +559,15 @@ class Producer:
 def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "rocketlb_live",
                    interval_ms: int = 0, fault_tolerance: bool = False,
                    instance: str = "live-1", trace: bool = False, go: bool = True,
-                   mode: str = "sync", keys: int = 0, timeout_s: float = 120.0) -> Producer:
+                   mode: str = "sync", keys: int = 0, threads: int = 1, batch: int = 0,
+                   timeout_s: float = 120.0) -> Producer:
     """Start upstream's ``DefaultMQProducer`` of the cluster's line, to send ``count`` messages
     (``live/java/Produce.java`` on the client jars), and wait until it has started. It sends
     once ``go(producer)`` is called (at once when ``go`` is true); ``collect_sends`` waits for
     it and returns its rows. ``mode`` is how it sends: ``sync``, ``hash`` (ordered, by
-    ``SelectMessageQueueByHash`` over ``keys`` keys) or ``oneway`` (issue 45)."""
+    ``SelectMessageQueueByHash`` over ``keys`` keys), ``oneway`` or ``batch`` (``batch``
+    messages a send; issue 45); ``threads`` application threads share it (each row then has
+    its ``thread``)."""
     home = cluster.home / "clients" / instance
     home.mkdir(parents=True, exist_ok=True)
     output, go_file = home / "sends.jsonl", home / "go"
@@ -550,7 +576,8 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
         proc = subprocess.Popen(
             [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
              str(count), str(interval_ms), "on" if fault_tolerance else "off", instance,
-             "on" if trace else "off", str(go_file), mode, str(keys)],
+             "on" if trace else "off", str(go_file), mode, str(keys), str(threads),
+             str(batch)],
             stdout=sink, stderr=(home / "stderr.log").open("ab"), stdin=subprocess.DEVNULL,
             start_new_session=True)
     producer = Producer(instance, proc, output, go_file, count, home)
@@ -595,7 +622,8 @@ def collect_sends(producer: Producer, timeout_s: float = 600.0) -> list[dict[str
     if producer.process.returncode != 0 or not rows or rows[-1] != {"done": producer.count}:
         raise LiveError(f"the producer driver failed ({producer.process.returncode}):\n"
                         f"{text[-1500:]}{_tail(producer.home / 'stderr.log', 30)}")
-    return rows[1:-1]
+    # several sending threads print their rows as they finish: in seq order, as one thread's
+    return sorted(rows[1:-1], key=lambda r: int(r["seq"]))
 
 
 def signal_broker(cluster: Cluster, name: str, sig: int) -> None:

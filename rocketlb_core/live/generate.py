@@ -98,9 +98,17 @@ MARK = "# A random live scenario (rocketlb_core.live.generate)"
 """The first line of every generated scenario: ``--out`` replaces only a file that starts so."""
 
 
-MODE_WEIGHTS = (("sync", 2), ("hash", 1), ("oneway", 1))
+MODE_WEIGHTS = (("sync", 2), ("hash", 1), ("oneway", 1), ("batch", 1))
 """With ``modes``, how often a producer sends each way (issue 45): ``send(msg)``, an ordered
-send by key (``SelectMessageQueueByHash`` over 4 to 64 keys) or ``sendOneway``."""
+send by key (``SelectMessageQueueByHash`` over 4 to 64 keys), ``sendOneway`` or a batch
+(``send(Collection)`` of 2 to 32 messages)."""
+
+THREADS_SHARE = 0.4
+THREAD_CHOICES = (2, 4, 8)
+"""With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
+by several application threads ``THREADS_SHARE`` of the time, as many as one of
+``THREAD_CHOICES`` (issue 45); each thread sends at the producer's interval, so its count is
+that many times larger."""
 
 
 def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False) -> str:
@@ -110,7 +118,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     the seed's without it; a scenario with a oneway producer restarts every broker it kills
     (the topic's dump, which says where each oneway message went, reads every broker), and
     has a producer of another mode (the message trace, which the importer reads, records no
-    oneway send)."""
+    oneway send); then, last, each producer with ``fault_tolerance`` off that does not send by
+    key draws its threads (``THREADS_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -164,11 +173,12 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     events.sort(key=lambda e: e.tenths)          # stable: one target's ties keep their order
 
     settle = rng.randint(3, 6)
-    kinds: list[tuple[str, int]] = [("sync", 0)] * len(producers)
+    kinds: list[tuple[str, int]] = [("sync", 0)] * len(producers)    # (mode, keys or batch)
     if modes:
         names = [m for m, _ in MODE_WEIGHTS]
         weights = [w for _, w in MODE_WEIGHTS]
-        kinds = [(m, rng.randint(4, 64) if m == "hash" else 0)
+        kinds = [(m, rng.randint(4, 64) if m == "hash" else rng.randint(2, 32)
+                  if m == "batch" else 0)
                  for m in rng.choices(names, weights, k=len(producers))]
         if all(m == "oneway" for m, _ in kinds):
             # the message trace records no oneway send, and the importer needs one Pub
@@ -182,6 +192,11 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                                          "restart", e.target))
                     restarted.add(e.target)
             events.sort(key=lambda e: e.tenths)
+    threads = [1] * len(producers)
+    if modes:
+        for j, ((_, _, ft, _), (mode, _)) in enumerate(zip(producers, kinds, strict=True)):
+            if not ft and mode != "hash" and rng.random() < THREADS_SHARE:
+                threads[j] = rng.choice(THREAD_CHOICES)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -198,12 +213,15 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
              f"description = {_toml_str(desc)}",
              f"brokers = {brokers}", f"topic = {_toml_str(TOPIC)}", f"queues = {queues}",
              "trace = true", f"settle_s = {settle}", ""]
-    for (n, interval, ft, count), (mode, keys) in zip(producers, kinds, strict=True):
+    for (n, interval, ft, count), (mode, keys), t in zip(producers, kinds, threads,
+                                                          strict=True):
         lines += ["[[producers]]", f"name = {_toml_str(n)}",
-                  f"group = {_toml_str('PG_' + n.replace('-', '_'))}", f"count = {count}",
+                  f"group = {_toml_str('PG_' + n.replace('-', '_'))}", f"count = {count * t}",
                   f"interval_ms = {interval}", f"fault_tolerance = {str(ft).lower()}"]
         lines += [f"mode = {_toml_str(mode)}"] if mode != "sync" else []
         lines += [f"keys = {keys}"] if mode == "hash" else []
+        lines += [f"batch = {keys}"] if mode == "batch" else []
+        lines += [f"threads = {t}"] if t > 1 else []
         lines += [""]
     for n, instance in consumers:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",

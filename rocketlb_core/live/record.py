@@ -19,7 +19,8 @@ code)::
     interval_ms = 50            # ... this far apart
     fault_tolerance = false     # sendLatencyFaultEnable
     client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
-    mode = "sync"               # or "hash" (ordered, keys = 16 keys) or "oneway" (see below)
+    mode = "sync"               # or "hash" (keys = 16), "oneway" or "batch" (batch = 4): below
+    threads = 1                 # application threads sharing it, 1 to 16 (see below)
 
     [[consumers]]               # upstream's DefaultMQPushConsumer (live/java/Consume.java)
     name = "c1"                 # its process and folder name
@@ -38,7 +39,13 @@ A remoting producer's ``mode`` (issue 45) is how the application sends: ``"sync"
 upstream's ``SelectMessageQueueByHash`` and key ``k<seq % keys>``: no retry, no fault report;
 the row adds the key) or ``"oneway"`` (``sendOneway(msg)``: one attempt, no result; its row
 has ``oneway`` and no queue, its body is ``<producer>/m<seq>``, and the recording holds the
-topic's dump, ``topic.jsonl.gz``, which says where each one was stored).
+topic's dump, ``topic.jsonl.gz``, which says where each one was stored) or ``"batch"``
+(``send(Collection)`` of ``batch`` messages, 1 to ``MAX_BATCH``, default 4: one request to one
+queue through the synchronous loop; the row adds ``batch``). ``threads`` (1 to
+``MAX_THREADS``) application threads may share a remoting producer: thread ``t`` (named
+``send-t``) sends the messages whose seq is ``t`` modulo ``threads``, each row adds its
+``thread``, and each thread has its own queue counter (``ThreadLocalIndex``); several threads
+need ``fault_tolerance`` off.
 
 A producer with ``client = "grpc"`` is the gRPC client of apache/rocketmq-clients
 (rocketmq-client-java ``live.GRPC_CLIENT_VERSION``, ``live/java/GrpcProduce.java``; issue 34):
@@ -153,7 +160,8 @@ from rocketlb_core.atomic import atomic_folder
 from rocketlb_core.live import cluster as live
 from rocketlb_core.live.jars import LiveError, line
 from rocketlb_core.sim.scenario import ScenarioError, _Reader
-from rocketlb_core.trace.ordered_agreement import SEND_MODES
+from rocketlb_core.trace.agreement import MAX_THREADS as _MAX_THREADS
+from rocketlb_core.trace.ordered_agreement import MAX_BATCH, SEND_MODES
 
 FORMAT = "rocketlb-live-recording"
 VERSION = 1
@@ -179,14 +187,23 @@ class LiveProducer:
     language: str = "java"          # a gRPC producer's client: "java" or "python"
     mode: str = "sync"              # a remoting producer's send: "sync", "hash" or "oneway"
     keys: int = 0                   # the hash producer's distinct keys ("k0" ... )
+    threads: int = 1                # application threads sending through it (issue 45)
+    batch: int = 0                  # a batch producer's messages per send
 
 
 CLIENTS = ("remoting", "grpc")
 MODES = SEND_MODES
 """How a remoting producer sends (issue 45; ``trace.ordered_agreement.SEND_MODES``, which the
 check reads recordings with): ``send(msg)``; ``send(msg, selector, key)`` with
-``SelectMessageQueueByHash`` over ``keys`` keys (ordered messages); ``sendOneway(msg)``."""
+``SelectMessageQueueByHash`` over ``keys`` keys (ordered messages); ``sendOneway(msg)``;
+``send(Collection)`` of ``batch`` messages."""
 MAX_KEYS = 10_000
+MAX_THREADS = _MAX_THREADS
+"""A remoting producer's ``threads``: the application threads that share it, each sending every
+``threads``-th message (each with its own ``ThreadLocalIndex``). Several threads need
+``fault_tolerance`` off: the check then splits the sends by thread, each thread's counter
+exact; with the fault table on, the threads share its reports, which the check does not model
+per thread yet."""
 
 
 @dataclass(frozen=True)
@@ -260,7 +277,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         where = f"producers[{i}]"
         p = r.table(p, where, {"name", "group", "count"},
                     {"interval_ms", "fault_tolerance", "client", "max_attempts", "language",
-                     "mode", "keys"})
+                     "mode", "keys", "threads", "batch"})
         ft = p.get("fault_tolerance", False)
         if not isinstance(ft, bool):
             raise r.fail(f"{where}.fault_tolerance", f"expected true or false, got {ft!r}")
@@ -288,6 +305,17 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             raise r.fail(f"{where}.keys", "only a producer of mode \"hash\" has it")
         keys = r.num(p, "keys", where, 16 if mode == "hash" else 0, integer=True,
                      minimum=1 if mode == "hash" else 0, maximum=MAX_KEYS)
+        if mode != "batch" and "batch" in p:
+            raise r.fail(f"{where}.batch", "only a producer of mode \"batch\" has it")
+        batch = r.num(p, "batch", where, 4 if mode == "batch" else 0, integer=True,
+                      minimum=1 if mode == "batch" else 0, maximum=MAX_BATCH)
+        threads = r.num(p, "threads", where, 1, integer=True, minimum=1, maximum=MAX_THREADS)
+        if client == "grpc" and "threads" in p:
+            raise r.fail(f"{where}.threads", "only a remoting producer has it")
+        if threads > 1 and ft:
+            raise r.fail(f"{where}.threads", "several threads need fault_tolerance off (the "
+                         "check splits the sends by thread; the fault table the threads share "
+                         "is not modelled per thread)")
         if language == "python" and attempts != 3:
             raise r.fail(f"{where}.max_attempts", "the Python client takes its attempts from "
                          "the Proxy's settings (grpcClientProducerMaxAttempts, 3): leave it out")
@@ -295,7 +323,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             r.text(p, "name", where), r.text(p, "group", where),
             r.num(p, "count", where, integer=True, minimum=1, maximum=100_000),
             r.num(p, "interval_ms", where, 0, integer=True, minimum=0, maximum=60_000), ft,
-            client, attempts, language, mode, keys))
+            client, attempts, language, mode, keys, threads, batch))
     if sum(x.client == "grpc" for x in producers) > 1:
         raise r.fail("producers", "one gRPC producer a scenario: the Proxy keeps one queue "
                      "counter per topic, and the check follows one producer's attempts in it")
@@ -728,7 +756,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         producers[p.name] = live.start_producer(
             c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
             fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False,
-            mode=p.mode, keys=p.keys)
+            mode=p.mode, keys=p.keys, threads=p.threads, batch=p.batch)
     snapshots = _Snapshots(reading)
     try:
         t0 = time.monotonic()
@@ -836,11 +864,14 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                   for q in route.queue_datas],
         # a remoting producer's row as before issue 34 (no client, no max_attempts), its mode
         # and keys when it does not send synchronously (issue 45); a gRPC one has neither
-        "producers": [{k: v for k, v in vars(p).items() if k not in ("mode", "keys")}
+        "producers": [{k: v for k, v in vars(p).items()
+                       if k not in ("mode", "keys", "threads", "batch")}
                       if p.client == "grpc" else
                       {k: v for k, v in vars(p).items() if k not in ("client", "max_attempts")
                        and (p.mode != "sync" or k not in ("mode", "keys"))
-                       and (p.mode == "hash" or k != "keys")}
+                       and (p.mode == "hash" or k != "keys")
+                       and (p.threads > 1 or k != "threads")
+                       and (p.mode == "batch" or k != "batch")}
                       for p in scenario.producers],
         # a remoting consumer's row as before issue 34; a gRPC one has no instance
         "consumers": [{"name": k.name, "group": k.group, "client": k.client, "kind": k.kind}

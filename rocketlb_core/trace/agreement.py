@@ -538,7 +538,14 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                       nxt, lookup + SendConfig().send_msg_timeout_ms)]
         if logged:
             lookup_wait = max(lookup_wait, min(logged) - lookup)
-        if changes[0][0] - lookup > SendConfig().send_msg_timeout_ms:
+        # a stored send's budget began at least this much after the driver's clock (see
+        # ``late`` below): live on 5.5.0, a first batch whose route was logged 3,314 ms after
+        # the driver's clock was stored 3,684 ms after it (the batch was built, its classes
+        # loaded, before sendDefaultImpl took its clock)
+        row = next(r for r in truth if r["seq"] == lookup_seq)
+        started_late = (max(0, int(row["cost_ms"]) - SendConfig().send_msg_timeout_ms + 1)
+                        if "cost_ms" in row and "broker" in row else 0)
+        if changes[0][0] - lookup - started_late > SendConfig().send_msg_timeout_ms:
             # the lookup itself outlasted the send's budget: sendDefaultImpl selects a queue,
             # then finds ``timeout < costTime`` and throws "sendDefaultImpl call timeout"
             # before any attempt (seen live on 5.x: the route came 3,039 ms after the send)
@@ -994,16 +1001,19 @@ MAX_TEXT = 5_000
 this long."""
 
 
-def read_sends(path: Path, mode: str = "sync") -> list[dict[str, Any]]:
+def read_sends(path: Path, mode: str = "sync", threads: int = 1) -> list[dict[str, Any]]:
     """The rows of a remoting producer's ``sends/<producer>.jsonl.gz`` (``live/java/
     Produce.java``), each field checked: ``seq`` and ``sent_ms`` integers from 0, ``cost_ms``
     from 0 to ``MAX_COST_MS``, ``broker`` text with ``queue`` an integer from 0 to 65,535,
     ``status``, ``msg_id``, ``error`` and (mode ``hash``, required) ``key`` text up to
-    ``MAX_TEXT`` characters, ``oneway`` true (mode ``oneway`` only); a row is stored (a broker
+    ``MAX_TEXT`` characters, ``oneway`` true (mode ``oneway`` only), ``batch`` an integer from
+    1 to ``MAX_BATCH`` (mode ``batch``, required, only), ``thread`` an integer below
+    ``threads`` (required with several threads, absent with one); a row is stored (a broker
     and queue), failed (an error) or, oneway, a returned call. Anything else is a
     ``TraceError`` naming the file, the row and the field."""
     import json
 
+    from rocketlb_core.trace.ordered_agreement import MAX_BATCH
     from rocketlb_core.trace.textfile import read_lines
 
     def whole(row: dict[str, Any], k: str, lo: int, hi: int, n: int) -> None:
@@ -1037,8 +1047,21 @@ def read_sends(path: Path, mode: str = "sync") -> list[dict[str, Any]]:
                              "a stored send names its broker and its queue")
         if "queue" in row:
             whole(row, "queue", 0, 65_535, n)
+        if threads > 1:
+            if "thread" not in row:
+                raise TraceError(path, n, "thread", f"missing (a producer of {threads} "
+                                 "threads names each send's)")
+            whole(row, "thread", 0, threads - 1, n)
+        elif "thread" in row:
+            raise TraceError(path, n, "thread", "in a producer of one thread")
         if mode == "hash" and "key" not in row:
             raise TraceError(path, n, "key", "missing (an ordered producer's row has its key)")
+        if mode == "batch":
+            if "batch" not in row:
+                raise TraceError(path, n, "batch", "missing (a batch producer's row has it)")
+            whole(row, "batch", 1, MAX_BATCH, n)
+        elif "batch" in row:
+            raise TraceError(path, n, "batch", "in a batch producer's rows only")
         if "oneway" in row and (row["oneway"] is not True or mode != "oneway"):
             raise TraceError(path, n, "oneway", "true, in a oneway producer's rows only")
         if mode == "oneway" and "oneway" not in row:
@@ -1094,8 +1117,70 @@ def _where_stored(row: dict[str, Any], producer: str,
     return {**row, "broker": at[0], "queue": at[1]}
 
 
+MAX_THREADS = 16
+"""A live producer's application threads at most (``live/java/Produce.java``'s THREADS; the
+recorder's ``live.record.MAX_THREADS``)."""
+
+
+def by_thread(truth: Sequence[dict[str, Any]],
+              failures: Sequence[tuple[int, str, int, int | None, int | None, str]],
+              threads: int, origin_ms: int
+              ) -> list[tuple[list[dict[str, Any]], list[tuple[int, str, int, int | None,
+                                                                  int | None]], bool]]:
+    """A producer's sends and logged failed attempts, split by the application thread that
+    made them (issue 45: ``threads`` threads ``send-0`` ... each with its own counter), each
+    part with whether its failures are known to be its own and complete. A failure's thread
+    is the one its line names (5.x clients log it); a 4.x line names none, so it goes to every
+    thread with a send in progress when it began (from ``FAILURE_MATCH_MS`` before the send
+    to its end, or to that thread's next send when it failed), and a failure that fits
+    several threads leaves each of them incomplete (``logs_complete`` off). One thread: the
+    sends and failures as they are (a failure's thread is not asked).
+
+    >>> rows = [{"seq": 0, "sent_ms": 1000, "thread": 0, "cost_ms": 3010},
+    ...         {"seq": 1, "sent_ms": 1020, "thread": 1, "cost_ms": 3},
+    ...         {"seq": 3, "sent_ms": 1100, "thread": 1, "cost_ms": 2}]
+    >>> fs = [(0, "broker-a", 3000, None, 2, "")]
+    >>> [([r["seq"] for r in rows], len(f), ok) for rows, f, ok in by_thread(rows, fs, 2, 1000)]
+    [([0], 1, True), ([1, 3], 0, True)]
+
+    A failure while both threads were sending fits both, and leaves each incomplete:
+
+    >>> fs = [(25, "broker-a", 3, None, 2, "")]
+    >>> rows[1]["cost_ms"] = 30
+    >>> [([r["seq"] for r in rows], len(f), ok) for rows, f, ok in by_thread(rows, fs, 2, 1000)]
+    [([0], 1, False), ([1, 3], 1, False)]
+    """
+    strip = [f[:5] for f in failures]
+    if threads == 1:
+        return [(list(truth), strip, True)]
+    parts: list[list[dict[str, Any]]] = [[] for _ in range(threads)]
+    for r in truth:
+        parts[int(r["thread"])].append(r)
+    spans: list[list[tuple[int, int]]] = []
+    for rows in parts:
+        rows.sort(key=lambda r: (int(r["sent_ms"]), int(r["seq"])))
+        began = [int(r["sent_ms"]) - origin_ms for r in rows]
+        spans.append([(b - FAILURE_MATCH_MS,
+                       b + int(r["cost_ms"]) if "cost_ms" in r
+                       else (began[k + 1] if k + 1 < len(rows) else 2**62))
+                      for k, (r, b) in enumerate(zip(rows, began, strict=True))])
+    mine: list[list[tuple[int, str, int, int | None, int | None]]] = [[] for _ in parts]
+    shared = [False] * threads
+    for f, short in zip(failures, strip, strict=True):
+        named = f[5][5:] if f[5].startswith("send-") else ""
+        if named.isdigit() and int(named) < threads:
+            owners = [int(named)]
+        else:
+            owners = [t for t in range(threads)
+                      if any(lo <= f[0] <= hi for lo, hi in spans[t])]
+        for t in owners:
+            mine[t].append(short)
+            shared[t] = shared[t] or len(owners) > 1
+    return [(rows, mine[t], not shared[t]) for t, rows in enumerate(parts) if rows]
+
+
 def check_recording(recording: Path | str, trace: Path | str,
-                    slack_ms: int = 1000) -> dict[str, Any]:
+                    slack_ms: int = 1000, *, split_threads: bool = True) -> dict[str, Any]:
     """The model against one live recording (``rocketlb_core.live.record``) and the trace
     imported from it (``importer.import_recording``): per producer, ``producer_agreement``
     (its route changes from its client log); per consumer, ``allocation_agreement`` of every
@@ -1105,7 +1190,10 @@ def check_recording(recording: Path | str, trace: Path | str,
     summaries, every send and assignment that did not agree, what each consumer held when
     the scenario ended (before the recorder shut the consumers down), how often and how long
     the brokers' views of each group disagreed (``brokers_disagree``) and the route's changes
-    as the name server logged them (``nameserver_route``)."""
+    as the name server logged them (``nameserver_route``). A producer of several application
+    threads is checked thread by thread (``by_thread``), each with its own counter; with
+    ``split_threads`` off, as one thread's sends (the model of an application that sends from
+    one thread, which such a recording refutes)."""
     import json
 
     import pyarrow.parquet as pq
@@ -1134,13 +1222,13 @@ def check_recording(recording: Path | str, trace: Path | str,
                            "nameserver_route": nameserver_route(recording, origin)}
     logs = {p["name"]: _client_log(recording, p["name"]) for p in meta["producers"]}
     all_failures = {name: [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name,
-                            f.rt_ms, f.response_code, f.queue.queue_id)
+                            f.rt_ms, f.response_code, f.queue.queue_id, f.thread)
                            for f in log.send_failures if f.queue.topic == topic]
                     for name, log in logs.items()}
     if meta["producers"]:
         conditions = Conditions.from_columns(_without_answered(
             pq.read_table(trace / "conditions.parquet").to_pydict(),
-            [f for fs in all_failures.values() for f in fs]))
+            [f[:5] for fs in all_failures.values() for f in fs]))
         costs = {p.msg_id: p.cost_ms for p in read_msgtrace(recording / "msgtrace.jsonl.gz").pubs}
     stored = (_oneway_stored(recording / "topic.jsonl.gz")
               if any(p.get("mode") == "oneway" for p in meta["producers"]) else {})
@@ -1148,8 +1236,14 @@ def check_recording(recording: Path | str, trace: Path | str,
         mode = p.get("mode", "sync")
         if mode not in SEND_MODES:
             raise TraceError(recording / "recording.json", None, f"producers[{i}].mode",
-                             f"sync, hash or oneway expected, got {mode!r:.40}")
-        truth = read_sends(recording / "sends" / f"{p['name']}.jsonl.gz", mode)
+                             f"one of {', '.join(SEND_MODES)} expected, got {mode!r:.40}")
+        threads = p.get("threads", 1)
+        if isinstance(threads, bool) or not isinstance(threads, int) \
+                or not 1 <= threads <= MAX_THREADS or (threads > 1 and p["fault_tolerance"]):
+            raise TraceError(recording / "recording.json", None, f"producers[{i}].threads",
+                             f"1 to {MAX_THREADS} (more than 1 with fault_tolerance off) "
+                             f"expected, got {threads!r:.40}")
+        truth = read_sends(recording / "sends" / f"{p['name']}.jsonl.gz", mode, threads)
         log = logs[p["name"]]
         changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
                    for r in log.route_changes if r.topic == topic]
@@ -1171,14 +1265,24 @@ def check_recording(recording: Path | str, trace: Path | str,
         isolations = ([(stamp_ms(x.stamp, offset) - origin, x.broker, x.duration_ms)
                        for x in log.isolations if x.thread == "main"]
                       if ProducerLine.parse(line).rules.logs_isolation else None)
-        a = producer_agreement(truth, line=line, fault_tolerance=p["fault_tolerance"],
-                               topic=topic, route=route, conditions=conditions,
-                               origin_ms=origin, costs=costs, route_changes=changes,
-                               failures=failures, logs_complete=True, isolations=isolations,
-                               mode=SendMode.ONEWAY if mode == "oneway" else SendMode.SYNC,
-                               stopped=lost_spans(meta["events"], origin))
+        a = Agreement()
+        split = threads if split_threads else 1
+        for rows, mine, complete in by_thread(truth, failures, split, origin):
+            # each application thread has its own counter (ThreadLocalIndex): its sends are
+            # one loop's, with the failures its own (issue 45)
+            part = producer_agreement(
+                rows, line=line, fault_tolerance=p["fault_tolerance"], topic=topic,
+                route=route, conditions=conditions, origin_ms=origin, costs=costs,
+                route_changes=changes, failures=mine, logs_complete=complete,
+                isolations=isolations,
+                mode=SendMode.ONEWAY if mode == "oneway" else SendMode.SYNC,
+                stopped=lost_spans(meta["events"], origin))
+            a.checks += part.checks
+            a.inferred_routes |= part.inferred_routes
+        a.checks.sort(key=lambda c: c.seq)
         out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
                                        **({"mode": mode} if mode != "sync" else {}),
+                                       **({"threads": threads} if split > 1 else {}),
                                        "fault_tolerance": p["fault_tolerance"],
                                        "others": [vars(c) for c in a.others()]}
     if meta["consumers"]:

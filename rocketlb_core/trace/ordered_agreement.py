@@ -34,9 +34,12 @@ from typing import Any
 from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
 from rocketlb_core.producer.selectors import keys_moved, select_by_hash
 
-SEND_MODES = ("sync", "hash", "oneway")
+SEND_MODES = ("sync", "hash", "oneway", "batch")
 """How a live remoting producer sends (``live/java/Produce.java``, issue 45): ``send(msg)``,
-``send(msg, SelectMessageQueueByHash, key)``, ``sendOneway(msg)``."""
+``send(msg, SelectMessageQueueByHash, key)``, ``sendOneway(msg)``, ``send(Collection)`` (a
+batch: one request to one queue, through the synchronous loop)."""
+MAX_BATCH = 256
+"""A batch producer's messages per send at most (``live/java/Produce.java``'s BATCH)."""
 
 AGREE = "agrees"
 ROUTE_NOT_INSTALLED = "the previous route's queue: the new route logged, not installed yet"

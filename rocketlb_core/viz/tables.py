@@ -733,6 +733,64 @@ def live_modes_frame(live: Mapping[str, tuple[Path, Path]],
     return pd.DataFrame(rows)
 
 
+def live_threads_frame(live: Mapping[str, tuple[Path, Path]],
+                       results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The producers of the ``producer-threads`` recordings (issue 45), one row per line and
+    producer: how it sends, its threads, its sends, how many failed, the route versions whose
+    counters were inferred, the sends from which a thread's counter was inferred, the
+    unexplained ones (``check_recording``'s ``results``,
+    each thread with its own counter) and the unexplained ones when the same recording is
+    checked as one thread's sends (``split_threads=False``: one counter for all)."""
+    import pandas as pd
+
+    from rocketlb_core.trace.agreement import check_recording, read_sends
+
+    rows = []
+    for name in sorted(k for k in results if k.startswith("producer-threads")):
+        meta = _recording(live[name][0])
+        one = check_recording(*live[name], split_threads=False)
+        for p in meta["producers"]:
+            s = results[name]["producers"][p["name"]]
+            mode = p.get("mode", "sync")
+            sent = read_sends(live[name][0] / "sends" / f"{p['name']}.jsonl.gz", mode,
+                              p.get("threads", 1))
+            rows.append({"line": meta["client_version"], "producer": p["name"], "mode": mode,
+                         "threads": p.get("threads", 1), "sends": s["sends"],
+                         "failed": sum("error" in r for r in sent),
+                         "route versions": s["inferred_routes"],
+                         "counter inferred": s["inferred"], "unexplained": s["unexplained"],
+                         "unexplained as one thread":
+                             one["producers"][p["name"]]["unexplained"]})
+    return pd.DataFrame(rows)
+
+
+def batches_stored(recording: Path | str, producer: str) -> dict[str, int]:
+    """A batch producer's sends (``send(Collection)``, bodies ``m<seq>.<k>``) against the
+    topic's dump of a live recording: the batches the client saw stored, and how many of them
+    the dump holds whole at consecutive offsets of the queue the ``SendResult`` named."""
+    import gzip
+    import json
+
+    from rocketlb_core.trace.agreement import read_sends
+
+    meta = _recording(recording)
+    (p,) = (x for x in meta["producers"] if x["name"] == producer)
+    at = {(x["body"], x["broker"], x["queue"]): x["offset"]
+          for x in map(json.loads, gzip.decompress(
+              (Path(recording) / "topic.jsonl.gz").read_bytes()).splitlines())}
+    stored = whole = 0
+    for r in read_sends(Path(recording) / "sends" / f"{producer}.jsonl.gz", "batch",
+                        p.get("threads", 1)):
+        if "error" in r:
+            continue
+        stored += 1
+        offsets = [at.get((f"m{r['seq']}.{k}", r["broker"], r["queue"]))
+                   for k in range(r["batch"])]
+        first = offsets[0]
+        whole += first is not None and offsets == list(range(first, first + len(offsets)))
+    return {"stored": stored, "whole": whole}
+
+
 def oneway_during_pause(recording: Path | str, producer: str, broker: str
                         ) -> dict[str, int]:
     """A oneway producer's calls made while ``broker`` was surely paused (from the pause's

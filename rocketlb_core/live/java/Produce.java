@@ -2,7 +2,7 @@
 // RocketMQ line on the class path (single-file source launch, Java 11+):
 //
 //   java -cp CLIENT_JARS Produce.java NAMESRV TOPIC GROUP COUNT INTERVAL_MS FAULT(on|off) INSTANCE
-//        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway) [KEYS]]
+//        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway|batch) [KEYS [THREADS [BATCH]]]]
 //
 // Starts, prints {"started":CLIENT_ID}, waits until GO_FILE exists (so several producers and a
 // scenario's clock start together), then sends COUNT messages synchronously, one every
@@ -17,7 +17,14 @@
 // ordered send, send(msg, new SelectMessageQueueByHash(), key) with key "k" + seq % KEYS; the
 // row adds "key") or "oneway" (sendOneway(msg): no result, so the row has "oneway":true and
 // the time the call took; the body is INSTANCE + "/m" + seq, so a dump of the topic finds
-// where each one was stored).
+// where each one was stored), or "batch" (send(Collection) of BATCH messages, bodies "m" + seq
+// + "." + k, in one request to one queue: the row adds "batch" and its msg_id lists the
+// messages' ids, comma-separated, as upstream's SendResult does).
+//
+// THREADS (issue 45, default 1) is how many application threads share the producer: with more
+// than one, threads "send-0" ... each send the messages whose seq % THREADS is their number,
+// one every INTERVAL_MS, and each row adds "thread" (the number). Upstream's queue counter is
+// a ThreadLocalIndex: every thread that sends has its own, from its own random start.
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.selector.SelectMessageQueueByHash;
@@ -35,6 +42,48 @@ public class Produce {
         return b.append('"').toString();
     }
 
+    // one send, and its row on stdout (println writes the whole row at once)
+    static void sendOne(DefaultMQProducer producer, SelectMessageQueueByHash selector, String topic,
+                        String instance, String mode, int keys, int batch, int i, int thread) {
+        long start = System.currentTimeMillis();
+        String body = mode.equals("oneway") ? instance + "/m" + i : "m" + i;
+        Message msg = new Message(topic, "rocketlb", body.getBytes(StandardCharsets.UTF_8));
+        String key = mode.equals("hash") ? "k" + (i % keys) : null;
+        String head = "{\"seq\":" + i + ",\"sent_ms\":" + start
+            + (thread >= 0 ? ",\"thread\":" + thread : "")
+            + (key != null ? ",\"key\":" + quote(key) : "")
+            + (mode.equals("oneway") ? ",\"oneway\":true" : "")
+            + (mode.equals("batch") ? ",\"batch\":" + batch : "");
+        try {
+            String row;
+            if (mode.equals("oneway")) {
+                producer.sendOneway(msg);
+                row = head;
+            } else {
+                SendResult r;
+                if (mode.equals("batch")) {
+                    java.util.List<Message> msgs = new java.util.ArrayList<>();
+                    for (int k = 0; k < batch; k++) {
+                        msgs.add(new Message(topic, "rocketlb",
+                            ("m" + i + "." + k).getBytes(StandardCharsets.UTF_8)));
+                    }
+                    r = producer.send(msgs);
+                } else {
+                    r = key != null ? producer.send(msg, selector, key) : producer.send(msg);
+                }
+                row = head + ",\"status\":" + quote(r.getSendStatus().name())
+                    + ",\"broker\":" + quote(r.getMessageQueue().getBrokerName())
+                    + ",\"queue\":" + r.getMessageQueue().getQueueId()
+                    + ",\"msg_id\":" + quote(r.getMsgId());
+            }
+            System.out.println(row + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
+        } catch (Exception e) {
+            System.out.println(head
+                + ",\"error\":" + quote(e.getClass().getSimpleName() + ": " + e.getMessage()) + "}");
+        }
+        System.out.flush();
+    }
+
     public static void main(String[] args) throws Exception {
         String namesrv = args[0], topic = args[1], group = args[2];
         int count = Integer.parseInt(args[3]);
@@ -43,8 +92,16 @@ public class Produce {
         boolean trace = args[7].equals("on");
         String mode = args.length > 9 ? args[9] : "sync";
         int keys = args.length > 10 ? Integer.parseInt(args[10]) : 0;
-        if (!mode.equals("sync") && !mode.equals("hash") && !mode.equals("oneway")) {
-            throw new IllegalArgumentException("MODE: sync, hash or oneway, got " + mode);
+        int threads = args.length > 11 ? Integer.parseInt(args[11]) : 1;
+        int batch = args.length > 12 ? Integer.parseInt(args[12]) : 0;
+        if (mode.equals("batch") != (batch >= 1) || batch > 256) {
+            throw new IllegalArgumentException("BATCH: 1 to 256 for batch alone, got " + batch);
+        }
+        if (threads < 1 || threads > 16) {
+            throw new IllegalArgumentException("THREADS: 1 to 16, got " + threads);
+        }
+        if (!java.util.List.of("sync", "hash", "oneway", "batch").contains(mode)) {
+            throw new IllegalArgumentException("MODE: sync, hash, oneway or batch, got " + mode);
         }
         if (mode.equals("hash") && keys < 1) {
             throw new IllegalArgumentException("KEYS: at least 1 for hash, got " + keys);
@@ -62,33 +119,28 @@ public class Produce {
             Thread.sleep(10);
         }
         try {
-            for (int i = 0; i < count; i++) {
-                long start = System.currentTimeMillis();
-                String body = mode.equals("oneway") ? args[6] + "/m" + i : "m" + i;
-                Message msg = new Message(topic, "rocketlb", body.getBytes(StandardCharsets.UTF_8));
-                String key = mode.equals("hash") ? "k" + (i % keys) : null;
-                String head = "{\"seq\":" + i + ",\"sent_ms\":" + start
-                    + (key != null ? ",\"key\":" + quote(key) : "")
-                    + (mode.equals("oneway") ? ",\"oneway\":true" : "");
-                try {
-                    String row;
-                    if (mode.equals("oneway")) {
-                        producer.sendOneway(msg);
-                        row = head;
-                    } else {
-                        SendResult r = key != null ? producer.send(msg, selector, key) : producer.send(msg);
-                        row = head + ",\"status\":" + quote(r.getSendStatus().name())
-                            + ",\"broker\":" + quote(r.getMessageQueue().getBrokerName())
-                            + ",\"queue\":" + r.getMessageQueue().getQueueId()
-                            + ",\"msg_id\":" + quote(r.getMsgId());
-                    }
-                    System.out.println(row + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
-                } catch (Exception e) {
-                    System.out.println(head
-                        + ",\"error\":" + quote(e.getClass().getSimpleName() + ": " + e.getMessage()) + "}");
+            if (threads == 1) {
+                for (int i = 0; i < count; i++) {
+                    sendOne(producer, selector, topic, args[6], mode, keys, batch, i, -1);
+                    if (interval > 0) { Thread.sleep(interval); }
                 }
-                System.out.flush();
-                if (interval > 0) { Thread.sleep(interval); }
+            } else {
+                Thread[] senders = new Thread[threads];
+                for (int t = 0; t < threads; t++) {
+                    final int me = t;
+                    senders[t] = new Thread(() -> {
+                        try {
+                            for (int i = me; i < count; i += threads) {
+                                sendOne(producer, selector, topic, args[6], mode, keys, batch, i, me);
+                                if (interval > 0) { Thread.sleep(interval); }
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }, "send-" + t);
+                    senders[t].start();
+                }
+                for (Thread sender : senders) { sender.join(); }
             }
         } finally {
             if (trace) { Thread.sleep(1500); }   // the trace dispatcher sends in batches

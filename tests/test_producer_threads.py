@@ -1,0 +1,189 @@
+"""Many application threads through one producer, and batches, live (issue 45): a synchronous
+producer shared by 8 threads, a oneway producer shared by 4 and a batch producer
+(``send(Collection)`` of 4 messages) shared by 2 (``sendLatencyFaultEnable`` off), through
+three brokers while broker-a is paused and broker-b killed and restarted
+(``data/scenarios/live/producer-threads.toml``), recorded on lines 4, 5 and 5.5
+(``data/live/producer-threads-*``) and checked offline here.
+
+Upstream's queue counter is a ``ThreadLocalIndex``: each thread that sends through a producer
+has its own, from its own random start (and a new one at each route change). The check splits
+a producer's sends by the thread that made them (``trace.agreement.by_thread``) and runs the
+send loop on each thread's sends alone; read as one thread's sends, the same recordings leave
+most sends unexplained, so the check can fail. A batch is one request to one queue: its
+messages are stored side by side there, and the send loop treats it as one send."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rocketlb_core import data_path
+from rocketlb_core.trace.schema import TraceError
+from tests.test_fuzz import TRIED
+from tests.test_producer_modes import HOSTILE, _read_mutated, _rows
+
+LINES = ["4", "5", "5.5"]
+PRODUCERS = {"p-sync-8": 8, "p-oneway-4": 4, "p-batch-2": 2}
+
+
+def _recording(line: str) -> Path:
+    return data_path("live", f"producer-threads-{line}")
+
+
+_TRACES: dict[str, Path] = {}
+
+
+def _imported(line: str, factory: pytest.TempPathFactory) -> Path:
+    """The recording of ``line`` imported once a test session."""
+    from rocketlb_core.trace.importer import import_recording
+
+    if line not in _TRACES:
+        trace = factory.mktemp(f"threads-{line}") / "trace"
+        import_recording(_recording(line), trace)
+        _TRACES[line] = trace
+    return _TRACES[line]
+
+
+@pytest.fixture(scope="module", params=LINES)
+def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> tuple[str, Path, dict[str, Any]]:
+    from rocketlb_core.trace.agreement import check_recording
+
+    trace = _imported(request.param, tmp_path_factory)
+    return request.param, trace, check_recording(_recording(request.param), trace)
+
+
+def test_every_send_of_every_thread_is_explained(
+        checked: tuple[str, Path, dict[str, Any]]) -> None:
+    """Each thread's sends, through the send loop with that thread's own counter, land where
+    the real client put them (or failed, or a oneway message died in a killed broker): none
+    unexplained, on every line; each producer's threads all sent."""
+    line, _, result = checked
+    for name, threads in PRODUCERS.items():
+        p = result["producers"][name]
+        assert p["threads"] == threads, (line, name)
+        assert p["sends"] == sum(1 for _ in _rows(_recording(line), name)), (line, name)
+        assert p["unexplained"] == 0, (line, name, p["others"][:5])
+        # each thread infers its own start after each route the client logged: more inferred
+        # sends than route versions, the versions no more than the changes
+        assert p["inferred_routes"] <= p["route_changes"], (line, name, p)
+    seen = {r["thread"] for r in _rows(_recording(line), "p-sync-8")}
+    assert seen == set(range(8)), (line, seen)
+
+
+def test_read_as_one_threads_sends_the_recordings_are_unexplained(
+        checked: tuple[str, Path, dict[str, Any]]) -> None:
+    """The check can fail: with one counter for all the threads' sends (the model of a
+    single-threaded application, ``split_threads=False``), most sends of every threaded
+    producer go unexplained."""
+    from rocketlb_core.trace.agreement import check_recording
+
+    line, trace, _ = checked
+    one = check_recording(_recording(line), trace, split_threads=False)
+    for name in PRODUCERS:
+        p = one["producers"][name]
+        assert "threads" not in p
+        assert p["unexplained"] > p["sends"] // 4, (line, name, p)
+
+
+def test_each_failed_attempt_is_given_to_its_thread() -> None:
+    """5.x clients name the sending thread on a failed attempt's line: each goes to that
+    thread alone (every part complete). 4.9.8 names none: a failure goes to every thread with
+    a send in progress when it began, and one that fits several leaves them incomplete."""
+    from rocketlb_core.trace.agreement import by_thread
+    from rocketlb_core.trace.clientlog import read_client_log
+
+    for line in LINES:
+        rec = _recording(line)
+        log = read_client_log(rec / "logs" / "p-sync-8" / "rocketmq_client.log.gz")
+        fails = [(0, f.queue.broker_name, f.rt_ms, f.response_code, f.queue.queue_id, f.thread)
+                 for f in log.send_failures]
+        assert fails, line                     # broker-a paused, broker-b killed: retries
+        threads = {f[5] for f in fails}
+        if line == "4":
+            assert threads == {""}
+            continue
+        assert threads <= {f"send-{t}" for t in range(8)}, (line, threads)
+        parts = by_thread(_rows(rec, "p-sync-8"), fails, 8, 0)
+        assert all(ok for _, _, ok in parts), line
+        assert sum(len(f) for _, f, _ in parts) == len(fails), line
+
+
+def test_a_batch_is_stored_whole_in_the_one_queue_its_send_reported() -> None:
+    """Each stored batch's 4 messages (bodies ``m<seq>.0`` to ``.3``) are in the topic's dump
+    at consecutive offsets of the queue the client's ``SendResult`` named, and its ``msg_id``
+    lists 4 ids."""
+    for line in LINES:
+        rec = _recording(line)
+        with gzip.open(rec / "topic.jsonl.gz", "rt") as f:
+            dump = [json.loads(x) for x in f if x.startswith("{")]
+        # (body, broker, queue) -> offset; a batch a paused broker stored at its resume after
+        # the client timed out and sent it again elsewhere is there twice
+        at = {(x["body"], x["broker"], x["queue"]): x["offset"] for x in dump}
+        stored = 0
+        for r in _rows(rec, "p-batch-2"):
+            if "error" in r:
+                continue
+            stored += 1
+            assert len(r["msg_id"].split(",")) == r["batch"] == 4, (line, r)
+            offsets = [at.get((f"m{r['seq']}.{k}", r["broker"], r["queue"]))
+                       for k in range(r["batch"])]
+            assert None not in offsets, (line, r, offsets)
+            assert offsets == list(range(offsets[0], offsets[0] + 4)), (line, r, offsets)
+        assert stored > 600, (line, stored)
+
+
+THREAD_FIELDS = ["thread", "seq", "broker", "queue", "batch"]
+
+
+@given(line=st.sampled_from(LINES), producer=st.sampled_from(sorted(PRODUCERS)),
+       which=st.integers(0, 7999), field=st.sampled_from(THREAD_FIELDS),
+       value=st.one_of(HOSTILE, st.integers(-2, 20), st.just(KeyError)))
+@settings(max_examples=120, derandomize=True, deadline=None, database=None)
+def test_a_hostile_thread_in_a_send_row_is_read_or_refused_naming_it(
+        line: str, producer: str, which: int, field: str, value: object) -> None:
+    """``read_sends`` of a threaded producer's rows: a row's ``thread`` (an integer below the
+    producer's threads, required) or another field set to a hostile value or removed is read
+    in range or refused by a ``TraceError`` naming the file, the row and the field."""
+    from rocketlb_core.trace.agreement import read_sends
+
+    rows = _rows(_recording(line), producer)
+    mode = {"p-oneway-4": "oneway", "p-batch-2": "batch"}.get(producer, "sync")
+    threads = PRODUCERS[producer]
+    TRIED["live check: a threaded producer's send row"] += 1
+    got, refused = _read_mutated(rows, which, field, value, "sends.jsonl.gz",
+                                 lambda path: read_sends(path, mode, threads))
+    if refused:
+        TRIED["live check: a threaded producer's send row: refused"] += 1
+        assert f"sends.jsonl.gz, row {which % len(rows) + 1}, field " in refused
+        return
+    r = got[which % len(rows)]
+    assert type(r["thread"]) is int
+    assert 0 <= r["thread"] < threads
+    assert ("batch" in r) == (mode == "batch")
+
+
+@pytest.mark.parametrize("value", [0, 17, True, "8", 2.0, None])
+def test_a_recordings_threads_out_of_range_is_refused_naming_the_field(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, value: object) -> None:
+    """``recording.json``'s producer ``threads`` is an integer from 1 to ``MAX_THREADS`` (more
+    than 1 with ``fault_tolerance`` off); any other value stops the check with the file and
+    the field named, before it reads a row."""
+    from rocketlb_core.trace.agreement import check_recording
+
+    line = "5"
+    trace = _imported(line, tmp_path_factory)
+    dst = tmp_path / "rec"
+    shutil.copytree(_recording(line), dst)
+    meta = json.loads((dst / "recording.json").read_text(encoding="utf-8"))
+    meta["producers"][0]["threads"] = value
+    (dst / "recording.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(TraceError, match=r"recording\.json.*producers\[0\]\.threads"):
+        check_recording(dst, trace)
