@@ -126,7 +126,7 @@ class Terminated(BaseException):
 
 
 @contextlib.contextmanager
-def _terminate_cleanly() -> Iterator[None]:
+def terminate_cleanly() -> Iterator[None]:
     """While a command runs, SIGTERM and SIGHUP raise ``Terminated`` instead of ending the
     process at once (SIGKILL cannot be caught: the next run on the folder sweeps what it left,
     ``rocketlb_core.atomic``)."""
@@ -162,7 +162,7 @@ def _os_error_text(exc: OSError) -> str | None:
 def run(body: Callable[[], int]) -> int:
     """Run a command's body and turn what it raised into an exit status (module docstring)."""
     try:
-        with _terminate_cleanly():
+        with terminate_cleanly():
             status = body()
         sys.stdout.flush()
         return status

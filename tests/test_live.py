@@ -257,6 +257,52 @@ finally:
 """
 
 
+_TERM_SCENARIO = """name = "term"
+topic = "TopicTerm"
+brokers = 1
+trace = false
+[[producers]]
+name = "p"
+group = "PG_term"
+count = 100000
+interval_ms = 50
+"""
+
+
+def test_a_recording_sent_sigterm_stops_its_cluster_and_writes_nothing(tmp_path: Path) -> None:
+    """``live record --isolated`` sent SIGTERM (a CI job cancelled, ``kill``) while its
+    producer sends: the outer process passes it on to the run in the namespace, whose
+    ``finally`` stops every JVM it started by pid; the exit status says so (143) and no
+    recording is left half-written."""
+    scenario, out, scratch = tmp_path / "term.toml", tmp_path / "out", tmp_path / "scratch"
+    scenario.write_text(_TERM_SCENARIO, encoding="utf-8")
+    scratch.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rocketlb_core.live", "record", str(scenario), "--line", "4",
+         "--out", str(out), "--isolated"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=dict(os.environ, TMPDIR=str(scratch)))
+    try:
+        deadline = time.monotonic() + 300
+        # the name server, the broker and the producer: three JVMs, then it sends
+        while len(_live_jvms(scratch)) < 3 and proc.poll() is None:
+            assert time.monotonic() < deadline, "the cluster did not start"
+            time.sleep(0.5)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(3)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=200)
+        assert proc.returncode == 128 + signal.SIGTERM, err[-3000:]
+        assert "terminated" in err
+        assert _live_jvms(scratch) == []
+        assert not out.exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in _live_jvms(scratch):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_a_consumer_whose_start_threw_is_reported_and_stops(tmp_path: Path) -> None:
     """A push consumer's ``start()`` throws when its first route lookup fails (4.9.8 wraps the
     ``RemotingException`` in an ``IllegalStateException``; seen live on a loaded host: a name

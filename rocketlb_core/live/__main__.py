@@ -27,6 +27,7 @@ import json
 import sys
 from pathlib import Path
 
+from rocketlb_core.cli import Terminated, terminate_cleanly
 from rocketlb_core.errors import InputError
 from rocketlb_core.live import cluster as live
 from rocketlb_core.live.jars import LINES, ROLES, LiveError, cache_root, resolve
@@ -37,7 +38,9 @@ def _default_home() -> Path:
     return cache_root().parent / "live"
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m rocketlb_core.live``, built without running anything (the
+    book's command reference, ``rocketlb_core.docs_cli``, prints its help)."""
     parser = argparse.ArgumentParser(prog="python -m rocketlb_core.live",
                                      description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -72,13 +75,28 @@ def main(argv: list[str] | None = None) -> int:
                      help="the line it is meant for (named in its header only)")
     gen.add_argument("--out", type=Path, default=None, help="write it here (default: stdout)")
     gen.add_argument("--modes", action="store_true",
-                     help="producers also draw how they send: sync, ordered by key (hash) or "
-                          "oneway (issue 45)")
+                     help="producers also draw how they send: sync, ordered by key (hash), "
+                          "oneway or batch, and how many threads share them (issue 45)")
     chk = sub.add_parser("check", help="check the model against a recording")
     chk.add_argument("recording", type=Path, help="a folder 'record' wrote (or data/live/...)")
     chk.add_argument("--json", action="store_true",
                      help="print the whole result (every verdict and detail) as JSON")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # SIGTERM and SIGHUP raise cli.Terminated: a recording's finally stops its cluster by pid
+    with terminate_cleanly():
+        try:
+            return _run(args)
+        except Terminated as exc:
+            print("terminated: nothing was written, and what it started was stopped",
+                  file=sys.stderr)
+            return 128 + int(exc.args[0]) if exc.args else 143
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "check":
             from rocketlb_core.live.check import check_live_recording, render
@@ -122,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                            str(args.scenario), "--line", args.line, "--out", str(args.out)]
                 argv_in += ["--force"] if args.force else []
                 argv_in += ["--strict"] if args.strict else []
-                return live.run_isolated(argv_in, check=False).returncode
+                return live.wait_isolated(argv_in)
             meta = record(args.scenario, args.line, args.out, force=args.force,
                           strict=args.strict)
             print(json.dumps({"recording": str(args.out), "events": len(meta["events"]),
