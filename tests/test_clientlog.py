@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from rocketlb_core.trace.clientlog import read_client_log
 from rocketlb_core.trace.schema import TraceError
+from tests.test_fuzz import TRIED
 
 LINE_4 = ("2026-11-23 22:36:13,847 INFO RocketmqClient - rebalanced result changed. "
           "allocateMessageQueueStrategyName=AVG, group=GID_live, topic=TopicLive, "
@@ -68,3 +71,57 @@ def test_a_bad_line_names_file_line_and_field_or_is_counted(tmp_path: Path, brok
 def test_an_unreadable_log_is_an_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(TraceError, match=r"missing\.log: file not found"):
         read_client_log(tmp_path / "missing.log")
+
+
+UNMATCHED_5 = ("2026-11-28 12:16:21.366 WARN  [31544] [NettyClientWorkerThread_3] "
+               "[RocketmqRemoting#?:?] - receive response, cmd=RemotingCommand [code={code}, "
+               "language=JAVA, version=479, opaque=27, flag(B)=1, remark=[TIMEOUT_CLEAN_QUEUE]"
+               "broker busy, start flow control for a while, period in queue: 206ms, size of "
+               "queue: 1, extFields=null, serializeTypeCurrentRPC=JSON], but not matched any "
+               "request, address={addr}, channelId=bce378ed")
+FAILURE_5 = ("2026-11-28 11:55:52.971 WARN  [17213] [send-0] [o.a.r.c.i.p.DefaultMQProducerImpl"
+             "#?:?] - sendKernelImpl exception, resend at once, InvokeID: {invoke}, RT: 3035ms, "
+             "Broker: MessageQueue [topic=TopicLive, brokerName=broker-a, queueId=0]")
+
+HOSTILE_TEXT = st.one_of(st.text(max_size=30), st.integers().map(str), st.just("9" * 40),
+                         st.sampled_from(["", "-", "2,", "0x10", "١٢", "1e3", " 2", "\u00a0"]))
+
+
+@given(code=HOSTILE_TEXT, addr=HOSTILE_TEXT, invoke=HOSTILE_TEXT)
+@example(code="2", addr="127.0.0.1:20931", invoke="-3761526116128116114")
+@example(code="-2147483649", addr="x", invoke="9223372036854775808")
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+def test_a_hostile_unmatched_reply_or_invoke_id_is_read_or_refused_naming_it(
+        code: str, addr: str, invoke: str) -> None:
+    """A client log's unmatched reply (``receive response ... but not matched any request,
+    address=...``, which the oneway check reads: issue 45) and a failed attempt's InvokeID
+    (the importer groups a threaded producer's failures by it) with hostile values: the reply
+    is read (a code within Java's int, the address kept to ``MAX_ADDRESS`` characters) or is
+    no record; the failure is read with its InvokeID within Java's long, or refused naming the
+    file, the line and the field; never another exception."""
+    import tempfile
+
+    from rocketlb_core.trace.clientlog import MAX_ADDRESS
+
+    lines = [UNMATCHED_5.format(code=code, addr=addr), FAILURE_5.format(invoke=invoke)]
+    TRIED["client log: an unmatched reply and an InvokeID"] += 1
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        path = Path(tmp) / "rocketmq_client.log"
+        path.write_text("\n".join(x.replace("\n", " ").replace("\r", " ") for x in lines)
+                        + "\n", encoding="utf-8", errors="surrogatepass")
+        refused: TraceError | None = None
+        try:
+            log = read_client_log(path)
+        except TraceError as exc:
+            refused = exc
+    if refused is not None:
+        TRIED["client log: an unmatched reply and an InvokeID: refused"] += 1
+        assert (refused.row, refused.field) in ((1, "code"), (2, "InvokeID"), (2, "RT"),
+                                                (2, "Broker")), str(refused)
+        return
+    for r in log.unmatched_replies:
+        assert -(2**31) <= r.code < 2**31
+        assert 0 < len(r.address) <= MAX_ADDRESS
+    for f in log.send_failures:
+        assert f.invoke_id is not None
+        assert -(2**63) <= f.invoke_id < 2**63

@@ -401,3 +401,64 @@ def test_an_ordered_send_answered_with_a_broker_error_is_explained_by_the_reply(
     other = [dict(r, error="RemotingTimeoutException: wait response") if r["seq"] == 119
              else r for r in rows]
     assert ordered_agreement(other, **kw).count("unexplained") == 1
+
+
+def test_a_oneway_message_its_broker_refused_as_busy_is_explained_by_the_reply() -> None:
+    """``tests/fixtures/live/oneway-busy-5`` (issue 45's soak with modes, seed 20261131,
+    scenario 105873810852479, line 5, on a loaded host; kept: a 4-thread oneway producer's
+    first 200 sends, the first 200 lines of its client log and the topic's dump of those
+    sends): sends 6 and 7 returned at once and are in no queue, with no broker stopped; 0.4 s
+    later the client read two busy replies (code 2, ``[TIMEOUT_CLEAN_QUEUE]broker busy``) that
+    matched no request, from broker-c and broker-a, the brokers the model puts the two sends
+    on. Each reply explains one lost message (``REFUSED_BUSY``); without them both are
+    unexplained, and a reply from another broker explains neither."""
+    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+    from rocketlb_core.replay.timeline import Conditions
+    from rocketlb_core.trace.agreement import (
+        REFUSED_BUSY,
+        _oneway_stored,
+        _where_stored,
+        by_thread,
+        producer_agreement,
+        read_sends,
+    )
+    from rocketlb_core.trace.clientlog import read_client_log, stamp_ms
+    from rocketlb_core.trace.importer import log_offset
+    from rocketlb_core.trace.ordered_agreement import lost_spans
+
+    rec = Path(__file__).parent / "fixtures" / "live" / "oneway-busy-5"
+    meta = json.loads((rec / "recording.json").read_text(encoding="utf-8"))
+    origin = meta["t0_ms"]
+    offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+    log = read_client_log(rec / "logs" / "p2-off" / "rocketmq_client.log.gz")
+    names = {b["address"]: b["name"] for b in meta["brokers"]}
+    refused = [(stamp_ms(r.stamp, offset) - origin, names[r.address])
+               for r in log.unmatched_replies]
+    assert sorted(b for _, b in refused) == ["broker-a", "broker-c"]
+    route = TopicRoute(
+        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                        q["perm"]) for q in meta["route"]),
+        tuple(BrokerData(b["name"], {0: b["address"]}, meta["cluster"]) for b in meta["brokers"]))
+    stored = _oneway_stored(rec / "topic.jsonl.gz")
+    rows = [_where_stored(r, "p2-off", stored)
+            for r in read_sends(rec / "sends" / "p2-off.jsonl.gz", "oneway", 4)]
+    changes = [(stamp_ms(c.stamp, offset) - origin, c.queue_datas)
+               for c in log.route_changes if c.topic == meta["topic"]]
+    empty = Conditions.from_columns({"time_ms": [], "broker": [], "client": [], "kind": [],
+                                     "mode": [], "median_ms": [], "p99_ms": []})
+
+    def check(replies: list[tuple[int, str]]) -> list[str]:
+        verdicts = []
+        for part, _, _ in by_thread(rows, [], 4, origin):
+            a = producer_agreement(part, line=meta["client_version"], fault_tolerance=False,
+                                   topic=meta["topic"], route=route, conditions=empty,
+                                   origin_ms=origin, costs={}, route_changes=changes,
+                                   mode=SendMode.ONEWAY,
+                                   stopped=lost_spans(meta["events"], origin),
+                                   refused=replies)
+            verdicts += [c.verdict for c in a.checks if c.observed == "LOST"]
+        return sorted(verdicts)
+
+    assert check(refused) == [REFUSED_BUSY, REFUSED_BUSY]
+    assert check([]) == ["unexplained", "unexplained"]
+    assert check([(t, "broker-b") for t, _ in refused]) == ["unexplained", "unexplained"]

@@ -74,6 +74,9 @@ def test_every_send_of_every_thread_is_explained(
         # each thread infers its own start after each route the client logged: more inferred
         # sends than route versions, the versions no more than the changes
         assert p["inferred_routes"] <= p["route_changes"], (line, name, p)
+        # 5.x lines name a failed attempt's thread; on 4.9.8 every thread's failures fit
+        # another thread too (8 threads in one pause), so each is checked incomplete
+        assert p["threads_sharing_failures"] == (threads if line == "4" else 0), (line, p)
     seen = {r["thread"] for r in _rows(_recording(line), "p-sync-8")}
     assert seen == set(range(8)), (line, seen)
 

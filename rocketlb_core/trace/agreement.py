@@ -178,6 +178,20 @@ or paused and then killed before it resumed (what its socket held was never read
 fails (5.3.3 ``NettyRemotingClient``: no exception, so the send loop reports the call's
 short time as a success, and nothing is isolated); 4.9.8 throws ``RemotingConnectException``.
 Which queue it took is not recorded."""
+REFUSED_BUSY = "a oneway call its broker refused as busy (a reply that matched no request)"
+"""A oneway send whose message no broker stored, whose queue the model puts on a broker that,
+within ``REFUSED_WITHIN_MS`` of the call, sent the client a reply that matched no request with
+code 2 (SYSTEM_BUSY: the broker's flow control, ``[TIMEOUT_CLEAN_QUEUE]broker busy``, refuses a
+request that waited in its send queue too long, and answers even a oneway one, which nothing
+waits for: the client logs ``receive response ... but not matched any request``). Live on
+5.3.3 (issue 45's soak, seed 20261131, a loaded host): two oneway messages of a 4-thread
+producer, refused 0.4 s after their calls by broker-a and broker-c, were in no queue. Each such
+reply explains one message."""
+REFUSED_WITHIN_MS = 3000
+"""A busy reply is read at most this long after the oneway call it refused (the flow control
+refuses what waited in the send queue ``waitTimeMillsInSendQueue``, 200 ms by default, and more)."""
+SYSTEM_BUSY = 2
+"""``ResponseCode.SYSTEM_BUSY``."""
 IN_BROKER_MS = 500
 """A oneway message sent this long before its broker was killed may die with it: read, not yet
 stored (live on 5.5.0: two sent 100 and 47 ms before the kill were in no queue after the
@@ -323,7 +337,7 @@ class Agreement:
         """Sends whose inputs the recording determines: all but the inferred and in-flight."""
         return (len(self.checks) - self.count(INFERRED) - self.count(IN_FLIGHT)
                 - self.count(RESET) - self.count(HIDDEN_RESET) - self.count(WORST_INFERRED)
-                - self.count(WRITTEN_NOT_STORED))
+                - self.count(WRITTEN_NOT_STORED) - self.count(REFUSED_BUSY))
 
     @property
     def no_route(self) -> int:
@@ -342,6 +356,8 @@ class Agreement:
                 "in_flight": self.count(IN_FLIGHT),
                 **({"written_not_stored": self.count(WRITTEN_NOT_STORED)}
                    if self.count(WRITTEN_NOT_STORED) else {}),
+                **({"refused_busy": self.count(REFUSED_BUSY)}
+                   if self.count(REFUSED_BUSY) else {}),
                 "unexplained": self.count(UNEXPLAINED)}
 
     def others(self) -> list[SendCheck]:
@@ -479,7 +495,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                        logs_complete: bool = False,
                        isolations: Sequence[tuple[int, str, int]] | None = None,
                        mode: SendMode = SendMode.SYNC,
-                       stopped: Mapping[str, Sequence[tuple[int, int]]] | None = None
+                       stopped: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+                       refused: Sequence[tuple[int, str]] = ()
                        ) -> Agreement:
     """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
     times) against the package (see the module docstring). ``route_changes`` are the client's
@@ -498,7 +515,9 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     unstored (``ordered_agreement.lost_spans``: from a kill, or the pause it was killed in, to
     the restart), which a oneway message no broker stored must have met, or been sent at most
     ``IN_BROKER_MS`` before (``WRITTEN_NOT_STORED``; ``None``: the trace's conditions say
-    when brokers were down). A paused broker stores what it was sent when it resumes."""
+    when brokers were down), or been refused by its broker as busy: ``refused`` are the busy
+    replies its client read that matched no request, (trace time, broker), each explaining one
+    such message (``REFUSED_BUSY``). A paused broker stores what it was sent when it resumes."""
     reported = _ReportedStrategy(line, send_latency_fault_enable=fault_tolerance,
                                  worst_index_start=WORST_START)
     reported.logged_rt = _LoggedRT({(f[1], f[0] + f[2]): f[2] for f in failures})
@@ -563,6 +582,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                    began_at[i + 1] - FAILURE_MATCH_MS if i + 1 < len(truth) else 2**62))
         if logs_complete else None for i in range(len(truth))]
     route_version = -1                  # the first install makes it 0
+    busy = sorted(refused)              # busy replies not yet matched to a lost message
     for i, row in enumerate(truth):
         now = began_at[i]
         observed = (f"{row['broker']}/{row['queue']}" if "broker" in row
@@ -610,8 +630,15 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             down = (any(lo - IN_BROKER_MS <= at <= hi for lo, hi in stopped.get(b, ()))
                     if stopped is not None
                     else conditions.down_at(b, at + ATTEMPT_SLACK_MS) is not None)
+            verdict = WRITTEN_NOT_STORED if down else UNEXPLAINED
+            if not down:
+                k = next((k for k, (t, rb) in enumerate(busy)
+                          if rb == b and at <= t <= at + REFUSED_WITHIN_MS), None)
+                if k is not None:
+                    busy.pop(k)
+                    verdict = REFUSED_BUSY
             out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue),
-                                        WRITTEN_NOT_STORED if down else UNEXPLAINED))
+                                        verdict))
             continue
         n = len(tp.queues)
         if pending and pending_verdict == INFERRED and not (resets and n > 1):
@@ -1193,7 +1220,9 @@ def check_recording(recording: Path | str, trace: Path | str,
     as the name server logged them (``nameserver_route``). A producer of several application
     threads is checked thread by thread (``by_thread``), each with its own counter; with
     ``split_threads`` off, as one thread's sends (the model of an application that sends from
-    one thread, which such a recording refutes)."""
+    one thread, which such a recording refutes); ``threads_sharing_failures`` counts its
+    threads checked with failed attempts that fit another thread too (``logs_complete`` off:
+    a 4.9.8 client's log names no thread)."""
     import json
 
     import pyarrow.parquet as pq
@@ -1260,6 +1289,10 @@ def check_recording(recording: Path | str, trace: Path | str,
         if mode == "oneway":
             truth = [_where_stored(r, p["name"], stored) for r in truth]
         failures = all_failures[p["name"]]
+        names = {b["address"]: b["name"] for b in meta["brokers"]}
+        refused = [(stamp_ms(r.stamp, offset) - origin, names[r.address])
+                   for r in log.unmatched_replies
+                   if r.code == SYSTEM_BUSY and r.address in names] if mode == "oneway" else []
         # the live driver sends from its main thread (live/java/Produce.java); the trace
         # dispatcher's producer reports from its callbacks' threads
         isolations = ([(stamp_ms(x.stamp, offset) - origin, x.broker, x.duration_ms)
@@ -1267,7 +1300,9 @@ def check_recording(recording: Path | str, trace: Path | str,
                       if ProducerLine.parse(line).rules.logs_isolation else None)
         a = Agreement()
         split = threads if split_threads else 1
+        sharing = 0
         for rows, mine, complete in by_thread(truth, failures, split, origin):
+            sharing += not complete
             # each application thread has its own counter (ThreadLocalIndex): its sends are
             # one loop's, with the failures its own (issue 45)
             part = producer_agreement(
@@ -1276,13 +1311,15 @@ def check_recording(recording: Path | str, trace: Path | str,
                 route_changes=changes, failures=mine, logs_complete=complete,
                 isolations=isolations,
                 mode=SendMode.ONEWAY if mode == "oneway" else SendMode.SYNC,
-                stopped=lost_spans(meta["events"], origin))
+                stopped=lost_spans(meta["events"], origin), refused=refused)
             a.checks += part.checks
             a.inferred_routes |= part.inferred_routes
         a.checks.sort(key=lambda c: c.seq)
         out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
                                        **({"mode": mode} if mode != "sync" else {}),
-                                       **({"threads": threads} if split > 1 else {}),
+                                       **({"threads": threads,
+                                           "threads_sharing_failures": sharing}
+                                          if split > 1 else {}),
                                        "fault_tolerance": p["fault_tolerance"],
                                        "others": [vars(c) for c in a.others()]}
     if meta["consumers"]:

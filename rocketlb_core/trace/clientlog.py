@@ -120,12 +120,26 @@ class Isolation:
     duration_ms: int
 
 
+@dataclass(frozen=True)
+class UnmatchedReply:
+    """A broker's reply that matched no request of the client (``receive response, cmd=...,
+    but not matched any request, address=...``): the answer to a oneway request, which waits
+    for none. A broker answers one when it refuses it, e.g. its flow control's
+    ``[TIMEOUT_CLEAN_QUEUE]broker busy`` (code 2, SYSTEM_BUSY): the message is not stored."""
+
+    line: int
+    stamp: str                          # when the client read the reply
+    code: int
+    address: str                        # the broker's address the channel led to
+
+
 @dataclass
 class ClientLog:
     rebalances: list[Rebalance] = field(default_factory=list)
     send_failures: list[SendFailure] = field(default_factory=list)
     route_changes: list[RouteChange] = field(default_factory=list)
     isolations: list[Isolation] = field(default_factory=list)
+    unmatched_replies: list[UnmatchedReply] = field(default_factory=list)
     producer_groups: list[str] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)        # with skip_bad: what was skipped, why
 
@@ -141,6 +155,12 @@ _ROUTE = re.compile(r"^(?P<stamp>\S+ \S+) .*?the topic\[(?P<topic>[^\]]*)\] rout
 _QUEUE_DATA = re.compile(r"QueueData \[brokerName=([^,\]]*), readQueueNums=(\d+), "
                          r"writeQueueNums=(\d+), perm=(\d+)", re.ASCII)
 _PRODUCER = re.compile(r"the producer \[(?P<group>[^\]]*)\] start OK")
+MAX_ADDRESS = 300
+"""An unmatched reply's address is kept to this many characters."""
+UNMATCHED = "but not matched any request, address="
+_UNMATCHED = re.compile(r"^(?P<stamp>\S+ \S+) .*?receive response, cmd=RemotingCommand \[code="
+                        r"(?P<code>-?\d+),.*\], but not matched any request, "
+                        r"address=(?P<addr>[^\s,]+)", re.ASCII)
 ISOLATED = " will be isolated for "
 _ISOLATED = re.compile(r"^(?P<stamp>\S+ \S+) (?:\S+\s+\[[^\]]*\] \[(?P<thread>[^\]]*)\] )?.*? "
                        r"(?P<broker>\S+) will be isolated for (?P<ms>\d+) ms\.\s*$", re.ASCII)
@@ -213,9 +233,9 @@ def _stamp(path: Path, n: int, text: str) -> str:
 
 
 def parse_producer_line(path: Path, n: int, text: str
-                        ) -> SendFailure | RouteChange | Isolation | str | None:
-    """A failed attempt, a route change, an isolation or a producer group on line ``n`` (or
-    ``None``).
+                        ) -> SendFailure | RouteChange | Isolation | UnmatchedReply | str | None:
+    """A failed attempt, a route change, an isolation, an unmatched reply or a producer group
+    on line ``n`` (or ``None``).
 
     >>> r = parse_producer_line(Path("c.log"), 7, "2026-11-27 00:34:47.648 INFO  [8775] [main] "
     ...     "[o.a.r.c.l.MQFaultStrategy#?:?] - broker-b will be isolated for 2000 ms.")
@@ -230,6 +250,14 @@ def parse_producer_line(path: Path, n: int, text: str
         if m is not None and _STAMP.match(m["stamp"]):
             return Isolation(n, _stamp(path, n, text), m["thread"] or "", m["broker"],
                              _int(path, n, "isolated for", m["ms"], MAX_TIME_MS))
+        return None
+    if UNMATCHED in text:
+        # read by the oneway check alone: a line that merely holds the phrase is no record
+        m = _UNMATCHED.match(text)
+        if m is not None and _STAMP.match(m["stamp"]):
+            return UnmatchedReply(n, _stamp(path, n, text),
+                                  _int(path, n, "code", m["code"], INT32_MAX, -INT32_MAX - 1),
+                                  m["addr"][:MAX_ADDRESS])
         return None
     if FAILURE in text:
         m = _FAILURE.match(text)
@@ -313,7 +341,7 @@ class BrokerError:
     code: int
 
 
-Record = Rebalance | SendFailure | RouteChange | Isolation | BrokerError | str
+Record = Rebalance | SendFailure | RouteChange | Isolation | UnmatchedReply | BrokerError | str
 
 
 def record_of_line(path: Path, n: int, text: str) -> Record | None:
@@ -349,6 +377,8 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
             out.route_changes.append(record)
         elif isinstance(record, Isolation):
             out.isolations.append(record)
+        elif isinstance(record, UnmatchedReply):
+            out.unmatched_replies.append(record)
         elif record not in out.producer_groups:
             out.producer_groups.append(record)
     return out
