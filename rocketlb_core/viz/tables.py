@@ -736,11 +736,14 @@ def live_modes_frame(live: Mapping[str, tuple[Path, Path]],
 def live_threads_frame(live: Mapping[str, tuple[Path, Path]],
                        results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The producers of the ``producer-threads`` recordings (issue 45), one row per line and
-    producer: how it sends, its threads, its sends, how many failed, the route versions whose
-    counters were inferred, the sends from which a thread's counter was inferred, the
-    unexplained ones (``check_recording``'s ``results``,
-    each thread with its own counter) and the unexplained ones when the same recording is
-    checked as one thread's sends (``split_threads=False``: one counter for all)."""
+    producer: how it sends, its threads, its sends, how many failed, the routes its client
+    logged (``route_changes``: the first included, and any logged after its last send), the
+    route versions whose counters were inferred, the sends from which a thread's counter was
+    inferred, how many of its threads had a logged failed attempt that fit another thread as
+    well (``by_thread``: a 4.9.8 line names no thread; such a thread is checked with
+    ``logs_complete`` off), the unexplained ones (``check_recording``'s ``results``, each
+    thread with its own counter) and the unexplained ones when the same recording is checked
+    as one thread's sends (``split_threads=False``: one counter for all)."""
     import pandas as pd
 
     from rocketlb_core.trace.agreement import check_recording, read_sends
@@ -757,8 +760,11 @@ def live_threads_frame(live: Mapping[str, tuple[Path, Path]],
             rows.append({"line": meta["client_version"], "producer": p["name"], "mode": mode,
                          "threads": p.get("threads", 1), "sends": s["sends"],
                          "failed": sum("error" in r for r in sent),
-                         "route versions": s["inferred_routes"],
-                         "counter inferred": s["inferred"], "unexplained": s["unexplained"],
+                         "routes logged": s["route_changes"],
+                         "routes inferred": s["inferred_routes"],
+                         "counter inferred": s["inferred"],
+                         "threads sharing failures": s["threads_sharing_failures"],
+                         "unexplained": s["unexplained"],
                          "unexplained as one thread":
                              one["producers"][p["name"]]["unexplained"]})
     return pd.DataFrame(rows)
@@ -766,8 +772,12 @@ def live_threads_frame(live: Mapping[str, tuple[Path, Path]],
 
 def batches_stored(recording: Path | str, producer: str) -> dict[str, int]:
     """A batch producer's sends (``send(Collection)``, bodies ``m<seq>.<k>``) against the
-    topic's dump of a live recording: the batches the client saw stored, and how many of them
-    the dump holds whole at consecutive offsets of the queue the ``SendResult`` named."""
+    topic's dump of a live recording: the batches the client saw stored, how many of them the
+    dump holds whole at consecutive offsets of the queue the ``SendResult`` named, how many
+    it holds whole on another queue as well (an attempt the client timed out on a paused
+    broker, stored at its resume, the batch sent again elsewhere), the batches whose send
+    failed and how many of those it holds whole all the same, and the batches (stored or
+    failed) with a message stored anywhere outside such a whole copy."""
     import gzip
     import json
 
@@ -775,20 +785,28 @@ def batches_stored(recording: Path | str, producer: str) -> dict[str, int]:
 
     meta = _recording(recording)
     (p,) = (x for x in meta["producers"] if x["name"] == producer)
-    at = {(x["body"], x["broker"], x["queue"]): x["offset"]
-          for x in map(json.loads, gzip.decompress(
-              (Path(recording) / "topic.jsonl.gz").read_bytes()).splitlines())}
-    stored = whole = 0
+    at: dict[str, list[tuple[str, int, int]]] = {}
+    for x in map(json.loads, gzip.decompress(
+            (Path(recording) / "topic.jsonl.gz").read_bytes()).splitlines()):
+        at.setdefault(str(x["body"]), []).append((x["broker"], x["queue"], x["offset"]))
+    stored = whole = elsewhere = failed = failed_stored = partial = 0
     for r in read_sends(Path(recording) / "sends" / f"{producer}.jsonl.gz", "batch",
                         p.get("threads", 1)):
+        bodies = [f"m{r['seq']}.{k}" for k in range(r["batch"])]
+        # the queues holding the whole batch at consecutive offsets
+        copies = {(b, q) for b, q, o in at.get(bodies[0], [])
+                  if all((b, q, o + k) in at.get(m, []) for k, m in enumerate(bodies))}
+        partial += any((b, q) not in copies for m in bodies for b, q, _ in at.get(m, []))
         if "error" in r:
+            failed += 1
+            failed_stored += bool(copies)
             continue
         stored += 1
-        offsets = [at.get((f"m{r['seq']}.{k}", r["broker"], r["queue"]))
-                   for k in range(r["batch"])]
-        first = offsets[0]
-        whole += first is not None and offsets == list(range(first, first + len(offsets)))
-    return {"stored": stored, "whole": whole}
+        named = (r["broker"], r["queue"])
+        whole += named in copies
+        elsewhere += bool(copies - {named})
+    return {"stored": stored, "whole": whole, "elsewhere": elsewhere, "failed": failed,
+            "failed_stored": failed_stored, "partial": partial}
 
 
 def oneway_during_pause(recording: Path | str, producer: str, broker: str
