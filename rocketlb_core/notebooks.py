@@ -176,9 +176,11 @@ def _review_target(path: Path) -> str:
     """The page a review file is about, as a link from ``book/`` (its name without ``.md``)."""
     root = path.parents[2]
     stem = path.stem
-    for cand in (root / "notebooks" / f"{stem}.ipynb", root / "book" / f"{stem}.md"):
+    for cand in (root / "notebooks" / f"{stem}.ipynb", root / "book" / f"{stem}.md",
+                 root / "book" / "guide" / f"{stem}.md"):
         if cand.exists():
-            return f"../notebooks/{cand.name}" if cand.suffix == ".ipynb" else cand.name
+            return (f"../notebooks/{cand.name}" if cand.suffix == ".ipynb"
+                    else cand.relative_to(root / "book").as_posix())
     return ""
 
 

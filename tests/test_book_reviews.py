@@ -29,12 +29,18 @@ def _toc_files() -> list[str]:
     return files
 
 
+GENERATED = ("book/errata", "book/guide/cli-reference")
+"""Pages made from other sources: the errata from the reviews, the command reference from the
+commands' parsers (``rocketlb_core.docs_cli``, held current by ``tests/test_docs_cli.py``)."""
+
+
 def _reviewed_pages() -> list[str]:
     """The chapters and pages a review must cover: every notebook in the book, and the book's
-    own prose pages; not the API reference (generated from docstrings) nor the errata page."""
+    own prose pages; not the API reference (generated from docstrings) nor the ``GENERATED``
+    pages."""
     return [f for f in _toc_files()
             if f.startswith("notebooks/") or (f.startswith("book/") and "/api/" not in f
-                                              and f != "book/errata")]
+                                              and f not in GENERATED)]
 
 
 @pytest.mark.parametrize("page", _reviewed_pages())

@@ -68,7 +68,8 @@ def register(sub: Any) -> None:
     cons.add_argument("--group", default=None, help="consumer group (default: the only one)")
     cons.add_argument("--strategies", default=",".join(default_strategies()),
                       help="comma-separated names from the registry (rocketlb_core.consumer."
-                           "registry), or Kafka's assignors: kafka-range, kafka-roundrobin")
+                           "registry), or Kafka's assignors: kafka-range, kafka-roundrobin, "
+                           "kafka-sticky, kafka-cooperative-sticky, ...")
     add_seed(cons)
 
 

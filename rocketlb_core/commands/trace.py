@@ -69,8 +69,8 @@ def register(sub: Any) -> None:
     i.add_argument("--topic", help="the topic to import (with --msgtrace)")
     i.add_argument("--line", help="the clients' RocketMQ version, e.g. 4.9.8 or 5.3.3")
     i.add_argument("--log-utc-offset", type=int_option(-1439, 1439), default=0,
-                   help="minutes east of UTC of 4.x client logs (the JVM's zone; 5.x clients "
-                        "and brokers write GMT+8)")
+                   help="minutes east of UTC of 4.x and 5.0.x client logs (the JVM's zone; "
+                        "5.1.0 and later clients, and the brokers, write GMT+8)")
     i.add_argument("--skip-bad", action="store_true",
                    help="count malformed lines and records instead of failing on the first")
     add_out(i)
