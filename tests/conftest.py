@@ -43,6 +43,32 @@ def check_live(tmp_path: Path):  # type: ignore[no-untyped-def]
     return run
 
 
+SLOW_MARKERS = ("spark", "browser", "live", "jvm", "kernel")
+"""What the fast lane (``--quick``: ``bash scripts/test.sh --quick``) leaves out: a test with one of
+these markers, or one that uses a fixture that starts one of them (``SLOW_FIXTURES``)."""
+SLOW_FIXTURES = ("spark", "built_book", "browser", "base_url")
+
+
+def pytest_addoption(parser) -> None:  # type: ignore[no-untyped-def]
+    parser.addoption("--quick", action="store_true",
+                     help="deselect every test that waits on a JVM, Spark, a browser or a kernel "
+                          "(the fast lane of scripts/test.sh --quick)")
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
+    """``--quick``: deselect (never skip) the tests of ``SLOW_MARKERS`` and ``SLOW_FIXTURES``."""
+    if not config.getoption("--quick"):
+        return
+    keep, drop = [], []
+    for item in items:
+        slow = (any(item.get_closest_marker(m) for m in SLOW_MARKERS)
+                or any(f in SLOW_FIXTURES for f in getattr(item, "fixturenames", ())))
+        (drop if slow else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
     """The fuzzing harness's count of cases tried (tests/test_fuzz.py), per family."""
     import sys

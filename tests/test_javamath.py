@@ -224,6 +224,7 @@ def test_hashmap_sequences_reach_trees_and_every_table_size() -> None:
     assert trees >= 20
 
 
+@pytest.mark.jvm
 def test_hashmap_order_is_what_the_jvm_prints() -> None:
     """``JavaHashMap`` against ``java.util.HashMap`` of the JVM on this machine (Java 17):
     ``put`` only, ``computeIfAbsent`` only and mixed, removals, colliding keys, tree bins."""

@@ -378,6 +378,7 @@ def test_colliding_vectors_reach_tree_bins_and_every_table_size() -> None:
     assert all(v >= 20 for v in seen.values()), seen
 
 
+@pytest.mark.jvm
 def test_the_vectors_are_what_kafkas_own_classes_print() -> None:
     """Resolve kafka-clients 4.3.1, 3.9.1 and 3.4.0 through Maven, run the generator against
     each, and compare its first cases with the committed files byte for byte."""

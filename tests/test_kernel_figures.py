@@ -18,6 +18,8 @@ import pytest
 
 from rocketlb_core.interactive import handle
 
+pytestmark = pytest.mark.kernel
+
 TIMEOUT_S = 60
 
 

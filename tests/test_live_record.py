@@ -259,6 +259,7 @@ def test_the_generate_command_writes_a_file_load_scenario_reads(tmp_path: Path) 
     assert refused.value.code == 2
 
 
+@pytest.mark.live
 def test_the_topic_dump_asks_again_when_the_name_server_fails(tmp_path: Path,
                                                                monkeypatch) -> None:
     """``dump_topic`` runs upstream's client (``DumpTopic.java``): a remoting failure of its

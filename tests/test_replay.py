@@ -356,6 +356,7 @@ print(json.dumps({"summary": summary, "progress": seen}))
 """
 
 
+@pytest.mark.spark
 def test_the_spark_engine_over_spark_connect(tmp_path: Path) -> None:
     """One setting (``ROCKETLB_SPARK_MASTER``) moves the replay to Spark Connect: same bytes,
     progress through Connect's progress handler."""

@@ -38,6 +38,7 @@ def _line(key: str | int) -> str:
     return f"i:{key}" if -(1 << 31) <= key < (1 << 31) else f"l:{key}"
 
 
+@pytest.mark.jvm
 def test_select_by_hash_matches_the_jdk_on_both_rules(tmp_path: Path) -> None:
     java = shutil.which("java")
     assert java, "Java 17 is part of the project's machines (README); install a JDK"
