@@ -295,6 +295,22 @@ def _toml_value(v: object) -> str:
     return repr(v)
 
 
+def _read_or_refused(text: str, family: str, ok: bool, fields: str) -> rec.LiveProducer | None:
+    """A one-producer scenario ``text`` of a fuzz ``family``: when ``ok``, its producer as read;
+    else ``None`` once the refusal is checked to name one of the producer's ``fields`` (a regex
+    alternation) or to be the shared readers' refusal of the line or the file (a float written
+    with an exponent, a lone surrogate)."""
+    TRIED[f"live scenario: {family}"] += 1
+    if not ok:
+        TRIED[f"live scenario: {family}: refused"] += 1
+        with pytest.raises(ScenarioError, match=rf"^<t>: (producers\[0\]\.({fields})|line \d+:"
+                                                r"|not valid TOML)"):
+            parse_scenario(text, "<t>")
+        return None
+    (p,) = parse_scenario(text, "<t>").producers
+    return p
+
+
 MODE_VALUES = st.one_of(st.none(), st.sampled_from(list(rec.MODES)),
                         st.one_of(st.text(max_size=8), st.integers(-3, 3), st.booleans()))
 KEYS_VALUES = st.one_of(st.none(), st.integers(1, rec.MAX_KEYS),
@@ -320,21 +336,14 @@ def test_a_producers_mode_and_keys_are_read_in_range_or_refused_by_field(
     text = PRODUCER + (f'client = "{client}"\n' if client == "grpc" else "")
     text += f"mode = {_toml_value(mode)}\n" if mode is not None else ""
     text += f"keys = {_toml_value(keys)}\n" if keys is not None else ""
-    TRIED["live scenario: a producer's mode and keys"] += 1
     ok = ((client == "grpc" and mode is None and keys is None)
           or (client == "remoting" and (mode is None or mode in rec.MODES)
               and ((mode == "hash" and (keys is None or (
                   type(keys) is int and 1 <= keys <= rec.MAX_KEYS)))
                    or (mode != "hash" and keys is None))))
-    if not ok:
-        TRIED["live scenario: a producer's mode and keys: refused"] += 1
-        # the field named, or (a float written with an exponent, a lone surrogate) the
-        # shared readers' refusal of the line or the file
-        with pytest.raises(ScenarioError, match=r"^<t>: (producers\[0\]\.(mode|keys)|line \d+:"
-                                                r"|not valid TOML)"):
-            parse_scenario(text, "<t>")
+    p = _read_or_refused(text, "a producer's mode and keys", ok, "mode|keys")
+    if p is None:
         return
-    (p,) = parse_scenario(text, "<t>").producers
     assert p.client == client
     assert p.mode == (mode or "sync")
     assert p.keys == ((keys if keys is not None else 16) if mode == "hash" else 0)
@@ -361,17 +370,12 @@ def test_a_producers_threads_are_read_in_range_or_refused_by_field(
     text = PRODUCER + (f'client = "{client}"\n' if client == "grpc" else
                        f'mode = "{mode}"\n' + (f"fault_tolerance = {_toml_value(fault)}\n"))
     text += f"threads = {_toml_value(threads)}\n" if threads is not None else ""
-    TRIED["live scenario: a producer's threads"] += 1
     ok = threads is None or (client == "remoting" and type(threads) is int
                              and 1 <= threads <= rec.MAX_THREADS
                              and (threads == 1 or not fault))
-    if not ok:
-        TRIED["live scenario: a producer's threads: refused"] += 1
-        with pytest.raises(ScenarioError, match=r"^<t>: (producers\[0\]\.threads|line \d+:"
-                                                r"|not valid TOML)"):
-            parse_scenario(text, "<t>")
+    p = _read_or_refused(text, "a producer's threads", ok, "threads")
+    if p is None:
         return
-    (p,) = parse_scenario(text, "<t>").producers
     assert p.threads == (threads if threads is not None else 1)
 
 
@@ -396,19 +400,14 @@ def test_a_producers_batch_is_read_in_range_or_refused_by_field(
     text = PRODUCER + (f'client = "{client}"\n' if client == "grpc" else
                        f'mode = "{mode}"\n' if mode is not None else "")
     text += f"batch = {_toml_value(batch)}\n" if batch is not None else ""
-    TRIED["live scenario: a producer's batch"] += 1
     ok = client == "remoting" and (
         (mode == "batch" and (batch is None or (type(batch) is int
                                                 and 1 <= batch <= rec.MAX_BATCH)))
         or (mode != "batch" and batch is None))
     ok = ok or (client == "grpc" and batch is None)
-    if not ok:
-        TRIED["live scenario: a producer's batch: refused"] += 1
-        with pytest.raises(ScenarioError, match=r"^<t>: (producers\[0\]\.batch|line \d+:"
-                                                r"|not valid TOML)"):
-            parse_scenario(text, "<t>")
+    p = _read_or_refused(text, "a producer's batch", ok, "batch")
+    if p is None:
         return
-    (p,) = parse_scenario(text, "<t>").producers
     assert p.batch == ((batch if batch is not None else 4) if mode == "batch"
                        and client == "remoting" else 0)
 
