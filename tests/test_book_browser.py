@@ -12,6 +12,7 @@ The book is built here, with execution off, so the pages show exactly the output
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -376,3 +377,30 @@ def test_the_api_reference_is_in_the_book(built_book: Path) -> None:
     assert 'class="doctest' in producer                  # a docstring's example, rendered
     toc = (built_book / "book" / "preface.html").read_text()
     assert 'href="api/index.html"' in toc                # listed in the book's navigation
+
+
+SEARCH_TERMS = ("sendLatencyFaultEnable", "retryTimesWhenSendFailed",
+                "AllocateMessageQueueAveragelyByCircle")
+"""Key terms of questions on the questions page (``book/questions.md``), as an operator types
+them into the book's search (issue 46 item 4)."""
+
+
+@pytest.mark.parametrize("term", SEARCH_TERMS)
+def test_the_books_search_finds_the_operators_questions_by_their_key_terms(
+        base_url: str, browser, term: str) -> None:
+    """The book's own search (Sphinx's offline index, no server) finds the questions page for
+    a question's key term, the way a reader searches it from any page."""
+    page_md = Path(__file__).resolve().parent.parent / "book" / "questions.md"
+    assert re.search(rf"\b{term}\b", page_md.read_text(encoding="utf-8"))
+    watch = PageWatch(browser, base_url + f"search.html?q={term}")
+    page = watch.page
+    page.wait_for_function(
+        "() => document.querySelector('#search-results')"
+        " && !document.querySelector('#search-progress')?.innerText?.includes('Preparing')"
+        " && document.querySelectorAll('#search-results ul.search li').length > 0",
+        timeout=60_000)
+    links = page.eval_on_selector_all("#search-results ul.search li a",
+                                      "as => as.map(a => a.getAttribute('href'))")
+    assert any("book/questions.html" in (h or "") for h in links), (term, links[:10])
+    watch.check_clean()
+    page.close()
