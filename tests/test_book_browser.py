@@ -404,3 +404,17 @@ def test_the_books_search_finds_the_operators_questions_by_their_key_terms(
     assert any("book/questions.html" in (h or "") for h in links), (term, links[:10])
     watch.check_clean()
     page.close()
+
+
+def test_the_landing_page_and_every_chapter_link_to_the_questions_page(built_book: Path) -> None:
+    """Issue 46 item 4: the built landing page (the preface) and every chapter carry a link
+    that resolves to the questions page."""
+    target = (built_book / "book" / "questions.html").resolve()
+    assert target.is_file()
+    pages = [built_book / "book" / "preface.html",
+             *sorted((built_book / "notebooks").glob("*.html"))]
+    assert len(pages) == 1 + len(list((Path(__file__).resolve().parent.parent / "notebooks")
+                                      .glob("*.ipynb")))
+    for page in pages:
+        hrefs = re.findall(r'href="([^"#]*questions\.html)[^"]*"', page.read_text("utf-8"))
+        assert any((page.parent / h).resolve() == target for h in hrefs), (page.name, hrefs)
