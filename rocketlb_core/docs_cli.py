@@ -14,10 +14,11 @@ the same on any terminal.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from rocketlb_core.atomic import OutputError, atomic_file
 
 WIDTH = 77
 """Characters per line of the help text: what a code block of the book's column shows without
@@ -104,6 +105,10 @@ def reference(width: int = WIDTH) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+MARK = INTRO.split(":", 1)[0]
+"""How the page begins: the output guard replaces only a file that begins so."""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m rocketlb_core.docs_cli",
@@ -122,9 +127,13 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if current != text:
-        tmp = args.out.with_suffix(".md.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, args.out)
+        # the output guard: only a page this wrote is replaced (a file that does not start with
+        # MARK is refused, exit 2), atomically
+        try:
+            atomic_file(args.out, text, MARK, "docs_cli")
+        except OutputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

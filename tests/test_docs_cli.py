@@ -77,3 +77,21 @@ def test_the_page_is_in_the_book_once() -> None:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
     assert files.count("book/guide/cli-reference") == 1
+
+
+def test_the_page_is_written_through_the_output_guard(tmp_path: Path) -> None:
+    """``--out`` replaces only a page this wrote (atomically); a file it did not write is
+    refused with exit 2 and left as it was."""
+    from rocketlb_core import docs_cli
+
+    mine = tmp_path / "ref.md"
+    assert docs_cli.main(["--out", str(mine)]) == 0
+    assert mine.read_text(encoding="utf-8") == docs_cli.reference()
+    mine.write_text(docs_cli.MARK + ": an older page\n", encoding="utf-8")
+    assert docs_cli.main(["--out", str(mine)]) == 0
+    assert mine.read_text(encoding="utf-8") == docs_cli.reference()
+    theirs = tmp_path / "notes.md"
+    theirs.write_text("my notes\n", encoding="utf-8")
+    assert docs_cli.main(["--out", str(theirs)]) == 2
+    assert theirs.read_text(encoding="utf-8") == "my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md", "ref.md"]
