@@ -1,13 +1,16 @@
 """Where the repository's data lives, wherever the code runs from (a notebook, a test, Spark),
 and ``read_small_file``, the one bounded reader of a small file rocketlb wrote and reads back
-(a cluster's ``cluster.json``)."""
+(a cluster's ``cluster.json``), with ``json_object``, its reading as the object it should be."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ENV_DATA = "ROCKETLB_DATA"
 
@@ -91,3 +94,39 @@ def read_small_file(path: Path | str, max_bytes: int) -> bytes:
         raise FileRefused("too large", f"{max_bytes >> 20} MiB" if max_bytes >= 1 << 20 and
                           not max_bytes % (1 << 20) else f"{max_bytes} bytes")
     return b"".join(chunks)
+
+
+def shown(path: Path | str) -> str:
+    r"""``path`` for a one-line message: control and other unprintable characters escaped.
+
+    >>> shown("cluster.json"), shown("a\nb.json")
+    ('cluster.json', 'a\\nb.json')
+    """
+    text = os.fspath(path)
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def json_object(raw: bytes, where: str, not_what: str,
+                error: Callable[[str], Exception]) -> dict[str, Any]:
+    """``raw``, the bytes of a record rocketlb wrote (``read_small_file``'s), as the JSON object
+    it holds; else ``error`` of a message naming the file (``where``, ``shown``) and what it
+    holds instead: ``not UTF-8 text``, ``not JSON (...)`` or ``JSON nested too deeply``, then
+    ``not_what``; or ``a JSON <type>, not the object up writes``.
+
+    >>> json_object(b'{"a": 1}', "c.json", "not a record", ValueError)
+    {'a': 1}
+    >>> json_object(b'[1]', "c.json", "not a record", ValueError)
+    Traceback (most recent call last):
+    ValueError: c.json: a JSON list, not the object up writes
+    """
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise error(f"{where}: not UTF-8 text, {not_what}") from None
+    except ValueError as exc:
+        raise error(f"{where}: not JSON ({shown(str(exc))}), {not_what}") from None
+    except RecursionError:
+        raise error(f"{where}: JSON nested too deeply, {not_what}") from None
+    if not isinstance(data, dict):
+        raise error(f"{where}: a JSON {type(data).__name__}, not the object up writes")
+    return data

@@ -42,6 +42,7 @@ from rocketlb_core.trace.agreement import (
 from rocketlb_core.trace.brokerlog import broker_view, read_broker_log
 from rocketlb_core.trace.clientlog import ClientLog, Rebalance, read_client_log
 from rocketlb_core.trace.importer import import_recording
+from tests.test_live_recordings import assert_sends_explained
 
 FIXTURES = Path(__file__).parent / "fixtures" / "live"
 CHURN = [FIXTURES / "churn-4", FIXTURES / "churn-5"]
@@ -223,12 +224,7 @@ def churn(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, objec
 def test_every_send_and_assignment_of_the_churn_recordings_is_explained(
         recording: Path, churn: dict[str, dict[str, object]]) -> None:
     result = churn[recording.name]
-    producers = result["producers"]
-    assert isinstance(producers, dict)
-    assert set(producers) == {"p-off", "p-on"}
-    for name, p in producers.items():
-        assert p["unexplained"] == 0, (name, p["others"][:5])
-        assert p["agree"] == p["determined"] >= 1490, (name, p)
+    assert_sends_explained(result, {"p-off", "p-on"}, 1490)
     consumers = result["consumers"]
     assert isinstance(consumers, dict)
     assert len(consumers) == 5

@@ -80,18 +80,28 @@ def run_side(side: str, folder: Path, out: Path) -> tuple[int, str, str]:
     return run_command(["replay", side, "--trace", str(folder), "--out", str(out)])
 
 
+def refused(family: str, status: int, stdout: str, stderr: str, folder: Path,
+            statuses: tuple[int, ...] = (0, 2)) -> bool:
+    """Whether a command run on a ``family`` input refused it (status 2), checked to be one of
+    ``statuses`` and, refused, a clear error: one line naming a file in ``folder``, nothing on
+    stdout; counted in ``TRIED`` either way."""
+    TRIED[family] += 1
+    assert "Traceback" not in stderr, stderr[-3000:]
+    assert status in statuses, f"status {status}: {stderr[-3000:]}"
+    if status != 2:
+        return False
+    TRIED[f"{family}: refused"] += 1
+    assert stderr.startswith("error: "), stderr[:500]
+    assert len(stderr.strip().splitlines()) == 1, stderr[:2000]
+    assert str(folder) in stderr, stderr[:500]
+    assert stdout == ""
+    return True
+
+
 def check_outcome(family: str, status: int, stdout: str, stderr: str, folder: Path,
                   out: Path) -> None:
     """The oracle: 0 with an output, or 2 with a clear error naming a file in ``folder``."""
-    TRIED[family] += 1
-    assert "Traceback" not in stderr, stderr[-3000:]
-    assert status in (0, 2), f"status {status}: {stderr[-3000:]}"
-    if status == 2:
-        TRIED[f"{family}: refused"] += 1
-        assert stderr.startswith("error: "), stderr[:500]
-        assert len(stderr.strip().splitlines()) == 1, stderr[:2000]
-        assert str(folder) in stderr, stderr[:500]
-        assert stdout == ""
+    if refused(family, status, stdout, stderr, folder):
         assert not out.exists()
         assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}")]
     else:

@@ -44,6 +44,7 @@ from rocketlb_core.trace.agreement import (
 )
 from rocketlb_core.trace.clientlog import ClientLog, read_client_log
 from rocketlb_core.trace.importer import import_recording
+from tests.test_live_recordings import assert_sends_explained
 
 RECORDING = Path(__file__).parent / "fixtures" / "live" / "pause-kill-4"
 
@@ -73,12 +74,7 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def test_every_send_of_the_recording_is_explained(result: dict[str, object]) -> None:
-    producers = result["producers"]
-    assert isinstance(producers, dict)
-    assert set(producers) == {"p1-off", "p2-off"}
-    for name, p in producers.items():
-        assert p["unexplained"] == 0, (name, p["others"][:5])
-        assert p["agree"] == p["determined"] >= 700, (name, p)
+    assert_sends_explained(result, {"p1-off", "p2-off"}, 700)
     consumers = result["consumers"]
     assert isinstance(consumers, dict)
     assert all(c["unexplained"] == 0 for c in consumers.values())

@@ -70,6 +70,25 @@ def checked(current_cid: str | None, mq_all: Sequence[MessageQueue] | None,
     return current_cid, mq_all, cid_all
 
 
+class _CheckedShare:
+    """For strategies defined per consumer, as upstream's subclasses of
+    ``AbstractAllocateMessageQueueStrategy`` are: ``allocate`` is upstream's argument check
+    (``checked``: nothing when this consumer is not in the view), then the strategy's ``share``
+    of the narrowed arguments."""
+
+    __slots__ = ()
+
+    def share(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+              cid_all: Sequence[str]) -> list[MessageQueue]:
+        raise NotImplementedError
+
+    def allocate(self, consumer_group: str, current_cid: str | None,
+                 mq_all: Sequence[MessageQueue] | None,
+                 cid_all: Sequence[str] | None) -> list[MessageQueue]:
+        args = checked(current_cid, mq_all, cid_all)
+        return [] if args is None else self.share(consumer_group, *args)
+
+
 class _WholeGroupShare:
     """For strategies defined on the whole group (``assign_all``): one consumer's share is its
     entry in the group's assignment, after upstream's argument check."""

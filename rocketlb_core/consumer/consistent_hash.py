@@ -15,7 +15,12 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rocketlb_core.consumer.base import AllocationArgumentError, Assignment, checked, unique_ids
+from rocketlb_core.consumer.base import (
+    AllocationArgumentError,
+    Assignment,
+    _CheckedShare,
+    unique_ids,
+)
 from rocketlb_core.javamath import java_string_hash
 from rocketlb_core.model import MessageQueue
 
@@ -63,7 +68,7 @@ class Ring:
 
 
 @dataclass(frozen=True)
-class _ConsistentHash:
+class _ConsistentHash(_CheckedShare):
     virtual_nodes: int = 10
     hash_function: HashFunction = field(default=md5_hash)
 
@@ -75,13 +80,8 @@ class _ConsistentHash:
     def name(self) -> str:
         return "CONSISTENT_HASH"
 
-    def allocate(self, consumer_group: str, current_cid: str | None,
-                 mq_all: Sequence[MessageQueue] | None,
-                 cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        args = checked(current_cid, mq_all, cid_all)
-        if args is None:
-            return []
-        current_cid, mq_all, cid_all = args
+    def share(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+              cid_all: Sequence[str]) -> list[MessageQueue]:
         ring = Ring.build(cid_all, self.virtual_nodes, self.hash_function)
         h = self.hash_function
         return [q for q in mq_all if ring.route(h(str(q))) == current_cid]
@@ -100,7 +100,9 @@ class _ConsistentHash:
 
 def consistent_hash(virtual_nodes: int | None = None,
                     hash_function: HashFunction | None = None) -> _ConsistentHash:
-    """CONSISTENT_HASH with ``virtual_nodes`` per consumer (default 10) and an optional custom
-    hash (default MD5). A negative count raises ``illegal virtualNodeCnt :<n>`` as upstream."""
+    """CONSISTENT_HASH (``AllocateMessageQueueConsistentHash``): each queue to the consumer of
+    the first node clockwise from the queue's hash, on a ring of ``virtual_nodes`` nodes per
+    consumer (default 10), hashed with MD5 or an optional custom hash. A negative count raises
+    ``illegal virtualNodeCnt :<n>`` as upstream."""
     return _ConsistentHash(10 if virtual_nodes is None else virtual_nodes,
                            hash_function or md5_hash)

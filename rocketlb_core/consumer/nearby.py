@@ -16,9 +16,9 @@ from rocketlb_core.consumer.base import (
     AllocateStrategy,
     AllocationArgumentError,
     Assignment,
+    _CheckedShare,
     assign_all,
     check,
-    checked,
     unique_ids,
 )
 from rocketlb_core.javamath import java_string_key
@@ -62,7 +62,7 @@ class PrefixResolver:
 
 
 @dataclass(frozen=True)
-class _Nearby:
+class _Nearby(_CheckedShare):
     inner: AllocateStrategy
     resolver: MachineRoomResolver
 
@@ -87,13 +87,8 @@ class _Nearby:
         ordered = {r: mq_by_room[r] for r in sorted(mq_by_room, key=java_string_key)}  # TreeMap
         return ordered, cid_by_room
 
-    def allocate(self, consumer_group: str, current_cid: str | None,
-                 mq_all: Sequence[MessageQueue] | None,
-                 cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        args = checked(current_cid, mq_all, cid_all)
-        if args is None:
-            return []
-        current_cid, mq_all, cid_all = args
+    def share(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+              cid_all: Sequence[str]) -> list[MessageQueue]:
         mq_by_room, cid_by_room = self._rooms(mq_all, cid_all)
         out: list[MessageQueue] = []
         my_room = self.resolver.consumer_deploy_in(current_cid)

@@ -3,9 +3,12 @@
 >>> from rocketlb_core.model import MessageQueue
 >>> mqs = [MessageQueue("T", "b", i) for i in range(8)]
 >>> cids = ["c1", "c2", "c3"]
->>> [[q.queue_id for q in avg().allocate("g", c, mqs, cids)] for c in cids]
+>>> def ids(strategy):
+...     return [[q.queue_id for q in strategy.allocate("g", c, mqs, cids)]
+...             for c in cids]
+>>> ids(avg())
 [[0, 1, 2], [3, 4, 5], [6, 7]]
->>> [[q.queue_id for q in avg_by_circle().allocate("g", c, mqs, cids)] for c in cids]
+>>> ids(avg_by_circle())
 [[0, 3, 6], [1, 4, 7], [2, 5]]
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rocketlb_core.consumer.base import Assignment, checked, unique_ids
+from rocketlb_core.consumer.base import Assignment, _CheckedShare, unique_ids
 from rocketlb_core.javamath import JavaNullPointerError, java_split
 from rocketlb_core.model import MessageQueue
 
@@ -33,7 +36,7 @@ def _avg_block(i: int, n: int, c: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Avg:
+class _Avg(_CheckedShare):
     """``AllocateMessageQueueAveragely`` ("AVG", the default): contiguous blocks, the first
     ``n mod c`` consumers one queue more."""
 
@@ -41,13 +44,8 @@ class _Avg:
     def name(self) -> str:
         return "AVG"
 
-    def allocate(self, consumer_group: str, current_cid: str | None,
-                 mq_all: Sequence[MessageQueue] | None,
-                 cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        args = checked(current_cid, mq_all, cid_all)
-        if args is None:
-            return []
-        current_cid, mq_all, cid_all = args
+    def share(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+              cid_all: Sequence[str]) -> list[MessageQueue]:
         start, count = _avg_block(cid_all.index(current_cid), len(mq_all), len(cid_all))
         return list(mq_all[start:start + count]) if count > 0 else []
 
@@ -63,20 +61,15 @@ class _Avg:
 
 
 @dataclass(frozen=True, slots=True)
-class _AvgByCircle:
+class _AvgByCircle(_CheckedShare):
     """``AllocateMessageQueueAveragelyByCircle``: deal queues round robin, ``i, i+c, i+2c, ...``."""
 
     @property
     def name(self) -> str:
         return "AVG_BY_CIRCLE"
 
-    def allocate(self, consumer_group: str, current_cid: str | None,
-                 mq_all: Sequence[MessageQueue] | None,
-                 cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        args = checked(current_cid, mq_all, cid_all)
-        if args is None:
-            return []
-        current_cid, mq_all, cid_all = args
+    def share(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+              cid_all: Sequence[str]) -> list[MessageQueue]:
         return list(mq_all[cid_all.index(current_cid)::len(cid_all)])
 
     def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
@@ -106,7 +99,7 @@ class _Config:
 
 
 @dataclass(frozen=True, slots=True)
-class _MachineRoom:
+class _MachineRoom(_CheckedShare):
     """``AllocateMessageQueueByMachineRoom``: only queues of brokers named ``room@broker`` whose
     room is in ``consumeridcs``; blocks of ``len // c``, leftovers dealt from the tail."""
 
@@ -127,17 +120,12 @@ class _MachineRoom:
                     out.append(q)
         return out
 
-    def allocate(self, consumer_group: str, current_cid: str | None,
-                 mq_all: Sequence[MessageQueue] | None,
-                 cid_all: Sequence[str] | None) -> list[MessageQueue]:
-        args = checked(current_cid, mq_all, cid_all)
-        if args is None:
-            return []
-        current_cid, mq_all, cid_all = args
-        return self._share(self._eligible(mq_all), cid_all.index(current_cid), len(cid_all))
+    def share(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+              cid_all: Sequence[str]) -> list[MessageQueue]:
+        return self._block(self._eligible(mq_all), cid_all.index(current_cid), len(cid_all))
 
     @staticmethod
-    def _share(pre: list[MessageQueue], i: int, c: int) -> list[MessageQueue]:
+    def _block(pre: list[MessageQueue], i: int, c: int) -> list[MessageQueue]:
         per, rem = divmod(len(pre), c)
         out = pre[i * per:i * per + per]
         if i < rem:
@@ -147,25 +135,31 @@ class _MachineRoom:
     def assign_all(self, consumer_group: str, mq_all: Sequence[MessageQueue],
                    cid_all: Sequence[str], previous: object = None) -> Assignment:
         pre = self._eligible(mq_all)
-        return {cid: self._share(pre, cid_all.index(cid), len(cid_all))
+        return {cid: self._block(pre, cid_all.index(cid), len(cid_all))
                 for cid in unique_ids(cid_all)}
 
 
 def avg() -> _Avg:
-    """AVG (``AllocateMessageQueueAveragely``), RocketMQ's default."""
+    """AVG (``AllocateMessageQueueAveragely``), RocketMQ's default: contiguous blocks of the
+    sorted queues, in the order of the sorted ids, the first ``n mod c`` consumers one queue
+    more."""
     return _Avg()
 
 
 def avg_by_circle() -> _AvgByCircle:
-    """AVG_BY_CIRCLE (``AllocateMessageQueueAveragelyByCircle``)."""
+    """AVG_BY_CIRCLE (``AllocateMessageQueueAveragelyByCircle``): the sorted queues dealt round
+    robin, the ``i``-th consumer taking queues ``i, i+c, i+2c, ...``."""
     return _AvgByCircle()
 
 
 def config(message_queues: Iterable[MessageQueue] | None) -> _Config:
-    """CONFIG (``AllocateMessageQueueByConfig``) returning ``message_queues`` to everyone."""
+    """CONFIG (``AllocateMessageQueueByConfig``): ``message_queues``, the configured list, to
+    every consumer that asks, unchecked."""
     return _Config(None if message_queues is None else tuple(message_queues))
 
 
 def machine_room(consumeridcs: Iterable[str] | None) -> _MachineRoom:
-    """MACHINE_ROOM (``AllocateMessageQueueByMachineRoom``) consuming from ``consumeridcs``."""
+    """MACHINE_ROOM (``AllocateMessageQueueByMachineRoom``): only the queues of brokers named
+    ``room@broker`` whose room is in ``consumeridcs``, in blocks of ``len // c``, the leftovers
+    dealt from the tail."""
     return _MachineRoom(None if consumeridcs is None else frozenset(consumeridcs))

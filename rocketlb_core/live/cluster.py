@@ -39,7 +39,8 @@ from typing import Any
 
 from rocketlb_core.live.jars import LiveError, class_path, find_tool, java, line, resolve
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
-from rocketlb_core.paths import FileRefused, read_small_file
+from rocketlb_core.paths import FileRefused, json_object, read_small_file
+from rocketlb_core.paths import shown as _show
 
 STATE = "cluster.json"
 ENV_ISOLATED = "ROCKETLB_LIVE_ISOLATED"   # set by run_isolated: the cluster is in a namespace
@@ -123,12 +124,6 @@ MAX_PROCESSES = 1 + 64 + 1024
 """A name server, brokers and clients: far above what a scenario starts."""
 
 
-def _show(path: Path | str) -> str:
-    """A path for a one-line message: control and other unprintable characters escaped."""
-    text = os.fspath(path)
-    return text if text.isprintable() else repr(text)[1:-1]
-
-
 def _brief(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -174,18 +169,7 @@ def _parse_state(home: Path, path: Path, raw: bytes) -> Cluster:
             raise bad(where, f"{_brief(value)} is not a string of at most {limit} characters")
         return value
 
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise LiveError(f"{shown}: not UTF-8 text, not a cluster record rocketlb wrote") from None
-    except ValueError as exc:
-        raise LiveError(f"{shown}: not JSON ({_show(str(exc))}), not a cluster record rocketlb "
-                        "wrote") from None
-    except RecursionError:
-        raise LiveError(f"{shown}: JSON nested too deeply, not a cluster record rocketlb wrote"
-                        ) from None
-    if not isinstance(data, dict):
-        raise LiveError(f"{shown}: a JSON {type(data).__name__}, not the object up writes")
+    data = json_object(raw, shown, "not a cluster record rocketlb wrote", LiveError)
     for key in ("line", "namesrv_port", "processes"):
         if key not in data:
             raise bad(key, "missing")
@@ -526,17 +510,79 @@ def wait_isolated(argv: Sequence[str]) -> int:
         raise
 
 
-def _client_command(cluster: Cluster, home: Path, source: str) -> list[str]:
-    """``java`` running ``live/java/<source>`` on the line's client jars: a small heap, the
-    cluster's marker (so ``down`` may stop it), ``home`` as its user.home and log root."""
+DRIVER = "Driver.java"
+"""The ``live/java/`` class every driver extends: its rows' JSON quoting, its optional
+arguments, waiting for its go or stop file, a gRPC client's start tried again. Plain JDK, so
+one build serves every line: compiled once per cluster for the remoting drivers
+(``driver_classes``) and with the gRPC drivers' log binding (``_grpc_class_path``)."""
+
+
+def _driver_source(name: str) -> str:
+    """The path of ``live/java/<name>``."""
     from importlib import resources
 
-    cp = class_path(resolve(line(cluster.line).name, "client"))
-    src = resources.files("rocketlb_core.live") / "java" / source
+    return str(resources.files("rocketlb_core.live") / "java" / name)
+
+
+def _javac(classes: Path, sources: Sequence[str], cp: str | None, what: str) -> None:
+    """Compile the ``live/java/`` ``sources`` (on the class path ``cp``, if any) into the
+    folder ``classes``, emptied first; a failure is a ``LiveError`` naming ``what``."""
+    shutil.rmtree(classes, ignore_errors=True)
+    javac = Path(java()).with_name("javac")
+    built = subprocess.run([str(javac) if javac.is_file() else find_tool("javac", "install a JDK"),
+                            "-encoding", "UTF-8", "-d", str(classes),
+                            *(["-cp", cp] if cp else []), *map(_driver_source, sources)],
+                           capture_output=True, text=True, timeout=300, check=False)
+    if built.returncode != 0:
+        raise LiveError(f"javac of {what} failed:\n{built.stderr[-1500:]}")
+
+
+_DRIVER_BUILD = threading.Lock()
+
+
+def driver_classes(cluster: Cluster) -> Path:
+    """``DRIVER`` compiled once per cluster, into ``<home>/driver``: the folder first on a
+    remoting driver's class path (a single-file source launch compiles its own file only)."""
+    classes = cluster.home / "driver"
+    with _DRIVER_BUILD:
+        if not (classes / "Driver.class").is_file():
+            _javac(classes, (DRIVER,), None, "the drivers' shared class")
+    return classes
+
+
+def _driver_java(cluster: Cluster, home: Path, log_root: str, cp: str) -> list[str]:
+    """``java`` for a driver on the class path ``cp``: a small heap, the cluster's marker (so
+    ``down`` may stop it), ``home`` as its user.home, its client's log under
+    ``home/logs/rocketmqlogs`` (the system property ``log_root`` says where)."""
     return [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
             f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
-            f"-Drocketmq.client.logRoot={home / 'logs' / 'rocketmqlogs'}",
-            "-cp", cp, str(src)]
+            f"-D{log_root}={home / 'logs' / 'rocketmqlogs'}", "-cp", cp]
+
+
+def _client_command(cluster: Cluster, home: Path, source: str) -> list[str]:
+    """``java`` running ``live/java/<source>`` on ``driver_classes`` and the line's client
+    jars, ``home`` as its user.home and log root (``_driver_java``)."""
+    jars = class_path(resolve(line(cluster.line).name, "client"))
+    return [*_driver_java(cluster, home, "rocketmq.client.logRoot",
+                          f"{driver_classes(cluster)}{os.pathsep}{jars}"),
+            _driver_source(source)]
+
+
+def _client_home(cluster: Cluster, name: str, signal_file: str) -> tuple[Path, Path]:
+    """A client's folder, ``<home>/clients/<name>`` (made if missing), and its ``signal_file``
+    there (the file its driver waits for: ``go`` or ``stop``), removed."""
+    home = cluster.home / "clients" / name
+    home.mkdir(parents=True, exist_ok=True)
+    signal_path = home / signal_file
+    signal_path.unlink(missing_ok=True)
+    return home, signal_path
+
+
+def _track(cluster: Cluster, name: str, role: str, proc: subprocess.Popen[Any],
+           home: Path) -> None:
+    """Add a started client's process to the cluster's record, so ``down`` may stop it."""
+    cluster.processes.append(Process(name, role, 0, proc.pid, str(home)))
+    cluster.save()
 
 
 @dataclass
@@ -568,10 +614,8 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
     ``SelectMessageQueueByHash`` over ``keys`` keys), ``oneway`` or ``batch`` (``batch``
     messages a send; issue 45); ``threads`` application threads share it (each row then has
     its ``thread``)."""
-    home = cluster.home / "clients" / instance
-    home.mkdir(parents=True, exist_ok=True)
-    output, go_file = home / "sends.jsonl", home / "go"
-    go_file.unlink(missing_ok=True)
+    home, go_file = _client_home(cluster, instance, "go")
+    output = home / "sends.jsonl"
     with output.open("wb") as sink:
         proc = subprocess.Popen(
             [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
@@ -581,8 +625,7 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
             stdout=sink, stderr=(home / "stderr.log").open("ab"), stdin=subprocess.DEVNULL,
             start_new_session=True)
     producer = Producer(instance, proc, output, go_file, count, home)
-    cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
-    cluster.save()
+    _track(cluster, instance, "producer", proc, home)
     _await_started(proc, output, timeout_s, f"producer {instance}", home)
     if go:
         start_sending(producer)
@@ -728,18 +771,14 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     ``CONSISTENT_HASH``) and ``subscription`` (a tag expression) are ``Consume.java``'s. Stop
     it with ``stop_consumer`` (clean) or ``kill_consumer`` (a crash)."""
     name = name or instance
-    home = cluster.home / "clients" / name
-    home.mkdir(parents=True, exist_ok=True)
-    stop = home / "stop"
-    stop.unlink(missing_ok=True)
+    home, stop = _client_home(cluster, name, "stop")
     proc = subprocess.Popen(
         [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic, group,
          instance, str(stop), "on" if trace else "off", strategy, subscription],
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = Consumer(instance, proc, stop, home, name)
-    cluster.processes.append(Process(name, "consumer", 0, proc.pid, str(home)))
-    cluster.save()
+    _track(cluster, name, "consumer", proc, home)
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -971,27 +1010,14 @@ def stop_proxy(cluster: Cluster, timeout_s: float = 40.0) -> bool:
     return True
 
 
-def _grpc_source(name: str) -> str:
-    from importlib import resources
-
-    return str(resources.files("rocketlb_core.live") / "java" / name)
-
-
 def _grpc_class_path(home: Path, *extra: str) -> str:
     """rocketmq-client-java ``GRPC_CLIENT_VERSION``'s class path for a driver in ``home``, the
     jar's missing SLF4J binding (java/StaticLoggerBinder.java says why) compiled into
-    ``home/log-binding`` and put first, so the client writes its log at all; with it the
-    ``live/java`` sources ``extra``."""
+    ``home/log-binding`` and put first, so the client writes its log at all; with it
+    ``DRIVER`` and the ``live/java`` sources ``extra``."""
     jar_cp = class_path(artifact_jars("rocketmq-client-java", GRPC_CLIENT_VERSION))
     classes = home / "log-binding"
-    shutil.rmtree(classes, ignore_errors=True)
-    sources = [_grpc_source(f) for f in (*GRPC_LOG_BINDING, *extra)]
-    javac = Path(java()).with_name("javac")
-    built = subprocess.run([str(javac) if javac.is_file() else find_tool("javac", "install a JDK"),
-                            "-encoding", "UTF-8", "-d", str(classes), "-cp", jar_cp, *sources],
-                           capture_output=True, text=True, timeout=300, check=False)
-    if built.returncode != 0:
-        raise LiveError(f"javac of the gRPC client's log binding failed:\n{built.stderr[-1500:]}")
+    _javac(classes, (*GRPC_LOG_BINDING, DRIVER, *extra), jar_cp, "the gRPC client's log binding")
     return f"{classes}{os.pathsep}{jar_cp}"
 
 
@@ -1013,11 +1039,9 @@ def grpc_consumer_class_path(cluster: Cluster) -> str:
 
 
 def _grpc_java(cluster: Cluster, home: Path, cp: str) -> list[str]:
-    """``java`` for a gRPC driver: a small heap, the cluster's marker (so ``down`` may stop it),
-    ``home`` as its user.home, its log (``rocketmq-client.log``) under ``home``."""
-    return [java(), "-Xmx128m", "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-            f"-D{MARKER_PROP}={cluster.home}", f"-Duser.home={home}",
-            f"-Drocketmq.log.root={home / 'logs' / 'rocketmqlogs'}", "-cp", cp]
+    """``java`` for a gRPC driver (``_driver_java``): its log, ``rocketmq-client.log``, under
+    ``home``."""
+    return _driver_java(cluster, home, "rocketmq.log.root", cp)
 
 
 @dataclass
@@ -1060,10 +1084,8 @@ def start_grpc_producer(cluster: Cluster, topic: str, count: int, *, interval_ms
         raise LiveError("the Python client takes maxAttempts from the Proxy (3): "
                         f"max_attempts {max_attempts} cannot be given to it")
     endpoints = proxy_endpoints(cluster)
-    home = cluster.home / "clients" / instance
-    home.mkdir(parents=True, exist_ok=True)
-    output, go_file = home / "sends.jsonl", home / "go"
-    go_file.unlink(missing_ok=True)
+    home, go_file = _client_home(cluster, instance, "go")
+    output = home / "sends.jsonl"
     env = None
     if language == "python":
         from importlib import resources
@@ -1075,15 +1097,14 @@ def start_grpc_producer(cluster: Cluster, topic: str, count: int, *, interval_ms
                    str(interval_ms), str(go_file), f"-D{MARKER_PROP}={cluster.home}"]
         env = dict(os.environ, HOME=str(home))
     else:
-        cp, src = _grpc_class_path(home), _grpc_source("GrpcProduce.java")
+        cp, src = _grpc_class_path(home), _driver_source("GrpcProduce.java")
         command = [*_grpc_java(cluster, home, cp), src, endpoints, topic, str(count),
                    str(interval_ms), str(max_attempts), str(go_file)]
     with output.open("wb") as sink:
         proc = subprocess.Popen(command, stdout=sink, stderr=(home / "stderr.log").open("ab"),
                                 stdin=subprocess.DEVNULL, start_new_session=True, env=env)
     producer = GrpcProducer(instance, proc, output, go_file, count, home, language)
-    cluster.processes.append(Process(instance, "producer", 0, proc.pid, str(home)))
-    cluster.save()
+    _track(cluster, instance, "producer", proc, home)
     _await_started(proc, output, timeout_s, f"gRPC producer {instance}", home)
     if go:
         start_sending(producer)
@@ -1120,10 +1141,8 @@ def start_grpc_consumer(cluster: Cluster, topic: str, group: str, kind: str, *,
     if kind not in GRPC_CONSUMER_KINDS:
         raise LiveError(f"a gRPC consumer is one of {', '.join(GRPC_CONSUMER_KINDS)}, not {kind!r}")
     endpoints = proxy_endpoints(cluster)
-    home = cluster.home / "clients" / name
-    home.mkdir(parents=True, exist_ok=True)
-    output, stop = home / "receives.jsonl", home / "stop"
-    stop.unlink(missing_ok=True)
+    home, stop = _client_home(cluster, name, "stop")
+    output = home / "receives.jsonl"
     cp = grpc_consumer_class_path(cluster)
     with output.open("w", encoding="utf-8") as sink:
         proc = subprocess.Popen([*_grpc_java(cluster, home, cp), "GrpcConsume", endpoints, topic,
@@ -1131,8 +1150,7 @@ def start_grpc_consumer(cluster: Cluster, topic: str, group: str, kind: str, *,
                                 stdout=sink, stderr=(home / "stderr.log").open("ab"), text=True,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = GrpcConsumer(name, proc, stop, home, name, kind=kind, output=output)
-    cluster.processes.append(Process(name, "consumer", 0, proc.pid, str(home)))
-    cluster.save()
+    _track(cluster, name, "consumer", proc, home)
     _await_started(proc, output, timeout_s, f"gRPC {kind} consumer {name}", home)
     return consumer
 

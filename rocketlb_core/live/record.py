@@ -253,21 +253,8 @@ def load_scenario(path: Path | str) -> LiveScenario:
 
 def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     """Validate a live scenario's TOML ``text`` (``path`` names it in errors)."""
-    import tomllib
-
-    from rocketlb_core.numbers import NumberError, check_toml_numbers
-
     r = _Reader(path)
-    try:
-        check_toml_numbers(text)
-        raw = tomllib.loads(text)
-    except NumberError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: not valid TOML (nested too deeply)") from None
-    top = r.table(raw, "", {"name", "topic"},
+    top = r.table(r.toml(text), "", {"name", "topic"},
                   {"description", "brokers", "queues", "trace", "settle_s", "producers",
                    "consumers", "events"})
     brokers = r.num(top, "brokers", "", 2, integer=True, minimum=1,
@@ -744,6 +731,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     if grpc:
         say(f"starting the Proxy {live.proxy_version(c)}")
         live.start_proxy(c)
+    live.driver_classes(c)                    # compiled before the clock starts
     if any(k.client == "grpc" for k in scenario.consumers):
         live.grpc_consumer_class_path(c)      # compiled before the clock starts
     producers: dict[str, live.Producer] = {}

@@ -136,6 +136,19 @@ class _Reader:
     def __init__(self, path: str) -> None:
         self.path = path
 
+    def toml(self, text: str) -> dict[str, Any]:
+        """``text`` as TOML, its numbers first checked (``check_toml_numbers``); a scenario's
+        (this one's, or a live scenario's) top table."""
+        try:
+            check_toml_numbers(text)
+            return tomllib.loads(text)
+        except NumberError as exc:
+            raise ScenarioError(f"{self.path}: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ScenarioError(f"{self.path}: not valid TOML ({exc})") from None
+        except RecursionError:
+            raise ScenarioError(f"{self.path}: not valid TOML (nested too deeply)") from None
+
     def fail(self, where: str, message: str) -> ScenarioError:
         return ScenarioError(f"{self.path}: {where}: {message}")
 
@@ -226,16 +239,7 @@ def loads(text: str, path: str) -> Scenario:
     if len(text.encode("utf-8")) > MAX_SCENARIO_BYTES:
         raise ScenarioError(f"{path}: more than the {MAX_SCENARIO_BYTES}-byte limit for a "
                             f"scenario")
-    try:
-        check_toml_numbers(text)
-        raw = tomllib.loads(text)
-    except NumberError as exc:
-        raise ScenarioError(f"{path}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"{path}: not valid TOML ({exc})") from None
-    except RecursionError:
-        raise ScenarioError(f"{path}: not valid TOML (nested too deeply)") from None
-    top = r.table(raw, "", {"name", "duration_ms", "cluster"},
+    top = r.table(r.toml(text), "", {"name", "duration_ms", "cluster"},
                   {"description", "drain_ms", "line", "tick_ms", "producers", "consumer_groups",
                    "events", "expect"})
     try:

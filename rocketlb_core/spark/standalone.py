@@ -52,7 +52,8 @@ from typing import Any
 from rocketlb_core.cli import run
 from rocketlb_core.errors import InputError, UsageError
 from rocketlb_core.numbers import int_option
-from rocketlb_core.paths import FileRefused, read_small_file
+from rocketlb_core.paths import FileRefused, json_object, read_small_file
+from rocketlb_core.paths import shown as _show
 from rocketlb_core.spark.java import ensure_java
 
 MARKER = "cluster.json"
@@ -229,14 +230,6 @@ def _claim(folder: Path) -> None:
 
 # ---------------------------------------------------------------- cluster.json, as data
 
-def _show(path: Path | str) -> str:
-    """A path for a one-line message: control and other unprintable characters escaped."""
-    text = os.fspath(path)
-    if text.isprintable():
-        return text
-    return repr(text)[1:-1]
-
-
 def _brief(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -282,18 +275,7 @@ def load_state(folder: Path) -> dict[str, Any]:
     path = folder / MARKER
     shown = _show(path)
     raw = _read_state(path)
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise StateError(f"{shown}: not UTF-8 text, not the cluster record up writes") from None
-    except ValueError as exc:
-        raise StateError(f"{shown}: not JSON ({_show(str(exc))}), not the cluster record up "
-                         "writes") from None
-    except RecursionError:
-        raise StateError(f"{shown}: JSON nested too deeply, not the cluster record up writes"
-                         ) from None
-    if not isinstance(data, dict):
-        raise StateError(f"{shown}: a JSON {type(data).__name__}, not the object up writes")
+    data = json_object(raw, shown, "not the cluster record up writes", StateError)
     if data.get("tool") != TOOL:
         raise StateError(f"{shown}: field tool: {_brief(data.get('tool'))}, not {TOOL!r}: not "
                          "a cluster record of this tool")

@@ -117,6 +117,9 @@ from rocketlb_core.vectorgen import write_or_check
 from rocketlb_core.vectorgen.remoting import JAVA_ROOT, REPO, jars, javas
 
 VERSIONS = ("5.3.3", "5.5.0")
+CASES = JAVA_ROOT / "rocketlb" / "Cases.java"
+"""Compiled with each family's generator: what the three share (every case's ``source``, the
+loop that prints the cases)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,7 @@ def generate(family: Family, version: str, cases: int, work: Path) -> str:
     out = work / family.name / version
     out.mkdir(parents=True, exist_ok=True)
     built = subprocess.run([str(Path(run_java).with_name("javac")), "-encoding", "UTF-8", "-d",
-                            str(out), "-cp", cp, str(family.source)],
+                            str(out), "-cp", cp, str(family.source), str(CASES)],
                            capture_output=True, text=True, timeout=600, check=False)
     if built.returncode != 0:
         raise LiveError(f"javac against rocketmq-proxy {version} failed:\n{built.stderr[-1500:]}")

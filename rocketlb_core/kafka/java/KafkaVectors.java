@@ -323,6 +323,8 @@ public final class KafkaVectors {
 
     // The second rebalance of a sticky case: each member's subscription (its topics as
     // `topicsOf` gives them, in member order), what it owned and its generation, and the result.
+    // Without a history (`before` null: plainGroup) a member owns nothing and has no generation,
+    // and its row says neither.
     static String stickyGroup(String assignorName, String version, String id, Map<String, Integer> topics,
                               List<String> members, java.util.function.Function<String, List<String>> topicsOf,
                               Map<String, List<TopicPartition>> before, Map<String, Integer> generation,
@@ -332,16 +334,18 @@ public final class KafkaVectors {
         for (int i = 0; i < members.size(); i++) {
             String m = members.get(i);
             List<String> subs = topicsOf.apply(m);
-            List<TopicPartition> owned = before.getOrDefault(m, Collections.emptyList());
-            Integer gen = generation.get(m);
+            List<TopicPartition> owned = before == null ? null : before.getOrDefault(m, Collections.emptyList());
+            Integer gen = before == null ? null : generation.get(m);
             group.put(m, subscription(assignorName, m, subs, owned, gen == null ? -1 : gen, instances.get(m)));
             if (i > 0) membersJson.append(',');
             membersJson.append("{\"id\":").append(str(m))
                 .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
                 .append(rackJson(m))
-                .append(",\"topics\":").append(strs(subs))
-                .append(",\"owned\":").append(runs(owned))
-                .append(",\"generation\":").append(gen == null ? "null" : gen.toString()).append('}');
+                .append(",\"topics\":").append(strs(subs));
+            if (before != null)
+                membersJson.append(",\"owned\":").append(runs(owned))
+                    .append(",\"generation\":").append(gen == null ? "null" : gen.toString());
+            membersJson.append('}');
         }
         membersJson.append(']');
         return caseJson(id, assignorName, version, topics, membersJson,
@@ -418,13 +422,17 @@ public final class KafkaVectors {
                                    new HashMap<>(), new HashMap<>(), new HashMap<>());
             return plainGroup(assignorName, version, id, topics, eight, m -> Arrays.asList("t"), new HashMap<>());
         }
-        if (c == 1) {       // one consumer on t1 ... t13, one partition each (computeIfAbsent's late growth)
+        if (c == 1 || c == 2) {
+            // c 1: one consumer on t1 ... t13, one partition each (computeIfAbsent's late growth);
+            // c 2: the same on two partitions a topic: computeIfAbsent on a present key grows the table
+            int partitions = c;
             LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
-            for (String t : thirteen) topics.put(t, 1);
-            if (sticky) {   // m0 on t13 with no history; m1 on t6 and t10, generation 1, owned t1-0 ... t13-0
+            for (String t : thirteen) topics.put(t, partitions);
+            if (sticky) {   // m0 on t13 with no history; m1 on t6 and t10, generation 1, owned t1-0 ... t13-0 (and t1-1 ...)
                 Map<String, List<TopicPartition>> before = new HashMap<>();
                 List<TopicPartition> owned = new ArrayList<>();
-                for (String t : thirteen) owned.add(new TopicPartition(t, 0));
+                for (String t : thirteen)
+                    for (int p = 0; p < partitions; p++) owned.add(new TopicPartition(t, p));
                 before.put("m1", owned);
                 Map<String, Integer> generation = new HashMap<>();
                 generation.put("m1", 1);
@@ -432,23 +440,8 @@ public final class KafkaVectors {
                                    m -> m.equals("m0") ? Arrays.asList("t13") : Arrays.asList("t6", "t10"),
                                    before, generation, new HashMap<>());
             }
-            return plainGroup(assignorName, version, id, topics, Arrays.asList("c"), m -> thirteen, new HashMap<>());
-        }
-        if (c == 2) {       // the same on two partitions a topic: computeIfAbsent on a present key grows the table
-            LinkedHashMap<String, Integer> topics = new LinkedHashMap<>();
-            for (String t : thirteen) topics.put(t, 2);
-            if (sticky) {   // m1 owned t1-0, t1-1, ... t13-0, t13-1
-                Map<String, List<TopicPartition>> before = new HashMap<>();
-                List<TopicPartition> owned = new ArrayList<>();
-                for (String t : thirteen) { owned.add(new TopicPartition(t, 0)); owned.add(new TopicPartition(t, 1)); }
-                before.put("m1", owned);
-                Map<String, Integer> generation = new HashMap<>();
-                generation.put("m1", 1);
-                return stickyGroup(assignorName, version, id, topics, Arrays.asList("m0", "m1"),
-                                   m -> m.equals("m0") ? Arrays.asList("t13") : Arrays.asList("t6", "t10"),
-                                   before, generation, new HashMap<>());
-            }
-            return plainGroup(assignorName, version, id, topics, Arrays.asList("c0", "c1"), m -> thirteen, new HashMap<>());
+            return plainGroup(assignorName, version, id, topics,
+                              c == 1 ? Arrays.asList("c") : Arrays.asList("c0", "c1"), m -> thirteen, new HashMap<>());
         }
         return sticky ? stickyCollideCase(assignorName, version, id, rnd)
                       : plainCollideCase(assignorName, version, id, rnd);
@@ -515,23 +508,7 @@ public final class KafkaVectors {
     static String plainGroup(String assignorName, String version, String id, Map<String, Integer> topics,
                              List<String> members, java.util.function.Function<String, List<String>> topicsOf,
                              Map<String, String> instances) {
-        Map<String, Subscription> group = new HashMap<>();
-        StringBuilder membersJson = new StringBuilder("[");
-        for (int i = 0; i < members.size(); i++) {
-            String m = members.get(i);
-            List<String> subs = topicsOf.apply(m);
-            Subscription s = new Subscription(subs, null, Collections.emptyList(), -1, rack(m));
-            if (instances.containsKey(m)) s.setGroupInstanceId(Optional.of(instances.get(m)));
-            group.put(m, s);
-            if (i > 0) membersJson.append(',');
-            membersJson.append("{\"id\":").append(str(m))
-                .append(",\"instance\":").append(instances.containsKey(m) ? str(instances.get(m)) : "null")
-                .append(rackJson(m))
-                .append(",\"topics\":").append(strs(subs)).append('}');
-        }
-        membersJson.append(']');
-        return caseJson(id, assignorName, version, topics, membersJson,
-                        expected(assignorName, topics, group, members));
+        return stickyGroup(assignorName, version, id, topics, members, topicsOf, null, null, instances);
     }
 
     // Members, topics or both built to collide; subscriptions small enough to keep a case small.

@@ -111,10 +111,33 @@ public final class UniformVectors {
             ids.put(t, u);
             counts.put(u, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 64 : 16));
         }
+        return describer(counts);
+    }
+
+    // The describer the coordinator hands the assignor: each topic id's partition count as counts
+    // has it when asked (-1: not in the metadata), no racks.
+    static SubscribedTopicDescriber describer(Map<Uuid, Integer> counts) {
         return new SubscribedTopicDescriber() {
             public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
             public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
         };
+    }
+
+    // The ids of the topics `names`, in a HashSet filled in their order.
+    static Set<Uuid> idsOf(List<String> names, Map<String, Uuid> ids) {
+        Set<Uuid> out = new HashSet<>();
+        for (String t : names) out.add(ids.get(t));
+        return out;
+    }
+
+    // The first rebalance, from no assignment: each member of `first` (put in that order) on the
+    // topic ids `subsOf` gives it.
+    static Map<String, MemberAssignment> firstRebalance(String assignorName, List<String> first,
+                                                        java.util.function.Function<String, Set<Uuid>> subsOf,
+                                                        SubscribedTopicDescriber describer) {
+        Spec g1 = new Spec();
+        for (String m : first) g1.subs.put(m, subsOf.apply(m));
+        return assignor(assignorName).assign(g1, describer).members();
     }
 
     static String oneCase(String assignorName, String id, String version, Random rnd) {
@@ -123,17 +146,10 @@ public final class UniformVectors {
         Map<String, Uuid> ids = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
         SubscribedTopicDescriber describer = topics(rnd, nTopics, names, ids, counts);
-        int n1 = 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10);
-        List<String> first = new ArrayList<>();
-        while (first.size() < n1) {
-            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
-            if (!first.contains(m)) first.add(m);
-        }
-        Set<Uuid> topicSet = new HashSet<>();
-        for (String t : names) topicSet.add(ids.get(t));
-        Spec g1 = new Spec();
-        for (String m : first) g1.subs.put(m, topicSet);
-        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        Set<Uuid> topicSet = idsOf(names, ids);
+        List<String> first = firstMembers(rnd, 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10), new HashMap<>(),
+                                          () -> topicSet);
+        Map<String, MemberAssignment> a1 = firstRebalance(assignorName, first, m -> topicSet, describer);
         boolean history = rnd.nextInt(5) != 0;
         List<String> members = new ArrayList<>();
         if (history) {
@@ -159,17 +175,9 @@ public final class UniformVectors {
         Map<String, Uuid> ids = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
         SubscribedTopicDescriber describer = topics(rnd, nTopics, names, ids, counts);
-        int n = 1 + rnd.nextInt(8);
-        List<String> members = new ArrayList<>();
-        while (members.size() < n) {
-            String m = new Uuid(rnd.nextLong(), rnd.nextLong()).toString();
-            if (!members.contains(m)) members.add(m);
-        }
-        Set<Uuid> topicSet = new HashSet<>();
-        for (String t : names) topicSet.add(ids.get(t));
-        Spec g1 = new Spec();
-        for (String m : members) g1.subs.put(m, topicSet);
-        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        Set<Uuid> topicSet = idsOf(names, ids);
+        List<String> members = firstMembers(rnd, 1 + rnd.nextInt(8), new HashMap<>(), () -> topicSet);
+        Map<String, MemberAssignment> a1 = firstRebalance(assignorName, members, m -> topicSet, describer);
         Set<Uuid> none = Collections.emptySet();
         return secondRebalance(assignorName, id, version, rnd, describer, names, ids, counts, names, null,
                                members, m -> none, true, rnd.nextBoolean() ? a1 : null);
@@ -287,7 +295,8 @@ public final class UniformVectors {
         return sb.append(']').toString();
     }
 
-    // n distinct members of random ids, each subscribed to what `pick` draws (into subs).
+    // n distinct members of random ids, each subscribed to what `pick` draws (into subs), drawn
+    // after its id.
     static List<String> firstMembers(Random rnd, int n, Map<String, Set<Uuid>> subs,
                                      java.util.function.Supplier<Set<Uuid>> pick) {
         List<String> first = new ArrayList<>();
@@ -309,14 +318,11 @@ public final class UniformVectors {
         Map<String, Uuid> ids = new HashMap<>();
         Map<Uuid, Integer> counts = new HashMap<>();
         SubscribedTopicDescriber describer = topics(rnd, nTopics, names, ids, counts);
-        Set<Uuid> all = new HashSet<>();
-        for (String t : names) all.add(ids.get(t));
+        Set<Uuid> all = idsOf(names, ids);
         Map<String, Set<Uuid>> subs = new HashMap<>();
         List<String> first = firstMembers(rnd, 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 30 : 10), subs,
                                           () -> rnd.nextInt(8) == 0 ? all : subset(rnd, names, ids));
-        Spec g1 = new Spec();
-        for (String m : first) g1.subs.put(m, subs.get(m));
-        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        Map<String, MemberAssignment> a1 = firstRebalance(assignorName, first, subs::get, describer);
         boolean history = rnd.nextInt(6) != 0;
         List<String> members = new ArrayList<>();
         if (history) {
@@ -381,15 +387,9 @@ public final class UniformVectors {
             }
             history = rnd.nextInt(3) != 0;
         }
-        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
-            public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
-            public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
-        };
-        Set<Uuid> topicSet = new HashSet<>();
-        for (String t : names) topicSet.add(ids.get(t));
-        Spec g1 = new Spec();
-        for (String m : first) g1.subs.put(m, topicSet);
-        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        SubscribedTopicDescriber describer = describer(counts);
+        Set<Uuid> topicSet = idsOf(names, ids);
+        Map<String, MemberAssignment> a1 = firstRebalance(assignorName, first, m -> topicSet, describer);
         List<String> members = new ArrayList<>();
         if (history) {
             for (String m : first) if (rnd.nextInt(10) < 6) members.add(m);
@@ -425,18 +425,12 @@ public final class UniformVectors {
             ids.put(t, u);
             counts.put(u, 1 + rnd.nextInt(rnd.nextInt(3) == 0 ? 16 : 3));
         }
-        SubscribedTopicDescriber describer = new SubscribedTopicDescriber() {
-            public int numPartitions(Uuid t) { Integer n = counts.get(t); return n == null ? -1 : n; }
-            public Set<String> racksForPartition(Uuid t, int p) { return Collections.emptySet(); }
-        };
-        Set<Uuid> all = new HashSet<>();
-        for (String t : names) all.add(ids.get(t));
+        SubscribedTopicDescriber describer = describer(counts);
+        Set<Uuid> all = idsOf(names, ids);
         Map<String, Set<Uuid>> subs = new HashMap<>();
         List<String> first = firstMembers(rnd, 1 + rnd.nextInt(rnd.nextInt(4) == 0 ? 20 : 8), subs,
                                           () -> homogeneous || rnd.nextInt(6) == 0 ? all : subset(rnd, names, ids));
-        Spec g1 = new Spec();
-        for (String m : first) g1.subs.put(m, subs.get(m));
-        Map<String, MemberAssignment> a1 = assignor(assignorName).assign(g1, describer).members();
+        Map<String, MemberAssignment> a1 = firstRebalance(assignorName, first, subs::get, describer);
         // the topics that vanish: at least one, never all
         List<String> gone = new ArrayList<>();
         int nGone = 1 + rnd.nextInt(Math.min(nTopics - 1, rnd.nextInt(3) == 0 ? 8 : 2));

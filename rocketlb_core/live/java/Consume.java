@@ -1,7 +1,8 @@
 // rocketlb live driver: upstream's own DefaultMQPushConsumer of one RocketMQ line (run with its
-// client jars on the class path, single-file source launch, Java 11+):
+// client jars on the class path, single-file source launch, Java 11+; DRIVER: Driver.java
+// compiled, what every driver shares):
 //
-//   java -cp CLIENT_JARS Consume.java NAMESRV TOPIC GROUP INSTANCE STOP_FILE [TRACE(on|off)
+//   java -cp DRIVER:CLIENT_JARS Consume.java NAMESRV TOPIC GROUP INSTANCE STOP_FILE [TRACE(on|off)
 //        [STRATEGY [SUBSCRIPTION]]]
 //
 // Subscribes TOPIC with SUBSCRIPTION (a tag expression, default "*": every message) in GROUP
@@ -36,11 +37,11 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-public class Consume {
+public class Consume extends Driver {
     public static void main(String[] args) throws Exception {
-        boolean trace = args.length > 5 && args[5].equals("on");
-        String strategy = args.length > 6 ? args[6] : "AVG";
-        String subscription = args.length > 7 ? args[7] : "*";
+        boolean trace = arg(args, 5, "off").equals("on");
+        String strategy = arg(args, 6, "AVG");
+        String subscription = arg(args, 7, "*");
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(args[2], trace, null);
         consumer.setNamesrvAddr(args[0]);
         consumer.setInstanceName(args[3]);
@@ -62,9 +63,7 @@ public class Consume {
                         + quote(m.getBrokerName()) + ",\"queue\":" + m.getQueueId()
                         + ",\"offset\":" + m.getQueueOffset() + ",\"wall_ms\":"
                         + System.currentTimeMillis() + "}\n");
-                    while (!Files.exists(stop)) {
-                        Thread.sleep(100);
-                    }
+                    awaitFile(stop, 100);
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
@@ -83,12 +82,9 @@ public class Consume {
         } catch (RuntimeException e) {
             error = e.toString();
         }
-        System.out.println("{\"started\":" + quote(consumer.buildMQClientId())
+        emit("{\"started\":" + quote(consumer.buildMQClientId())
             + (error == null ? "" : ",\"start_error\":" + quote(error)) + "}");
-        System.out.flush();
-        while (!Files.exists(stop)) {
-            Thread.sleep(100);
-        }
+        awaitFile(stop, 100);
         // clean when start() had set RUNNING before it threw (4.9.8 looks the route up after);
         // a start that failed earlier leaves shutdown() nothing to do and the instance running,
         // so the process ends here and its connections close with it
@@ -99,8 +95,7 @@ public class Consume {
         }
         Files.writeString(home.resolve("consumed.json"), seen.append("}\n").toString());
         consumer.shutdown();
-        System.out.println("{\"stopped\":true}");
-        System.out.flush();
+        emit("{\"stopped\":true}");
         if (error != null) {
             System.exit(0);
         }
@@ -114,15 +109,5 @@ public class Consume {
             default: throw new IllegalArgumentException("unknown strategy " + name
                 + " (AVG, AVG_BY_CIRCLE or CONSISTENT_HASH)");
         }
-    }
-
-    static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') { b.append('\\').append(c); }
-            else if (c < 0x20) { b.append(String.format("\\u%04x", (int) c)); }
-            else { b.append(c); }
-        }
-        return b.append('"').toString();
     }
 }

@@ -1,7 +1,8 @@
 // rocketlb live driver: read every message of a topic back, untouched, with upstream's own
-// DefaultMQPullConsumer of one RocketMQ line (single-file source launch, Java 11+):
+// DefaultMQPullConsumer of one RocketMQ line (single-file source launch, Java 11+; DRIVER:
+// Driver.java compiled, what every driver shares):
 //
-//   java -cp CLIENT_JARS DumpTopic.java NAMESRV TOPIC
+//   java -cp DRIVER:CLIENT_JARS DumpTopic.java NAMESRV TOPIC
 //
 // For each of the topic's queues, from its minimum to its maximum offset, prints one JSON object
 // per message: {"broker":"broker-b","queue":0,"offset":12,"store_ms":...,"born_ms":...,
@@ -18,18 +19,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
-public class DumpTopic {
-    static String quote(String s) {
-        if (s == null) { return "null"; }
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') { b.append('\\').append(c); }
-            else if (c < 0x20 || c == 0x7f) { b.append(String.format("\\u%04x", (int) c)); }
-            else { b.append(c); }
-        }
-        return b.append('"').toString();
-    }
-
+public class DumpTopic extends Driver {
     @SuppressWarnings("deprecation")
     public static void main(String[] args) throws Exception {
         DefaultMQPullConsumer consumer = new DefaultMQPullConsumer("rocketlb_dump");

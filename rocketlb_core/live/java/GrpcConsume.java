@@ -1,7 +1,8 @@
 // rocketlb live driver: a gRPC consumer of apache/rocketmq-clients (rocketmq-client-java, one
-// shaded jar on the class path; single-file source launch, Java 11+), through a Proxy:
+// shaded jar on the class path; compiled with Driver.java, what every driver shares, and the
+// jar's log binding, StaticLoggerBinder.java, into CLASSES), through a Proxy:
 //
-//   java -cp CLIENT_JAVA_JAR GrpcConsume.java ENDPOINTS TOPIC GROUP KIND STOP_FILE
+//   java -cp CLASSES:CLIENT_JAVA_JAR GrpcConsume ENDPOINTS TOPIC GROUP KIND STOP_FILE
 //
 // KIND "simple": a SimpleConsumer (awaitDuration AWAIT_S) that calls receive(MAX_MESSAGES,
 // INVISIBLE_S) in a loop and acknowledges every message it got, printing one JSON object per
@@ -44,6 +45,7 @@ import org.apache.rocketmq.client.apis.message.MessageView;
 import org.apache.rocketmq.client.java.impl.ClientImpl;
 import org.apache.rocketmq.client.java.message.MessageViewImpl;
 import org.apache.rocketmq.client.java.route.MessageQueueImpl;
+import org.apache.rocketmq.shaded.org.slf4j.impl.StaticLoggerBinder;
 import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,34 +54,10 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
 
-public class GrpcConsume {
+public class GrpcConsume extends Driver {
     static final int MAX_MESSAGES = 16;
     static final Duration INVISIBLE = Duration.ofSeconds(15);
     static final Duration AWAIT = Duration.ofSeconds(5);
-
-    static String quote(String s) {
-        if (s == null) { return "null"; }
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') { b.append('\\').append(c); }
-            else if (c < 0x20 || c == 0x7f) { b.append(String.format("\\u%04x", (int) c)); }
-            else { b.append(c); }
-        }
-        return b.append('"').toString();
-    }
-
-    // see GrpcProduce.java: every line of the client's AsyncAppender in the file before the exit
-    static void stopLogging() {
-        Object factory = org.apache.rocketmq.shaded.org.slf4j.LoggerFactory.getILoggerFactory();
-        if (factory instanceof org.apache.rocketmq.shaded.ch.qos.logback.classic.LoggerContext) {
-            ((org.apache.rocketmq.shaded.ch.qos.logback.classic.LoggerContext) factory).stop();
-        }
-    }
-
-    static synchronized void emit(String row) {
-        System.out.println(row);
-        System.out.flush();
-    }
 
     static String message(MessageView view) {
         StringBuilder row = new StringBuilder("{");
@@ -108,12 +86,6 @@ public class GrpcConsume {
         return row.toString();
     }
 
-    static void awaitStop(Path stop) throws InterruptedException {
-        while (!Files.exists(stop)) {
-            Thread.sleep(50);
-        }
-    }
-
     static String clientId(Object client) {
         return client instanceof ClientImpl ? ((ClientImpl) client).getClientId().toString() : "";
     }
@@ -125,34 +97,24 @@ public class GrpcConsume {
         ClientConfiguration conf = ClientConfiguration.newBuilder().setEndpoints(endpoints)
             .enableSsl(false).setRequestTimeout(Duration.ofSeconds(3)).build();
         FilterExpression all = new FilterExpression("*", FilterExpressionType.TAG);
-        // a start that failed (a JVM still loading its classes spends the deadline: see
-        // GrpcProduce.java) is tried again, up to 5 times
-        Closeable client = null;
-        for (int tries = 1; client == null; tries++) {
-            try {
-                if (kind.equals("simple")) {
-                    client = provider.newSimpleConsumerBuilder().setClientConfiguration(conf)
-                        .setConsumerGroup(group).setAwaitDuration(AWAIT)
-                        .setSubscriptionExpressions(Collections.singletonMap(topic, all)).build();
-                } else if (kind.equals("push")) {
-                    client = provider.newPushConsumerBuilder().setClientConfiguration(conf)
-                        .setConsumerGroup(group)
-                        .setSubscriptionExpressions(Collections.singletonMap(topic, all))
-                        .setMessageListener(view -> {
-                            emit(message(view) + ",\"ms\":" + System.currentTimeMillis() + "}");
-                            return ConsumeResult.SUCCESS;
-                        }).build();
-                } else {
-                    throw new IllegalArgumentException("KIND is simple or push, not " + kind);
-                }
-            } catch (IllegalArgumentException e) {
-                throw e;
-            } catch (Exception e) {
-                if (tries >= 5) { throw e; }
-                System.err.println("start " + tries + " failed, trying again: " + e);
-                Thread.sleep(1000);
+        // a start that failed (a JVM still loading its classes spends the deadline) is tried
+        // again (Driver.java)
+        Closeable client = startRetried(() -> {
+            if (kind.equals("simple")) {
+                return provider.newSimpleConsumerBuilder().setClientConfiguration(conf)
+                    .setConsumerGroup(group).setAwaitDuration(AWAIT)
+                    .setSubscriptionExpressions(Collections.singletonMap(topic, all)).build();
+            } else if (kind.equals("push")) {
+                return provider.newPushConsumerBuilder().setClientConfiguration(conf)
+                    .setConsumerGroup(group)
+                    .setSubscriptionExpressions(Collections.singletonMap(topic, all))
+                    .setMessageListener(view -> {
+                        emit(message(view) + ",\"ms\":" + System.currentTimeMillis() + "}");
+                        return ConsumeResult.SUCCESS;
+                    }).build();
             }
-        }
+            throw new IllegalArgumentException("KIND is simple or push, not " + kind);
+        });
         emit("{\"started\":" + quote(clientId(client)) + "}");
         try {
             if (client instanceof SimpleConsumer) {
@@ -164,8 +126,7 @@ public class GrpcConsume {
                         got = consumer.receive(MAX_MESSAGES, INVISIBLE);
                     } catch (Exception e) {
                         emit("{\"call\":" + call + ",\"start_ms\":" + start + ",\"end_ms\":"
-                            + System.currentTimeMillis() + ",\"error\":"
-                            + quote(e.getClass().getSimpleName() + ": " + e.getMessage()) + "}");
+                            + System.currentTimeMillis() + ",\"error\":" + quote(error(e)) + "}");
                         continue;
                     }
                     long end = System.currentTimeMillis();
@@ -177,20 +138,19 @@ public class GrpcConsume {
                         try {
                             consumer.ack(view);
                         } catch (Exception e) {
-                            row.append(",\"ack_error\":").append(quote(e.getClass().getSimpleName()
-                                + ": " + e.getMessage()));
+                            row.append(",\"ack_error\":").append(quote(error(e)));
                         }
                         row.append('}');
                     }
                     emit(row.append("]}").toString());
                 }
             } else {
-                awaitStop(stop);
+                awaitFile(stop, 50);
             }
         } finally {
             client.close();
             emit("{\"stopped\":true}");
-            stopLogging();
+            StaticLoggerBinder.stop();
         }
     }
 }

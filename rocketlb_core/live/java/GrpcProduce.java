@@ -1,7 +1,9 @@
 // rocketlb live driver: the gRPC producer of apache/rocketmq-clients (rocketmq-client-java, one
-// shaded jar on the class path; single-file source launch, Java 11+), sending through a Proxy:
+// shaded jar on the class path; single-file source launch, Java 11+), sending through a Proxy
+// (CLASSES: Driver.java, what every driver shares, and the jar's log binding,
+// StaticLoggerBinder.java, compiled):
 //
-//   java -cp CLIENT_JAVA_JAR GrpcProduce.java ENDPOINTS TOPIC COUNT INTERVAL_MS MAX_ATTEMPTS GO_FILE
+//   java -cp CLASSES:CLIENT_JAVA_JAR GrpcProduce.java ENDPOINTS TOPIC COUNT INTERVAL_MS MAX_ATTEMPTS GO_FILE
 //
 // Starts (its route fetched from the Proxy), prints {"started":CLIENT_ID}, waits until GO_FILE
 // exists, then sends COUNT messages synchronously (body "m<seq>", key "seq-<seq>"), one every
@@ -26,30 +28,11 @@ import org.apache.rocketmq.client.apis.producer.SendReceipt;
 import org.apache.rocketmq.client.java.impl.ClientImpl;
 import org.apache.rocketmq.client.java.impl.producer.SendReceiptImpl;
 import org.apache.rocketmq.client.java.route.MessageQueueImpl;
+import org.apache.rocketmq.shaded.org.slf4j.impl.StaticLoggerBinder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-public class GrpcProduce {
-    static String quote(String s) {
-        if (s == null) { return "null"; }
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') { b.append('\\').append(c); }
-            else if (c < 0x20 || c == 0x7f) { b.append(String.format("\\u%04x", (int) c)); }
-            else { b.append(c); }
-        }
-        return b.append('"').toString();
-    }
-
-    // The client logs through an AsyncAppender: stop its logback (when the binder,
-    // StaticLoggerBinder.java, is on the class path) so every line is in rocketmq-client.log before the exit.
-    static void stopLogging() {
-        Object factory = org.apache.rocketmq.shaded.org.slf4j.LoggerFactory.getILoggerFactory();
-        if (factory instanceof org.apache.rocketmq.shaded.ch.qos.logback.classic.LoggerContext) {
-            ((org.apache.rocketmq.shaded.ch.qos.logback.classic.LoggerContext) factory).stop();
-        }
-    }
-
+public class GrpcProduce extends Driver {
     public static void main(String[] args) throws Exception {
         String endpoints = args[0], topic = args[1];
         int count = Integer.parseInt(args[2]);
@@ -59,28 +42,13 @@ public class GrpcProduce {
         ClientServiceProvider provider = ClientServiceProvider.loadService();
         ClientConfiguration conf = ClientConfiguration.newBuilder().setEndpoints(endpoints)
             .enableSsl(false).setRequestTimeout(Duration.ofSeconds(3)).build();
-        // build() starts the client and fetches the topic's route, each call with a deadline
-        // of the request timeout set when it is made; a JVM still loading its classes on a
-        // loaded host can spend most of it before the call goes out (seen: DEADLINE_EXCEEDED
-        // after 0.34 s of 3 s). A start that failed is tried again, up to 5 times.
-        Producer producer = null;
-        for (int tries = 1; producer == null; tries++) {
-            try {
-                producer = provider.newProducerBuilder().setClientConfiguration(conf)
-                    .setTopics(topic).setMaxAttempts(maxAttempts).build();
-            } catch (Exception e) {
-                if (tries >= 5) { throw e; }
-                System.err.println("start " + tries + " failed, trying again: " + e);
-                Thread.sleep(1000);
-            }
-        }
+        // build() starts the client and fetches the topic's route (tried again: see Driver.java)
+        Producer producer = startRetried(() -> provider.newProducerBuilder()
+            .setClientConfiguration(conf).setTopics(topic).setMaxAttempts(maxAttempts).build());
         String clientId = producer instanceof ClientImpl
             ? ((ClientImpl) producer).getClientId().toString() : "";
-        System.out.println("{\"started\":" + quote(clientId) + "}");
-        System.out.flush();
-        while (!java.nio.file.Files.exists(go)) {
-            Thread.sleep(10);
-        }
+        emit("{\"started\":" + quote(clientId) + "}");
+        awaitFile(go, 10);
         try {
             for (int i = 0; i < count; i++) {
                 long start = System.currentTimeMillis();
@@ -99,18 +67,17 @@ public class GrpcProduce {
                     }
                     row.append(",\"msg_id\":").append(quote(r.getMessageId().toString()))
                         .append(",\"cost_ms\":").append(System.currentTimeMillis() - start).append("}");
-                    System.out.println(row);
+                    emit(row.toString());
                 } catch (Exception e) {
-                    System.out.println("{\"seq\":" + i + ",\"sent_ms\":" + start
-                        + ",\"error\":" + quote(e.getClass().getSimpleName() + ": " + e.getMessage())
+                    emit("{\"seq\":" + i + ",\"sent_ms\":" + start
+                        + ",\"error\":" + quote(error(e))
                         + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
                 }
-                System.out.flush();
                 if (interval > 0) { Thread.sleep(interval); }
             }
         } finally {
             producer.close();
-            stopLogging();
+            StaticLoggerBinder.stop();
         }
         System.out.println("{\"done\":" + count + "}");
     }

@@ -1,7 +1,8 @@
 // rocketlb live driver: upstream's own DefaultMQProducer, run with the client jars of one
-// RocketMQ line on the class path (single-file source launch, Java 11+):
+// RocketMQ line on the class path (single-file source launch, Java 11+; DRIVER: Driver.java
+// compiled, what every driver shares):
 //
-//   java -cp CLIENT_JARS Produce.java NAMESRV TOPIC GROUP COUNT INTERVAL_MS FAULT(on|off) INSTANCE
+//   java -cp DRIVER:CLIENT_JARS Produce.java NAMESRV TOPIC GROUP COUNT INTERVAL_MS FAULT(on|off) INSTANCE
 //        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway|batch) [KEYS [THREADS [BATCH]]]]
 //
 // Starts, prints {"started":CLIENT_ID}, waits until GO_FILE exists (so several producers and a
@@ -31,17 +32,7 @@ import org.apache.rocketmq.client.producer.selector.SelectMessageQueueByHash;
 import org.apache.rocketmq.common.message.Message;
 import java.nio.charset.StandardCharsets;
 
-public class Produce {
-    static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') { b.append('\\').append(c); }
-            else if (c < 0x20) { b.append(String.format("\\u%04x", (int) c)); }
-            else { b.append(c); }
-        }
-        return b.append('"').toString();
-    }
-
+public class Produce extends Driver {
     // one send, and its row on stdout (println writes the whole row at once)
     static void sendOne(DefaultMQProducer producer, SelectMessageQueueByHash selector, String topic,
                         String instance, String mode, int keys, int batch, int i, int thread) {
@@ -76,12 +67,10 @@ public class Produce {
                     + ",\"queue\":" + r.getMessageQueue().getQueueId()
                     + ",\"msg_id\":" + quote(r.getMsgId());
             }
-            System.out.println(row + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
+            emit(row + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
         } catch (Exception e) {
-            System.out.println(head
-                + ",\"error\":" + quote(e.getClass().getSimpleName() + ": " + e.getMessage()) + "}");
+            emit(head + ",\"error\":" + quote(error(e)) + "}");
         }
-        System.out.flush();
     }
 
     public static void main(String[] args) throws Exception {
@@ -90,10 +79,10 @@ public class Produce {
         long interval = Long.parseLong(args[4]);
         boolean fault = args[5].equals("on");
         boolean trace = args[7].equals("on");
-        String mode = args.length > 9 ? args[9] : "sync";
-        int keys = args.length > 10 ? Integer.parseInt(args[10]) : 0;
-        int threads = args.length > 11 ? Integer.parseInt(args[11]) : 1;
-        int batch = args.length > 12 ? Integer.parseInt(args[12]) : 0;
+        String mode = arg(args, 9, "sync");
+        int keys = arg(args, 10, 0);
+        int threads = arg(args, 11, 1);
+        int batch = arg(args, 12, 0);
         if (mode.equals("batch") != (batch >= 1) || batch > 256) {
             throw new IllegalArgumentException("BATCH: 1 to 256 for batch alone, got " + batch);
         }
@@ -112,12 +101,8 @@ public class Produce {
         producer.setInstanceName(args[6]);
         producer.setSendLatencyFaultEnable(fault);
         producer.start();
-        System.out.println("{\"started\":" + quote(producer.buildMQClientId()) + "}");
-        System.out.flush();
-        java.nio.file.Path go = java.nio.file.Path.of(args[8]);
-        while (!java.nio.file.Files.exists(go)) {
-            Thread.sleep(10);
-        }
+        emit("{\"started\":" + quote(producer.buildMQClientId()) + "}");
+        awaitFile(java.nio.file.Path.of(args[8]), 10);
         try {
             if (threads == 1) {
                 for (int i = 0; i < count; i++) {

@@ -9,7 +9,7 @@
 // 1.7 binder, in the relocated package, handing out a logback LoggerContext of the jar's own
 // logback, configured as logback configures itself (ContextInitializer.autoConfig): from the
 // jar's own rocketmq.logback.xml, so the file is rocketmq-client.log under rocketmq.log.root. Compiled, with LoggingEventAware.java and LoggingEventBuilder.java, by
-// rocketlb_core.live.cluster.start_grpc_producer; the client's classes are untouched.
+// rocketlb_core.live.cluster (_grpc_class_path); the client's classes are untouched.
 package org.apache.rocketmq.shaded.org.slf4j.impl;
 
 import org.apache.rocketmq.shaded.ch.qos.logback.classic.LoggerContext;
@@ -39,6 +39,13 @@ public class StaticLoggerBinder implements LoggerFactoryBinder {
 
     public static StaticLoggerBinder getSingleton() {
         return SINGLETON;
+    }
+
+    // The client logs through an AsyncAppender: the gRPC drivers (GrpcProduce.java,
+    // GrpcConsume.java) stop its logback context here before they exit, so every line is in
+    // rocketmq-client.log (the context LoggerFactory.getILoggerFactory() hands out).
+    public static void stop() {
+        SINGLETON.context.stop();
     }
 
     @Override

@@ -1,18 +1,14 @@
 package rocketlb;
 
-import com.alibaba.fastjson2.JSON;
 import com.alibaba.fastjson2.JSONArray;
 import com.alibaba.fastjson2.JSONObject;
 import com.alibaba.fastjson2.JSONWriter;
-import java.io.PrintStream;
 import java.lang.reflect.Field;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -232,24 +228,12 @@ public final class BrokerAssignmentVectors {
         f.setAccessible(true);
         Object unsafe = f.get(null);
         Path store = Files.createTempDirectory("rocketlb-broker-store");
-        JSONObject source = new JSONObject(new LinkedHashMap<>());
-        source.put("artifact", "org.apache.rocketmq:rocketmq-broker");
-        source.put("version", version);
-        source.put("class", QueryAssignmentProcessor.class.getName() + "#processRequest");
-        source.put("seed", seed);
-        source.put("jvm", Runtime.version().feature());
-        source.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version"));
+        JSONObject source = Cases.source("rocketmq-broker", version,
+            QueryAssignmentProcessor.class.getName() + "#processRequest", seed);
         Random r = new Random(seed);
-        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        for (int i = 0; i < cases; i++) {
-            JSONObject c = new JSONObject(new LinkedHashMap<>());
-            c.put("id", String.format("broker-assignment-%s-%05d", version, i));
-            c.put("grpc", "broker-assignment");
-            c.put("source", source);
+        Cases.print("broker-assignment", version, source, cases, (c, i) -> {
             c.putAll(draw(r));
             c.put("expect", answer(c, store, unsafe));
-            out.println(JSON.toJSONString(c, JSONWriter.Feature.WriteNulls));
-        }
-        out.flush();
+        }, JSONWriter.Feature.WriteNulls);
     }
 }

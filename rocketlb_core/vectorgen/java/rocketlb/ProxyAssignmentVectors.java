@@ -7,14 +7,11 @@ import apache.rocketmq.v2.Endpoints;
 import apache.rocketmq.v2.QueryAssignmentRequest;
 import apache.rocketmq.v2.QueryAssignmentResponse;
 import apache.rocketmq.v2.Resource;
-import com.alibaba.fastjson2.JSON;
 import com.alibaba.fastjson2.JSONArray;
 import com.alibaba.fastjson2.JSONObject;
 import com.alibaba.fastjson2.JSONWriter;
 import java.io.File;
-import java.io.PrintStream;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -271,25 +268,13 @@ public final class ProxyAssignmentVectors {
         }
         init.invoke(null);
         boolean lite = hasLite();
-        JSONObject source = new JSONObject(new LinkedHashMap<>());
-        source.put("artifact", "org.apache.rocketmq:rocketmq-proxy");
-        source.put("version", version);
-        source.put("class", RouteActivity.class.getName() + "#queryAssignment");
-        source.put("seed", seed);
-        source.put("jvm", Runtime.version().feature());
-        source.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version"));
+        JSONObject source = Cases.source("rocketmq-proxy", version,
+            RouteActivity.class.getName() + "#queryAssignment", seed);
         source.put("lite_bind_topic", lite);
         Random r = new Random(seed);
-        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        for (int i = 0; i < cases; i++) {
-            JSONObject c = new JSONObject(new LinkedHashMap<>());
-            c.put("id", String.format("proxy-assignment-%s-%05d", version, i));
-            c.put("grpc", "proxy-assignment");
-            c.put("source", source);
+        Cases.print("proxy-assignment", version, source, cases, (c, i) -> {
             c.putAll(draw(r, i, lite));
             c.put("expect", answer(c));
-            out.println(JSON.toJSONString(c, JSONWriter.Feature.WriteNulls));
-        }
-        out.flush();
+        }, JSONWriter.Feature.WriteNulls);
     }
 }

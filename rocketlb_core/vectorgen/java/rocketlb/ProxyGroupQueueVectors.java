@@ -4,15 +4,12 @@ import apache.rocketmq.v2.Message;
 import apache.rocketmq.v2.Resource;
 import apache.rocketmq.v2.SendMessageRequest;
 import apache.rocketmq.v2.SystemProperties;
-import com.alibaba.fastjson2.JSON;
 import com.alibaba.fastjson2.JSONArray;
 import com.alibaba.fastjson2.JSONObject;
 import com.alibaba.fastjson2.JSONWriter;
-import java.io.PrintStream;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -244,27 +241,15 @@ public final class ProxyGroupQueueVectors {
         int cases = Integer.parseInt(args[1]);
         String version = args[2];
         boolean lite = hasLite();
-        JSONObject source = new JSONObject(new LinkedHashMap<>());
-        source.put("artifact", "org.apache.rocketmq:rocketmq-proxy");
-        source.put("version", version);
-        source.put("class", "org.apache.rocketmq.proxy.grpc.v2.producer.SendMessageActivity$SendMessageQueueSelector#select");
-        source.put("seed", seed);
-        source.put("jvm", Runtime.version().feature());
-        source.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version"));
+        JSONObject source = Cases.source("rocketmq-proxy", version,
+            "org.apache.rocketmq.proxy.grpc.v2.producer.SendMessageActivity$SendMessageQueueSelector#select", seed);
         source.put("lite_topic", lite);
         Random r = new Random(seed);
-        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        for (int i = 0; i < cases; i++) {
-            JSONObject c = new JSONObject(new LinkedHashMap<>());
-            c.put("id", String.format("proxy-group-queue-%s-%05d", version, i));
-            c.put("grpc", "proxy-group-queue");
-            c.put("source", source);
+        // every non-ASCII character escaped: a group may hold U+2028 or U+0085, which Python's
+        // str.splitlines (the driver's) would take for a line end
+        Cases.print("proxy-group-queue", version, source, cases, (c, i) -> {
             c.putAll(draw(r, lite));
             answer(c);
-            // every non-ASCII character escaped: a group may hold U+2028 or U+0085, which Python's
-            // str.splitlines (the driver's) would take for a line end
-            out.println(JSON.toJSONString(c, JSONWriter.Feature.WriteNulls, JSONWriter.Feature.EscapeNoneAscii));
-        }
-        out.flush();
+        }, JSONWriter.Feature.WriteNulls, JSONWriter.Feature.EscapeNoneAscii);
     }
 }

@@ -107,8 +107,8 @@ public final class GrpcVectors {
         }
     }
 
-    static String endpointsOf(MessageQueueImpl mq) {
-        Endpoints e = mq.getBroker().getEndpoints();
+    /** The endpoints' first address, "host:port". */
+    static String hostPort(Endpoints e) {
         return e.getAddresses().get(0).getHost() + ":" + e.getAddresses().get(0).getPort();
     }
 
@@ -219,20 +219,10 @@ public final class GrpcVectors {
         return f;
     }
 
-    static PublishingLoadBalancer publishing(int start, TopicRouteData route) throws Exception {
-        Constructor<PublishingLoadBalancer> c = PublishingLoadBalancer.class.getDeclaredConstructor(
-            AtomicInteger.class, TopicRouteData.class);
-        c.setAccessible(true);
-        try {
-            return c.newInstance(new AtomicInteger(start), route);
-        } catch (java.lang.reflect.InvocationTargetException e) {
-            throw (Exception) e.getCause();
-        }
-    }
-
-    static SubscriptionLoadBalancer subscription(int start, TopicRouteData route) throws Exception {
-        Constructor<SubscriptionLoadBalancer> c = SubscriptionLoadBalancer.class.getDeclaredConstructor(
-            AtomicInteger.class, TopicRouteData.class);
+    /** A balancer (PublishingLoadBalancer, SubscriptionLoadBalancer) through its private constructor, its counter
+     *  starting at start. */
+    static <B> B balancer(Class<B> k, int start, TopicRouteData route) throws Exception {
+        Constructor<B> c = k.getDeclaredConstructor(AtomicInteger.class, TopicRouteData.class);
         c.setAccessible(true);
         try {
             return c.newInstance(new AtomicInteger(start), route);
@@ -255,12 +245,15 @@ public final class GrpcVectors {
         return ((AtomicInteger) field(balancer.getClass(), "index").get(balancer)).get();
     }
 
-    static Set<String> endpointsOfRoute(List<Q> qs) {
+    /** The route's endpoints, each once, sorted. */
+    static List<String> endpointsOfRoute(List<Q> qs) {
         Set<String> s = new HashSet<>();
         for (Q q : qs) {
             s.add(q.endpoints());
         }
-        return s;
+        List<String> sorted = new ArrayList<>(s);
+        Collections.sort(sorted);
+        return sorted;
     }
 
     static List<Q> mutate(Random r, List<Q> qs, String topic) {
@@ -294,6 +287,78 @@ public final class GrpcVectors {
         return o;
     }
 
+    static boolean hasMaster(List<Q> qs, Permission can) {
+        for (Q q : qs) {
+            if (q.brokerId() == 0 && (q.perm() == can || q.perm() == Permission.READ_WRITE)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** How a balancer takes a new route (its update, which throws IllegalArgumentException when it refuses it). */
+    interface Update<B> {
+        B apply(B balancer, TopicRouteData route) throws Exception;
+    }
+
+    /** One step of a case, written into step. */
+    interface Step {
+        void make(JsonObject step) throws Exception;
+    }
+
+    /** A case's balancer and the route it holds (qs). */
+    static final class Routed<B> {
+        List<Q> qs;
+        B lb;
+
+        Routed(List<Q> qs, B lb) {
+            this.qs = qs;
+            this.lb = lb;
+        }
+
+        /** A case's start: a route drawn until a master queue has permission can (or READ_WRITE) and the counter's
+         *  start, both written into o ("queues", "index_start"), and a balancer of class k on them. */
+        static <B> Routed<B> draw(Random r, String topic, Permission can, Class<B> k, JsonObject o) throws Exception {
+            List<Q> qs;
+            do {
+                qs = route(r, topic);
+            } while (!hasMaster(qs, can));
+            int start = indexStart(r);
+            o.add("queues", routeJson(qs));
+            o.addProperty("index_start", start);
+            return new Routed<>(qs, balancer(k, start, routeData(qs)));
+        }
+
+        /** The case's "steps": 5 + r.nextInt(more) of them, each made by step, then given the counter after it
+         *  ("stored"). */
+        void steps(Random r, int more, JsonObject o, Step step) throws Exception {
+            JsonArray steps = new JsonArray();
+            int n = 5 + r.nextInt(more);
+            for (int s = 0; s < n; s++) {
+                JsonObject one = new JsonObject();
+                step.make(one);
+                one.addProperty("stored", stored(lb));
+                steps.add(one);
+            }
+            o.add("steps", steps);
+        }
+
+        /** An "update" step: a route mutated from qs handed to the balancer (how), written into step ("queues", and
+         *  "expect" null, or the error when the balancer refused it and both stay as they were). */
+        void update(Random r, String topic, JsonObject step, Update<B> how) throws Exception {
+            List<Q> next = mutate(r, qs, topic);
+            step.addProperty("op", "update");
+            step.add("queues", routeJson(next));
+            try {
+                lb = how.apply(lb, routeData(next));
+                qs = next;
+                step.add("expect", JsonNull.INSTANCE);
+            } catch (IllegalArgumentException e) {
+                step.add("expect", error(e));
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ siphash
     static JsonObject siphash(Random r, int i) {
         String g = group(r);
@@ -316,23 +381,12 @@ public final class GrpcVectors {
 
     // ------------------------------------------------------------------ publishing
     static JsonObject publishingCase(Random r, String topic) throws Exception {
-        List<Q> qs;
-        do {
-            qs = route(r, topic);
-        } while (!hasWritableMaster(qs));
-        int start = indexStart(r);
         JsonObject o = new JsonObject();
-        o.add("queues", routeJson(qs));
-        o.addProperty("index_start", start);
-        PublishingLoadBalancer lb = publishing(start, routeData(qs));
-        JsonArray steps = new JsonArray();
-        int n = 5 + r.nextInt(25);
-        for (int s = 0; s < n; s++) {
-            JsonObject step = new JsonObject();
+        Routed<PublishingLoadBalancer> now = Routed.draw(r, topic, Permission.WRITE, PublishingLoadBalancer.class, o);
+        now.steps(r, 25, o, step -> {
             int k = r.nextInt(10);
             if (k < 6) {
-                List<String> eps = new ArrayList<>(endpointsOfRoute(qs));
-                Collections.sort(eps);
+                List<String> eps = endpointsOfRoute(now.qs);
                 Set<String> excludedNames = new HashSet<>();
                 int how = r.nextInt(4);
                 for (String e : eps) {
@@ -355,85 +409,34 @@ public final class GrpcVectors {
                 step.addProperty("op", "take");
                 step.add("excluded", ex);
                 step.addProperty("count", count);
-                step.add("expect", shortsOf(lb.takeMessageQueues(excluded, count)));
+                step.add("expect", shortsOf(now.lb.takeMessageQueues(excluded, count)));
             } else if (k < 9) {
                 String g = group(r);
                 step.addProperty("op", "group");
                 step.addProperty("group", g);
-                step.add("expect", shortOf(lb.takeMessageQueueByMessageGroup(g)));
+                step.add("expect", shortOf(now.lb.takeMessageQueueByMessageGroup(g)));
             } else {
-                List<Q> next = mutate(r, qs, topic);
-                step.addProperty("op", "update");
-                step.add("queues", routeJson(next));
-                try {
-                    lb = lb.update(routeData(next));
-                    qs = next;
-                    step.add("expect", JsonNull.INSTANCE);
-                } catch (IllegalArgumentException e) {
-                    step.add("expect", error(e));
-                }
+                now.update(r, topic, step, PublishingLoadBalancer::update);
             }
-            step.addProperty("stored", stored(lb));
-            steps.add(step);
-        }
-        o.add("steps", steps);
+        });
         return o;
-    }
-
-    static boolean hasWritableMaster(List<Q> qs) {
-        for (Q q : qs) {
-            if (q.brokerId() == 0 && (q.perm() == Permission.WRITE || q.perm() == Permission.READ_WRITE)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    static boolean hasReadableMaster(List<Q> qs) {
-        for (Q q : qs) {
-            if (q.brokerId() == 0 && (q.perm() == Permission.READ || q.perm() == Permission.READ_WRITE)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     // ------------------------------------------------------------------ subscription
     static JsonObject subscriptionCase(Random r, String topic) throws Exception {
-        List<Q> qs;
-        do {
-            qs = route(r, topic);
-        } while (!hasReadableMaster(qs));
-        int start = indexStart(r);
         JsonObject o = new JsonObject();
-        o.add("queues", routeJson(qs));
-        o.addProperty("index_start", start);
-        SubscriptionLoadBalancer lb = subscription(start, routeData(qs));
-        Method update = SubscriptionLoadBalancer.class.getDeclaredMethod("update", TopicRouteData.class);
-        update.setAccessible(true);
-        JsonArray steps = new JsonArray();
-        int n = 5 + r.nextInt(30);
-        for (int s = 0; s < n; s++) {
-            JsonObject step = new JsonObject();
+        Routed<SubscriptionLoadBalancer> now = Routed.draw(r, topic, Permission.READ, SubscriptionLoadBalancer.class,
+            o);
+        now.steps(r, 30, o, step -> {
             if (r.nextInt(8) != 0) {
                 step.addProperty("op", "take");
-                step.add("expect", shortOf(lb.takeMessageQueue()));
+                step.add("expect", shortOf(now.lb.takeMessageQueue()));
             } else {
-                List<Q> next = mutate(r, qs, topic);
-                step.addProperty("op", "update");
-                step.add("queues", routeJson(next));
-                try {
-                    lb = (SubscriptionLoadBalancer) update.invoke(lb, routeData(next));
-                    qs = next;
-                    step.add("expect", JsonNull.INSTANCE);
-                } catch (java.lang.reflect.InvocationTargetException e) {
-                    step.add("expect", error((Exception) e.getCause()));
-                }
+                // update is package-private in the consumer's package
+                now.update(r, topic, step, (lb, route) -> (SubscriptionLoadBalancer) invoke(lb,
+                    SubscriptionLoadBalancer.class, "update", new Class<?>[] {TopicRouteData.class}, route));
             }
-            step.addProperty("stored", stored(lb));
-            steps.add(step);
-        }
-        o.add("steps", steps);
+        });
         return o;
     }
 
@@ -570,15 +573,9 @@ public final class GrpcVectors {
     }
 
     static JsonObject sendCase(Random r, String topic) throws Exception {
-        List<Q> qs;
-        do {
-            qs = route(r, topic);
-        } while (!hasWritableMaster(qs));
-        int start = indexStart(r);
-        int maxAttempts = 1 + r.nextInt(5);
         JsonObject o = new JsonObject();
-        o.add("queues", routeJson(qs));
-        o.addProperty("index_start", start);
+        Routed<PublishingLoadBalancer> now = Routed.draw(r, topic, Permission.WRITE, PublishingLoadBalancer.class, o);
+        int maxAttempts = 1 + r.nextInt(5);
         o.addProperty("max_attempts", maxAttempts);
         ClientConfiguration cc = ClientConfiguration.newBuilder().setEndpoints("127.0.0.1:8081").build();
         Recording producer = new Recording(cc, Set.of(topic), maxAttempts);
@@ -586,7 +583,6 @@ public final class GrpcVectors {
         field(ClientImpl.class, "clientManager").set(producer, manager);
         @SuppressWarnings("unchecked")
         Set<Endpoints> isolated = (Set<Endpoints>) field(ClientImpl.class, "isolated").get(producer);
-        PublishingLoadBalancer lb = publishing(start, routeData(qs));
         Method send0 = ProducerImpl.class.getDeclaredMethod("send0", SettableFuture.class, String.class,
             org.apache.rocketmq.client.java.message.MessageType.class, List.class, List.class, int.class);
         send0.setAccessible(true);
@@ -596,10 +592,7 @@ public final class GrpcVectors {
         heartbeat.setAccessible(true);
         PublishingSettings settings = producer.publishingSettings;
         double failRate = new double[] {0.1, 0.3, 0.6, 0.9}[r.nextInt(4)];
-        JsonArray steps = new JsonArray();
-        int n = 5 + r.nextInt(20);
-        for (int s = 0; s < n; s++) {
-            JsonObject step = new JsonObject();
+        now.steps(r, 20, o, step -> {
             int k = r.nextInt(12);
             if (k < 9) {
                 boolean fifo = r.nextInt(4) == 0;
@@ -621,8 +614,8 @@ public final class GrpcVectors {
                 PublishingMessageImpl pm = new PublishingMessageImpl(mb.build(), settings, false);
                 // ProducerImpl.send: the candidates, taken once (a FIFO message: its group's queue).
                 @SuppressWarnings("unchecked")
-                List<MessageQueueImpl> candidates = g == null ? (List<MessageQueueImpl>) take.invoke(producer, lb)
-                    : Collections.singletonList(lb.takeMessageQueueByMessageGroup(g));
+                List<MessageQueueImpl> candidates = g == null ? (List<MessageQueueImpl>) take.invoke(producer, now.lb)
+                    : Collections.singletonList(now.lb.takeMessageQueueByMessageGroup(g));
                 SettableFuture<List<SendReceiptImpl>> future0 = SettableFuture.create();
                 send0.invoke(producer, future0, topic, pm.getMessageType(), candidates,
                     Collections.singletonList(pm), 1);
@@ -646,36 +639,23 @@ public final class GrpcVectors {
                 expect.addProperty("ok", ok);
                 step.add("expect", expect);
             } else if (k < 11) {
-                List<String> eps = new ArrayList<>(endpointsOfRoute(qs));
-                Collections.sort(eps);
+                List<String> eps = endpointsOfRoute(now.qs);
                 String e = eps.get(r.nextInt(eps.size()));
                 heartbeat.invoke(producer, HeartbeatRequest.newBuilder().build(), new Endpoints(e));
                 step.addProperty("op", "heartbeat_ok");
                 step.addProperty("endpoints", e);
             } else {
-                List<Q> next = mutate(r, qs, topic);
-                step.addProperty("op", "update");
-                step.add("queues", routeJson(next));
-                try {
-                    lb = lb.update(routeData(next));
-                    qs = next;
-                    step.add("expect", JsonNull.INSTANCE);
-                } catch (IllegalArgumentException e) {
-                    step.add("expect", error(e));
-                }
+                now.update(r, topic, step, PublishingLoadBalancer::update);
             }
             List<String> iso = new ArrayList<>();
             for (Endpoints e : isolated) {
-                iso.add(e.getAddresses().get(0).getHost() + ":" + e.getAddresses().get(0).getPort());
+                iso.add(hostPort(e));
             }
             Collections.sort(iso);
             JsonArray isoJson = new JsonArray();
             iso.forEach(isoJson::add);
             step.add("isolated", isoJson);
-            step.addProperty("stored", stored(lb));
-            steps.add(step);
-        }
-        o.add("steps", steps);
+        });
         manager.scheduler.shutdownNow();
         return o;
     }
