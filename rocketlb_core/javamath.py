@@ -6,6 +6,11 @@ Spec: ``reference/rocketmq-load-balancing.md`` section 0 ("Numeric conventions")
 on UTF-16 code units. Python's ``int``, ``%``, ``abs`` and ``str`` ordering all differ, so every
 module of the core goes through these helpers.
 
+``JavaHashMap`` is the iteration order of OpenJDK's ``HashMap`` and ``HashSet``, which Kafka's
+assignors depend on; copies and ``putAll`` are sized as the ``jvm`` argument's release sizes them
+(17, or 19 and later). ``tests/test_javamath.py`` checks it against Java 17 and 25, where
+installed, through ``kafka/java/HashMapOrder.java``.
+
 >>> wrap32(2**31)
 -2147483648
 >>> jmod(-7, 3), -7 % 3

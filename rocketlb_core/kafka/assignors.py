@@ -16,6 +16,11 @@ member's partitions follows Java's hash order (``javamath.java_hash_order``); th
 - ``round_robin_assign``: ``RoundRobinAssignor``: every partition of every subscribed topic,
   topics in ``String`` order, dealt to the sorted members in turn, skipping a member not
   subscribed to the partition's topic.
+
+Also here: ``sticky_assign`` and ``cooperative_sticky_assign`` (the constrained builder for
+equal subscriptions; ``kafka.sticky_general`` is the general one), and KIP-848's server-side
+``uniform_assign`` (``kafka.uniform_heterogeneous`` for unequal subscriptions; ``jvm``,
+``KAFKA_JVM``) and ``server_range_assign``. The server-side assignors read no racks.
 """
 
 from __future__ import annotations
