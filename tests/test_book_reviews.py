@@ -29,9 +29,13 @@ def _toc_files() -> list[str]:
     return files
 
 
-GENERATED = ("book/errata", "book/guide/cli-reference")
+GENERATED = ("book/errata", "book/guide/cli-reference", "book/guide/verdicts",
+             "book/guide/doctor-findings", "book/guide/conformance-families",
+             "book/guide/strategies")
 """Pages made from other sources: the errata from the reviews, the command reference from the
-commands' parsers (``rocketlb_core.docs_cli``, held current by ``tests/test_docs_cli.py``)."""
+commands' parsers (``rocketlb_core.docs_cli``, held current by ``tests/test_docs_cli.py``), the
+registries' pages from the registries (``rocketlb_core.docs_cli`` too, held current by
+``tests/test_registry_pages.py``)."""
 
 
 def _reviewed_pages() -> list[str]:

@@ -151,7 +151,7 @@ def test_a_4x_producer_with_the_switch_off_kept_sending_to_the_failing_broker() 
     ba = alone["before_after"]
     assert ba["source"] == "core fault strategy"
     assert (ba["before"], ba["after"]) == (42, 1)       # one timeout, then 600 s elsewhere
-    assert off["book"].endswith("#a-recorded-outage-with-the-switch-off-and-on")
+    assert off["book"].endswith("#a-simulated-outage-with-the-switch-off-and-on")
 
 
 def test_5x_isolations_last_10_s_and_end_before_the_next_failure() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rocketlb_core.trace import agreement
-from rocketlb_core.trace.agreement import HIDDEN_RESET, check_recording
+from rocketlb_core.trace.agreement import HIDDEN_RESET, RESET, check_recording
 from rocketlb_core.trace.importer import import_recording
 
 RECORDING = Path(__file__).parent / "fixtures" / "live" / "hidden-draw-5"
@@ -33,6 +33,8 @@ def test_a_hidden_draw_is_inferred_where_it_shows(trace: Path) -> None:
     assert p["unexplained"] == 0, p["others"][:8]
     hidden = [c for c in p["others"] if c["verdict"] == HIDDEN_RESET]
     assert [(c["seq"], c["observed"]) for c in hidden] == [(241, "broker-a/0")]
+    # the sends whose queue shows a retry's random draw (RESET): seq 68 (the pause) and 258
+    assert [c["seq"] for c in p["others"] if c["verdict"] == RESET] == [68, 258]
     assert p["agree"] == p["determined"] == 994
 
 

@@ -26,8 +26,10 @@ from rocketlb_core.model import MessageQueue
 def _nearby(inner: str | AllocateStrategy = "AVG", separator: str = "-",
             resolver: MachineRoomResolver | None = None,
             **inner_params: Any) -> AllocateStrategy:
-    """``AllocateMachineRoomNearby`` around ``inner`` (a name or a strategy); rooms from
-    ``resolver``, else from the ``<room><separator>`` prefix of broker names and client ids."""
+    """MACHINE_ROOM_NEARBY (``AllocateMachineRoomNearby``) around ``inner`` (a name or a
+    strategy): a room's queues are shared by that room's consumers, an orphan room's (one with
+    no live consumer) by all of them; rooms from ``resolver``, else from the
+    ``<room><separator>`` prefix of broker names and client ids."""
     built = make(inner, **inner_params) if isinstance(inner, str) else inner
     return machine_room_nearby(built, resolver or PrefixResolver(separator))
 
@@ -43,7 +45,9 @@ class Registration:
     where its ``name`` does not say enough. Properties the tests check: ``covering`` (every
     queue has exactly one owner under a consistent view), ``balanced`` (max - min <= 1 while
     consumers <= queues). ``uses_rooms``: needs to know where brokers and clients are;
-    ``uses_previous``: the previous assignment is an input (sticky strategies).
+    ``uses_previous``: the previous assignment is an input (sticky strategies). ``spec``: the
+    section of the specification (``rocketmq-load-balancing.md``) it implements, or that says
+    it is not upstream's (the book's page ``book/guide/strategies.md`` is made from these).
     """
 
     factory: Callable[..., AllocateStrategy]
@@ -55,24 +59,29 @@ class Registration:
     balanced: bool = False
     uses_rooms: bool = False
     uses_previous: bool = False
+    spec: str = ""
 
 
 _ROOM0_QUEUE = MessageQueue("T", "room0@broker-0", 0)
 
 REGISTRY: dict[str, Registration] = {
-    "AVG": Registration(avg, upstream=True, balanced=True),
-    "AVG_BY_CIRCLE": Registration(avg_by_circle, upstream=True, balanced=True),
+    "AVG": Registration(avg, upstream=True, balanced=True, spec="spec 3.2"),
+    "AVG_BY_CIRCLE": Registration(avg_by_circle, upstream=True, balanced=True,
+                                  spec="spec 3.3"),
     "CONFIG": Registration(config, upstream=True, covering=False, sweep=None,
-                           example={"message_queues": [_ROOM0_QUEUE]}),
+                           example={"message_queues": [_ROOM0_QUEUE]}, spec="spec 3.4"),
     "MACHINE_ROOM": Registration(machine_room, upstream=True, covering=False, sweep=None,
-                                 example={"consumeridcs": ["room0"]}, uses_rooms=True),
-    "CONSISTENT_HASH": Registration(consistent_hash, upstream=True),
+                                 example={"consumeridcs": ["room0"]}, uses_rooms=True,
+                                 spec="spec 3.5"),
+    "CONSISTENT_HASH": Registration(consistent_hash, upstream=True, spec="spec 3.7"),
     "MACHINE_ROOM_NEARBY": Registration(_nearby, upstream=True, example={"separator": "@"},
-                                        uses_rooms=True),
-    "STICKY": Registration(sticky, upstream=False, balanced=True, uses_previous=True),
+                                        uses_rooms=True, spec="spec 3.6"),
+    "STICKY": Registration(sticky, upstream=False, balanced=True, uses_previous=True,
+                           spec="spec 3.8"),
     "CONSISTENT_HASH_BOUNDED": Registration(consistent_hash_bounded, upstream=False,
                                             sweep={"eps": 0.25},
-                                            sweep_label="CONSISTENT_HASH_BOUNDED(0.25)"),
+                                            sweep_label="CONSISTENT_HASH_BOUNDED(0.25)",
+                                            spec="spec 3.8"),
 }
 UPSTREAM = tuple(name for name, r in REGISTRY.items() if r.upstream)
 

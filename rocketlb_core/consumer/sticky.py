@@ -111,11 +111,14 @@ class _BoundedHash(_WholeGroupShare):
 
 
 def sticky() -> _Sticky:
-    """STICKY: balanced within one, keeping as many previous owners as possible."""
+    """STICKY: balanced within one, keeping as many previous owners as possible (the previous
+    assignment is an input). Not in RocketMQ."""
     return _Sticky()
 
 
 def consistent_hash_bounded(eps: float = 0.25, virtual_nodes: int = 10,
                             hash_function: HashFunction | None = None) -> _BoundedHash:
-    """CONSISTENT_HASH_BOUNDED: the MD5 ring with a load cap of ``ceil((1+eps) * n / c)``."""
+    """CONSISTENT_HASH_BOUNDED: the MD5 ring with a load cap of ``ceil((1+eps) * n / c)``: a
+    queue whose owner on the ring is full moves clockwise to the next consumer with room. Not
+    in RocketMQ."""
     return _BoundedHash(eps, virtual_nodes, hash_function or md5_hash)

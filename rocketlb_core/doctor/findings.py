@@ -21,11 +21,12 @@ from typing import Any
 
 from rocketlb_core.consumer.base import assign_all, rebalance_view
 from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Inputs, MemberLine
+from rocketlb_core.doctor.kinds import KINDS
+from rocketlb_core.doctor.kinds import SEVERITIES as SEVERITIES
 from rocketlb_core.model import MessageQueue, TopicRoute, subscribe_queues
 
 BOOK = "notebooks/{}.ipynb#{}"
 COMPUTABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")
-SEVERITIES = ("critical", "warning", "info")
 MAX_EVIDENCE = 8
 
 
@@ -45,6 +46,13 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     before_after: dict[str, Any] | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """A finding is of a kind ``doctor.kinds`` registers, with one of its severities."""
+        kind = KINDS.get(self.id)
+        if kind is None or self.severity not in kind.severities:
+            raise ValueError(f"a finding {self.id!r} of severity {self.severity!r} is not "
+                             "registered in rocketlb_core.doctor.kinds")
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "severity": self.severity, "title": self.title,
@@ -485,7 +493,7 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             "use the same one. With different strategies the shares overlap and leave gaps: "
             "some queues are read by two members, some by none.",
             "Configure one AllocateMessageQueueStrategy for every member of the group.",
-            BOOK.format("05-allocation-strategies", "six-strategies-one-view"),
+            BOOK.format("05-allocation-strategies", "a-group-must-agree-on-the-strategy"),
             members=sorted(strategies),
             evidence=_logged(grp, topic, sorted(strategies), len(cids)))
         shares_by: dict[str, list[MessageQueue]] = {}
@@ -713,7 +721,7 @@ def _check_versions(group: str, members: list[Member]) -> list[Finding]:
         "interval, pop consumption on 5.x) differ, and a rolling upgrade that stalls leaves "
         "the group mixed.",
         "Finish the upgrade so that every member runs one version.",
-        BOOK.format("05-allocation-strategies", "six-strategies-one-view"),
+        BOOK.format("05-allocation-strategies", "a-group-must-agree-on-the-strategy"),
         members=sorted({m.client_id for m in members}),
         evidence=[e for m in members for e in m.evidence],
         details={"versions": dict(sorted(versions.items()))})]
@@ -727,7 +735,7 @@ KNOWN_BUGS = {
         "overwrites a queue of the producer's shared queue list (4.7.1 to 4.9.7, 5.0.0 to "
         "5.1.3), so sends pile onto one broker's queue until the route is polled again.",
         "Upgrade the producers to 4.9.8 or 5.1.4 and later.",
-        BOOK.format("03-latency-fault-tolerance", "the-4-9-7-bug-the-queue-list-rewritten")),
+        BOOK.format("03-latency-fault-tolerance", "before-4-9-8-the-queue-list-rewritten")),
     "permanent-avoidance": (
         {"V5_1_4"},
         "#7812: with sendLatencyFaultEnable on, 5.1.4 avoids a broker for good once an error "

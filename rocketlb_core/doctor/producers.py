@@ -529,7 +529,7 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None,
                     f"it off and give sends enough retries "
                     f"(retryTimesWhenSendFailed) for the broker's outages.",
                     BOOK.format("03-latency-fault-tolerance",
-                                "a-recorded-outage-with-the-switch-off-and-on"),
+                                "a-simulated-outage-with-the-switch-off-and-on"),
                     members=_client_ids(cl), hosts=[addr] if addr else [],
                     evidence=evidence + [x.ev for x in inside[:2]], details=details)
                 core = {

@@ -57,6 +57,10 @@ membership at the logged time (``exact``), either side of a change within the lo
 (``stale_view``), since ``findConsumerIdList`` asks one broker and the brokers' views differ
 while one is paused. ``check_recording`` also reports how often and how long the brokers
 disagreed (``brokers_disagree``).
+
+Every verdict and reading named here is registered in ``trace.verdicts``, with the upstream
+behaviour behind it and the tests and fixtures that show it (the book's page
+``book/guide/verdicts.md`` is generated from it); the constants below take their values there.
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ from rocketlb_core.producer import (
     send,
 )
 from rocketlb_core.replay.timeline import Conditions
+from rocketlb_core.trace import verdicts
 from rocketlb_core.trace.clientlog import stamp_ms
 from rocketlb_core.trace.schema import TraceError
 
@@ -111,12 +116,12 @@ later than ``FAILURE_MATCH_MS`` allows before (less than the 40 ms between two s
 PERM_READ = 4
 """``PermName.PERM_READ``: a broker's queues of a topic are in a consumer's subscription when
 its permission has this bit."""
-AGREE = "agrees"
-INFERRED = "counter inferred after a route change"
-IN_FLIGHT = "in flight at a change"
-RESET = "counter reset at random by a retry (5.x, fault tolerance on)"
-HIDDEN_RESET = "a retry's random draw shown only now (a broker was avoided meanwhile)"
-WORST_INFERRED = "pickOneAtLeast's counter inferred (its first use)"
+AGREE = verdicts.text("producer", "AGREE")
+INFERRED = verdicts.text("producer", "INFERRED")
+IN_FLIGHT = verdicts.text("producer", "IN_FLIGHT")
+RESET = verdicts.text("producer", "RESET")
+HIDDEN_RESET = verdicts.text("producer", "HIDDEN_RESET")
+WORST_INFERRED = verdicts.text("producer", "WORST_INFERRED")
 """4.x with fault tolerance on: when every broker of the list is isolated, ``pickOneAtLeast``
 (``LatencyFaultToleranceImpl``, 4.9.8 lines 66-84) sorts the fault items and returns the
 ``whichItemWorst.incrementAndGet() % half``-th: a ``ThreadLocalIndex`` of the fault table
@@ -133,7 +138,7 @@ ISOLATION_EDGE_MS = 2
 """How much sooner a broker's isolation may end than the check dates it: the client starts
 the fault item at its attempt's end, the log line's stamp comes after (seen live on 5.3.3: the
 client back on the broker 1 ms before the check's end of its 10 s isolation)."""
-UNLOGGED_DOWN = "an attempt the client did not log as failed did not fail"
+UNLOGGED_DOWN = verdicts.text("producer", "UNLOGGED_DOWN")
 """Not a verdict: how the check reads a producer's own client log (``ObservedBrokers.
 logs_complete``). The trace's conditions date a broker ``down`` from any producer's failed
 attempt to the next attempt stored there, but a failure need not mean the broker was down:
@@ -143,13 +148,13 @@ took 2.3 s timed out at broker-b with 665 ms left, the trace had broker-b down f
 while the client stored at broker-b. ``sendDefaultImpl`` logs every exception it retries or
 throws (``sendKernelImpl exception``, 4.9.8 ``DefaultMQProducerImpl`` lines 595-640), so with
 the producer's whole log the check takes failures from the log alone."""
-STORED_IN_BUDGET = "the stored attempt answered within its budget"
+STORED_IN_BUDGET = verdicts.text("producer", "STORED_IN_BUDGET")
 """Not a verdict: the attempt at which the real client stored the message had its answer
 within the budget the loop gave it, or ``invokeSync`` would have thrown a timeout; the message
 trace's ``costTime`` (hooks included) and the client's measured send may pass it by a few ms.
 Live on 5.3.3 (fixture ``in-flight-gap-5b``) a send of 3,018 ms stored at a broker just
 resumed had a trace ``costTime`` of 3,001 ms, and the check had it time out."""
-FIRST_ATTEMPT_LOGGED = "the first send's failed first attempt began when logged"
+FIRST_ATTEMPT_LOGGED = verdicts.text("producer", "FIRST_ATTEMPT_LOGGED")
 """Not a verdict: the send whose lookup fetched the first route begins its first attempt when
 the route came (``send``'s ``lookup_ms``), but the client logs ``route info changed`` before it
 installs the list and opens the broker's channel: live on 4.9.8 on a loaded host (issue 32's
@@ -158,7 +163,7 @@ of its budget left, and failed (``sendMessage call timeout``, ``RT`` 217 ms) at 
 4.x then isolates for ten minutes. When that first attempt failed, the producer's earliest
 logged failure between the route's line and the next send (or the send's timeout) is that
 attempt, and its start is when the attempt began."""
-RESTART_ANSWERS = "a restarted broker answers before the recorder sees it back"
+RESTART_ANSWERS = verdicts.text("allocation", "RESTART_ANSWERS")
 """Not a verdict: a broker killed and restarted by the scenario is left out of the
 allocation check's candidate views (``STALE_VIEW``) from the kill until its new process
 started (its log's first line), not until the recorder saw its registration. Live on 4.9.7
@@ -166,10 +171,10 @@ started (its log's first line), not until the recorder saw its registration. Liv
 process started 8 s after the restart began and answered a consumer's ``findConsumerIdList``
 with the one member that had sent it a heartbeat yet (``cidAllSize=1``), 4.4 s before the
 recorder saw it listed."""
-UNEXPLAINED = "unexplained"
-LOST = "LOST"
+UNEXPLAINED = verdicts.text("producer", "UNEXPLAINED")
+LOST = verdicts.text("producer", "LOST")
 """What a oneway send's row says when its call returned and no broker stored its message."""
-WRITTEN_NOT_STORED = "a oneway call to a stopped broker that no broker stored"
+WRITTEN_NOT_STORED = verdicts.text("producer", "WRITTEN_NOT_STORED")
 """A oneway send (issue 45) whose call returned without an error but whose message no broker
 stored (not in the topic's dump), and whose queue the model puts on a broker then killed,
 or paused and then killed before it resumed (what its socket held was never read: live on
@@ -178,7 +183,7 @@ or paused and then killed before it resumed (what its socket held was never read
 fails (5.3.3 ``NettyRemotingClient``: no exception, so the send loop reports the call's
 short time as a success, and nothing is isolated); 4.9.8 throws ``RemotingConnectException``.
 Which queue it took is not recorded."""
-REFUSED_BUSY = "a oneway call its broker refused as busy (a reply that matched no request)"
+REFUSED_BUSY = verdicts.text("producer", "REFUSED_BUSY")
 """A oneway send whose message no broker stored, whose queue the model puts on a broker that,
 within ``REFUSED_WITHIN_MS`` of the call, sent the client a reply that matched no request with
 code 2 (SYSTEM_BUSY: the broker's flow control, ``[TIMEOUT_CLEAN_QUEUE]broker busy``, refuses a
@@ -196,8 +201,8 @@ IN_BROKER_MS = 500
 """A oneway message sent this long before its broker was killed may die with it: read, not yet
 stored (live on 5.5.0: two sent 100 and 47 ms before the kill were in no queue after the
 restart)."""
-NO_ROUTE = "FAILED (no route yet)"
-LATE_ROUTE = "FAILED (route found after the send's timeout)"
+NO_ROUTE = verdicts.text("producer", "NO_ROUTE")
+LATE_ROUTE = verdicts.text("producer", "LATE_ROUTE")
 """What the model predicts for a send made before its client had the topic's route: it fails
 before any attempt (``send``: "No route info of this topic"); live, the name-server lookup
 timed out (issue 32's 5.x recording on a loaded host). It agrees when the real send failed."""
@@ -379,7 +384,7 @@ class _Draw:
         return self.value % n
 
 
-AS_LOGGED = "the draw whose failed attempts are the ones its client logged"
+AS_LOGGED = verdicts.text("producer", "AS_LOGGED")
 """Not a verdict: with the client's log read whole (``logs_complete``), where several counter
 starts or retry draws explain a send's queue, the check goes on from one whose failed attempts
 (their brokers) are the ones the client logged while that send ran. Live on 5.3.3 (issue 34,
@@ -409,7 +414,7 @@ def _trial(strategy: MQFaultStrategy, tp: TopicPublishInfo, model: ObservedBroke
     return s2, tp2, send(s2, tp2, model, now, SendConfig(mode=model.mode), lookup_ms=lookup)
 
 
-LOGGED_RT = "the fault item holds the client's logged RT"
+LOGGED_RT = verdicts.text("producer", "LOGGED_RT")
 """Not a verdict: how the check reports a logged failed attempt to the fault table. The client
 calls ``updateFaultItem(broker, endTimestamp - beginTimestampPrev, true)`` with the very
 ``RT`` it logs (4.9.8 ``DefaultMQProducerImpl.sendDefaultImpl`` lines 595-612); the loop's
@@ -432,7 +437,7 @@ ISOLATION_LOG_MS = 50
 isolated for <N> ms.``, 5.1.4 on: ``LineRules.logs_isolation``) when that line's stamp is this
 close to the attempt's end as the check dates it (the nearest; sends of one producer end at
 least its interval, 100 ms live, apart)."""
-SLOW_SEND_LOGGED = "a slow send isolated its broker as its client logged"
+SLOW_SEND_LOGGED = verdicts.text("producer", "SLOW_SEND_LOGGED")
 """Not a verdict: on a line that logs isolations (``LineRules.logs_isolation``) a successful
 attempt's report isolates its broker exactly when its client logged so, for as long as it
 logged, from the line's stamp. The latency the check has for an attempt (the trace's
@@ -734,7 +739,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     return out
 
 
-COARSE_MS = 999
+COARSE_MS = verdicts.number("allocation", "COARSE_MS")
 """A broker logs a member's removal (unregister, channel closed, expired) to the second, so the
 check dates it at the second's start (``brokerlog.broker_view``); it came within the next
 ``COARSE_MS``. Live on 5.3.3 (issue 34's soak, seed 20261126, scenario 268876887016064), c2's
@@ -893,7 +898,7 @@ class AllocationAgreement:
                 "stale_view": self.stale_view, "unexplained": len(self.bad)}
 
 
-STALE_VIEW = "a broker's own view"
+STALE_VIEW = verdicts.text("allocation", "STALE_VIEW")
 """A logged assignment is the strategy's split of a list that one broker held at that moment
 (``BrokerViews.near``) but the group's imported membership never had then: the consumer asked
 that broker (``findConsumerIdList`` asks one broker of the topic's route, at random) while the
@@ -974,7 +979,7 @@ def _client_log(recording: Path, process: str) -> Any:
     return log
 
 
-ANSWERED = "an outage dated from a broker's answer is left out"
+ANSWERED = verdicts.text("producer", "ANSWERED")
 """Not a verdict: ``check_recording``'s reading of the imported conditions
 (``_without_answered``)."""
 
@@ -1167,14 +1172,17 @@ def by_thread(truth: Sequence[dict[str, Any]],
     ...         {"seq": 1, "sent_ms": 1020, "thread": 1, "cost_ms": 3},
     ...         {"seq": 3, "sent_ms": 1100, "thread": 1, "cost_ms": 2}]
     >>> fs = [(0, "broker-a", 3000, None, 2, "")]
-    >>> [([r["seq"] for r in rows], len(f), ok) for rows, f, ok in by_thread(rows, fs, 2, 1000)]
+    >>> def parts(fs):
+    ...     return [([r["seq"] for r in rows], len(f), ok)
+    ...             for rows, f, ok in by_thread(rows, fs, 2, 1000)]
+    >>> parts(fs)
     [([0], 1, True), ([1, 3], 0, True)]
 
     A failure while both threads were sending fits both, and leaves each incomplete:
 
     >>> fs = [(25, "broker-a", 3, None, 2, "")]
     >>> rows[1]["cost_ms"] = 30
-    >>> [([r["seq"] for r in rows], len(f), ok) for rows, f, ok in by_thread(rows, fs, 2, 1000)]
+    >>> parts(fs)
     [([0], 1, False), ([1, 3], 1, False)]
     """
     strip = [f[:5] for f in failures]

@@ -22,6 +22,8 @@ had logged by then (``route info changed``), and each send must be:
 
 or else ``UNEXPLAINED``. The summary also counts the keys whose queue moved when the route
 changed (their messages before and after are in two queues: ``selectors.keys_moved``).
+The verdicts take their values from ``trace.verdicts`` (the book's page
+``book/guide/verdicts.md``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
 from rocketlb_core.producer.selectors import keys_moved, select_by_hash
+from rocketlb_core.trace import verdicts
 
 SEND_MODES = ("sync", "hash", "oneway", "batch")
 """How a live remoting producer sends (``live/java/Produce.java``, issue 45): ``send(msg)``,
@@ -41,15 +44,15 @@ batch: one request to one queue, through the synchronous loop)."""
 MAX_BATCH = 256
 """A batch producer's messages per send at most (``live/java/Produce.java``'s BATCH)."""
 
-AGREE = "agrees"
-ROUTE_NOT_INSTALLED = "the previous route's queue: the new route logged, not installed yet"
-FAILED_STOPPED = "failed at its key's queue, on a stopped broker: not retried"
-FAILED_BROKER_ERROR = "failed with its broker's error reply: not retried"
+AGREE = verdicts.text("ordered", "AGREE")
+ROUTE_NOT_INSTALLED = verdicts.text("ordered", "ROUTE_NOT_INSTALLED")
+FAILED_STOPPED = verdicts.text("ordered", "FAILED_STOPPED")
+FAILED_BROKER_ERROR = verdicts.text("ordered", "FAILED_BROKER_ERROR")
 """A failed ordered send whose error is the broker's answer (``MQBrokerException``: live on
 5.3.3 on a loaded host, code 2 ``[TIMEOUT_CLEAN_QUEUE]broker busy``, the broker's flow
 control): its one attempt was answered, with an error, and not retried. The reply does not
 name the broker, so which queue answered is not checked."""
-UNEXPLAINED = "unexplained"
+UNEXPLAINED = verdicts.text("ordered", "UNEXPLAINED")
 LOG_BEFORE_INSTALL_MS = 20
 """As ``trace.agreement.LOG_BEFORE_INSTALL_MS``: a send this soon after a ``route info
 changed`` line may still pick from the old list."""

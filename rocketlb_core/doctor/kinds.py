@@ -1,0 +1,187 @@
+"""Every kind of finding ``rocketlb doctor`` reports, in one registry (issue 50): its id, the
+severities it may have, what it finds, the inputs it reads, the spec section behind it, the
+book section its finding links to, and the tests that show it. ``Finding`` (``findings``)
+refuses an id or a severity this does not register; the book's page
+``book/guide/doctor-findings.md`` is generated from it (``rocketlb_core.docs_cli``), and
+``tests/test_doctor_kinds.py`` holds the registry and the checks' code to each other.
+
+Standard library only.
+
+>>> KINDS["duplicate-client-id"].severities
+('critical',)
+>>> [k.id for k in FINDINGS if k.about == "route"]
+['broker-write-only', 'broker-read-only']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SEVERITIES = ("critical", "warning", "info")
+"""From the most severe; the report lists findings in this order."""
+
+ABOUT = {"group": "A consumer group", "client": "The clients' versions",
+         "producer": "A producer", "route": "A topic's route"}
+"""What a finding is about, in the page's order, and its section's title."""
+
+
+@dataclass(frozen=True)
+class FindingKind:
+    """One kind of finding. ``finds``: what the doctor found and why it matters (from the
+    finding's explanation); ``reads``: the inputs it comes from; ``spec``: the spec sections
+    of ``rocketmq-load-balancing.md`` behind it; ``book``: the chapter section every finding
+    of the kind links to (``notebooks/NN-name.ipynb#anchor``); ``shown_by``: the tests
+    (``tests/FILE.py::FUNCTION``) that show it."""
+
+    id: str
+    severities: tuple[str, ...]
+    about: str
+    finds: str
+    reads: str
+    spec: str
+    book: str
+    shown_by: tuple[str, ...]
+
+
+def _book(notebook: str, anchor: str) -> str:
+    return f"notebooks/{notebook}.ipynb#{anchor}"
+
+
+FINDINGS: tuple[FindingKind, ...] = (
+    FindingKind(
+        "duplicate-client-id", ("critical",), "group",
+        "Several processes of a group report one client id: each finds its own position in "
+        "the sorted id list with `indexOf`, the first copy, so they take the same queues "
+        "(consumed twice) and the later copies' share is consumed by nobody.",
+        "the group's members (`consumerConnection`, else broker logs, else client logs), the "
+        "topic's queues",
+        "spec 1.2, 3.1", _book("09-troubleshooting", "duplicate-client-ids-in-containers"),
+        ("tests/test_doctor.py::"
+         "test_the_duplicate_instance_name_of_a_recording_is_found_with_its_queues",
+         "tests/test_doctor.py::test_captures_duplicate_instance_name")),
+    FindingKind(
+        "more-consumers-than-queues", ("warning",), "group",
+        "A group has more members than its topic has readable queues: every strategy that "
+        "computes shares gives each queue to one member, so some members get nothing.",
+        "the group's members, the topic's queues", "spec 3.1, 3.2",
+        _book("09-troubleshooting", "queues-idle-after-a-scale-out"),
+        ("tests/test_doctor.py::test_captures_idle_member",)),
+    FindingKind(
+        "different-subscriptions", ("critical",), "group",
+        "The members of a group subscribe different topics, or one topic with different "
+        "expressions: a non-subscriber's share of the topic is read by no one, and the broker "
+        "filters every member's pulls with the one expression it keeps.",
+        "client logs (each member's rebalances and heartbeat subscriptions), "
+        "`consumerConnection`", "spec 4.1, 5.1",
+        _book("04-consumers-and-heartbeats", "inside-a-heartbeat-registerconsumer"),
+        ("tests/test_doctor.py::test_captures_mixed_subscriptions",
+         "tests/test_doctor_live_groups.py::"
+         "test_different_tags_on_one_topic_with_the_queues_that_lose_messages")),
+    FindingKind(
+        "mixed-strategies", ("critical",), "group",
+        "The members of a group allocate a topic with different strategies: each computes "
+        "only its own share, assuming the others use its strategy, so the shares overlap and "
+        "leave gaps.",
+        "client logs (the strategy each `rebalanced result changed` line names)", "spec 3.1",
+        _book("05-allocation-strategies", "a-group-must-agree-on-the-strategy"),
+        ("tests/test_doctor_inputs.py::test_mixed_strategies_are_found_with_the_queues_they_leave",
+         "tests/test_doctor_live_groups.py::test_a_fresh_capture_of_mixed_strategies_is_diagnosed")),
+    FindingKind(
+        "unowned-queues", ("critical", "warning"), "group",
+        "`consumerProgress -s true` shows queues no member pulls, and no other finding "
+        "explains them; critical when messages wait there.",
+        "`consumerProgress -s true`", "spec 4.1",
+        _book("09-troubleshooting", "duplicate-client-ids-in-containers"),
+        ("tests/test_doctor_kinds.py::test_a_queue_no_member_owns_is_reported",)),
+    FindingKind(
+        "doubly-owned-queues", ("critical",), "group",
+        "Two members' logged assignments claimed the same queues at once for longer than a "
+        "rebalance takes to settle: both pulled them, and their messages were consumed twice.",
+        "client logs (each member's last assignment)", "spec 4.1",
+        _book("09-troubleshooting", "messages-consumed-twice-around-a-rebalance"),
+        ("tests/test_doctor_inputs.py::test_two_members_claiming_one_queue_for_long_is_found",)),
+    FindingKind(
+        "rebalance-storm", ("warning",), "group",
+        "Members changed their queues of a topic more than ten times a minute: the membership "
+        "or the route kept changing, and each change drops queues and their in-flight "
+        "messages.",
+        "client logs (`rebalanced result changed` lines)", "spec 4.2, 5.2",
+        _book("06-rebalance-in-motion", "the-flow-of-one-rebalance"),
+        ("tests/test_doctor_producers.py::"
+         "test_a_rebalance_storm_is_over_the_threshold_per_minute",
+         "tests/test_doctor_producers.py::test_a_log_out_of_time_order_is_no_storm")),
+    FindingKind(
+        "mixed-client-versions", ("info",), "client",
+        "The members of a group run different client versions: allocation is the same, but "
+        "defaults differ, and a stalled rolling upgrade leaves the group mixed.",
+        "`consumerConnection` (each connection's version), client logs", "spec 11",
+        _book("05-allocation-strategies", "a-group-must-agree-on-the-strategy"),
+        ("tests/test_doctor_kinds.py::test_members_on_two_client_versions_are_reported",)),
+    FindingKind(
+        "known-bug-rewritten-queue-list", ("warning",), "client",
+        "Producers on 4.7.1 to 4.9.7 or 5.0.0 to 5.1.3 (#7779): with "
+        "`sendLatencyFaultEnable` on and no broker available, the least-bad pick overwrites a "
+        "queue of the shared list, and sends pile onto one queue.",
+        "client logs (the version a producer's client instance logs)", "spec 2.4, 2.4a",
+        _book("03-latency-fault-tolerance", "before-4-9-8-the-queue-list-rewritten"),
+        ("tests/test_doctor_kinds.py::test_a_producer_on_a_version_that_rewrites_its_queue_list"
+         "_is_reported",)),
+    FindingKind(
+        "known-bug-permanent-avoidance", ("warning",), "client",
+        "Producers on 5.1.4 (#7812): with `sendLatencyFaultEnable` on, an error reply that "
+        "marked a broker unreachable avoids it until the producer restarts.",
+        "client logs (the version a producer's client instance logs)", "spec 2.5",
+        _book("09-troubleshooting", "a-broker-avoided-for-ten-minutes-after-one-slow-reply"),
+        ("tests/test_doctor_inputs.py::test_a_known_bug_version_of_a_producer_is_reported",)),
+    FindingKind(
+        "broker-isolated", ("warning", "info"), "producer",
+        "A producer's fault strategy took a broker out of selection after failed attempts, "
+        "for as long as the core's `MQFaultStrategy` computes for the client's line (600 s "
+        "on 4.x: a warning; 10 s from 5.1.4: information).",
+        "client logs (`sendKernelImpl exception` lines), checked against the message trace",
+        "spec 2.3, 2.4, 2.5, 2.6",
+        _book("09-troubleshooting", "a-broker-avoided-for-ten-minutes-after-one-slow-reply"),
+        ("tests/test_doctor_producers.py::"
+         "test_a_4x_timeout_isolates_broker_a_for_600_s_and_the_trace_agrees",
+         "tests/test_doctor_producers.py::"
+         "test_5x_isolations_last_10_s_and_end_before_the_next_failure")),
+    FindingKind(
+        "failing-broker-not-avoided", ("warning",), "producer",
+        "A producer's failed attempts at a broker began inside the isolation an earlier one "
+        "would have set: `sendLatencyFaultEnable` is off, so every pick of that broker costs "
+        "an attempt and a retry.",
+        "client logs (`sendKernelImpl exception` lines), the message trace", "spec 2.3, 2.6",
+        _book("03-latency-fault-tolerance", "a-simulated-outage-with-the-switch-off-and-on"),
+        ("tests/test_doctor_producers.py::"
+         "test_a_4x_producer_with_the_switch_off_kept_sending_to_the_failing_broker",
+         "tests/test_doctor_producers.py::"
+         "test_repeated_failures_inside_the_window_mean_the_switch_was_off")),
+    FindingKind(
+        "queue-0-skew", ("warning",), "producer",
+        "Queue 0 of a broker holds more than twice its share of the topic's messages: 4.x "
+        "producers (and 5.0.0 to 5.1.3) with fault tolerance on pile onto the first "
+        "available queue after isolated ones (#5672).",
+        "`consumerProgress` (the queues' broker offsets)", "spec 2.4",
+        _book("03-latency-fault-tolerance", "where-an-isolated-broker-s-share-goes-queue-0"),
+        ("tests/test_doctor_producers.py::test_queue_0_skew_from_broker_offsets",
+         "tests/test_doctor_replayed.py::"
+         "test_queue_0_skew_goes_away_on_the_replayed_day_with_the_switch_off")),
+    FindingKind(
+        "broker-write-only", ("critical", "warning"), "route",
+        "A route entry without READ: its queues are in no consumer's queue set, so no group "
+        "reads them; critical while producers still write there.",
+        "`topicRoute` (each broker's `perm`), `consumerProgress`", "spec 1.4",
+        _book("01-the-cluster", "one-route-two-views"),
+        ("tests/test_doctor_producers.py::"
+         "test_a_write_only_broker_hides_its_queues_from_consumers",)),
+    FindingKind(
+        "broker-read-only", ("critical", "info"), "route",
+        "A route entry without WRITE: producers leave its queues out, and the other brokers "
+        "take its share (how a broker is drained); critical when no broker is writable.",
+        "`topicRoute` (each broker's `perm`)", "spec 1.3",
+        _book("01-the-cluster", "one-route-two-views"),
+        ("tests/test_doctor_producers.py::test_a_read_only_broker_takes_no_sends",)),
+)
+"""Every kind of finding, grouped by ``about`` in ``ABOUT``'s order."""
+
+KINDS = {k.id: k for k in FINDINGS}
