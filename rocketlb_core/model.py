@@ -16,8 +16,8 @@ Mirrors ``common/message/MessageQueue.java`` and the route holders ``TopicRouteD
 ...     broker_datas=(BrokerData("broker-a", {0: "10.0.0.1:10911"}),
 ...                   BrokerData("broker-b", {0: "10.0.0.2:10911"}),
 ...                   BrokerData("broker-c", {0: "10.0.0.3:10911"})))
->>> [q.short() for q in publish_queues("TopicTest", route)]
-['broker-a/0', 'broker-a/1', 'broker-b/0', 'broker-b/1', 'broker-b/2', 'broker-b/3']
+>>> " ".join(q.short() for q in publish_queues("TopicTest", route))
+'broker-a/0 broker-a/1 broker-b/0 broker-b/1 broker-b/2 broker-b/3'
 >>> len(subscribe_queues("TopicTest", route))
 12
 """

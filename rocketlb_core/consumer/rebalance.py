@@ -7,10 +7,13 @@ offset lookup, whether a drop is allowed), so the simulator drives it and tests 
 
 >>> from rocketlb_core.model import MessageQueue
 >>> a, b, c = (MessageQueue("T", "broker-a", i) for i in range(3))
->>> step = update_process_queue_table({a: ProcessQueue(last_pull_ms=0), b: ProcessQueue()},
-...                                   "T", {b, c}, now_ms=1000, pull_from_where=lambda mq: 42)
->>> sorted(q.queue_id for q in step.dropped), step.created, step.changed
-([0], ((MessageQueue(topic='T', broker_name='broker-a', queue_id=2), 42),), True)
+>>> table = {a: ProcessQueue(last_pull_ms=0), b: ProcessQueue()}
+>>> step = update_process_queue_table(table, "T", {b, c}, now_ms=1000,
+...                                   pull_from_where=lambda mq: 42)
+>>> sorted(q.queue_id for q in step.dropped), step.changed
+([0], True)
+>>> [(mq.short(), offset) for mq, offset in step.created]
+[('broker-a/2', 42)]
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ At time ``t`` a view shows, for the scenario's first consumer group:
 
 A request::
 
-    {"scenario": "crash-without-unregister", "toml": "<the scenario file's text>", "seed": 0,
-     "t_ms": 45000}
+    {"scenario": "crash-without-unregister",
+     "toml": "<the scenario file's text>", "seed": 0, "t_ms": 45000}
 
 The scenario runs once per session (name, text and seed); moving the scrubber only looks up.
 """

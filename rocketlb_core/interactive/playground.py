@@ -4,9 +4,10 @@ virtual clock (spec sections 2.1 to 2.6).
 
 A ``Playground`` is built from a configuration::
 
-    {"line": "4.9.8", "fault": true, "counter": 0, "retries": 2, "timeout_ms": 3000,
-     "gap_ms": 100,
-     "brokers": [{"name": "broker-a", "queues": 4, "answer": "ok", "latency_ms": 5}, ...]}
+    {"line": "4.9.8", "fault": true, "counter": 0, "retries": 2,
+     "timeout_ms": 3000, "gap_ms": 100,
+     "brokers": [{"name": "broker-a", "queues": 4, "answer": "ok",
+                  "latency_ms": 5}, ...]}
 
 ``answer`` is what the broker does with an attempt: ``ok`` (SEND_OK after ``latency_ms``),
 ``refuse`` (a connection refused after ``latency_ms``: a clean crash) or ``silent`` (no answer:

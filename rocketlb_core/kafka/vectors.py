@@ -10,11 +10,14 @@ gzip-compressed JSONL, one case a line::
     {"id": "range-000017", "assignor": "range",
      "source": {"artifact": "org.apache.kafka:kafka-clients", "version": "4.3.1",
                 "identical_on": ["3.9.1"], "seed": 20261124, "jvm": 17},
-     "topics": [[topic, partitions], ...],            # partitions 0: no metadata
-     "racks": {topic: [[rack | null, ...], ...]},     # each partition's replicas' racks
+     # partitions 0: no metadata
+     "topics": [[topic, partitions], ...],
+     # each partition's replicas' racks
+     "racks": {topic: [[rack | null, ...], ...]},
      "members": [{"id": ..., "instance": null | group.instance.id,
                   "rack": null | client.rack, "topics": [...]}, ...],
-     "expected": {member id: [[topic, [partition, ...]], ...]}}   # runs, in Kafka's order
+     # runs, in Kafka's order
+     "expected": {member id: [[topic, [partition, ...]], ...]}}
 
 ``members`` are in the order they went into the group's ``HashMap``. ``identical_on``: the
 other releases that printed the same bytes for the same seed; ``seed``: the seed of the

@@ -163,8 +163,10 @@ class ProducerLine(StrEnum):
     def parse(cls, value: str | ProducerLine) -> ProducerLine:
         """Accept ``"4.9.8"``, ``"rocketmq-all-4.9.8"``, ``"5.x"``, ``"<=4.7.1"``, ...
 
-        >>> ProducerLine.parse("rocketmq-all-5.3.3"), ProducerLine.parse("<=4.7.1")
-        (<ProducerLine.V5_3_3: '5.3.3'>, <ProducerLine.V4_7_1: '4.7.1'>)
+        >>> ProducerLine.parse("rocketmq-all-5.3.3")
+        <ProducerLine.V5_3_3: '5.3.3'>
+        >>> ProducerLine.parse("<=4.7.1")
+        <ProducerLine.V4_7_1: '4.7.1'>
         """
         if isinstance(value, ProducerLine):
             return value

@@ -10,8 +10,8 @@ of the heartbeat, the scan and the rebalance timers, and a single run shows only
 
 >>> from rocketlb_core import data_path
 >>> from rocketlb_core.sim.scenario import load
->>> rows = crash_timing(load(data_path("scenarios", "crash-without-unregister.toml")),
-...                     "GID_crash", "consumer-2", [1_000, 29_000])
+>>> scenario = load(data_path("scenarios", "crash-without-unregister.toml"))
+>>> rows = crash_timing(scenario, "GID_crash", "consumer-2", [1_000, 29_000])
 >>> [(r["after_heartbeat_s"], r["dropped_by"]) for r in rows]
 [(1.0, 'idle close'), (29.0, 'scan')]
 >>> rows[0]["owned_again_s"] > rows[1]["owned_again_s"]

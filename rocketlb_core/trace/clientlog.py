@@ -33,9 +33,11 @@ field (``TraceError``), or, with ``skip_bad=True``, counted in ``ClientLog.bad``
 
 >>> import tempfile, pathlib
 >>> log = pathlib.Path(tempfile.mkdtemp()) / "rocketmq_client.log"
->>> _ = log.write_text("2026-11-23 22:40:01,123 INFO RebalanceService - rebalanced result "
-...     "changed. allocateMessageQueueStrategyName=AVG, group=G, topic=T, clientId=127.0.0.1@c1, "
-...     "mqAllSize=8, cidAllSize=2, rebalanceResultSize=1, rebalanceResultSet=[MessageQueue "
+>>> _ = log.write_text(
+...     "2026-11-23 22:40:01,123 INFO RebalanceService - rebalanced result "
+...     "changed. allocateMessageQueueStrategyName=AVG, group=G, topic=T, "
+...     "clientId=127.0.0.1@c1, mqAllSize=8, cidAllSize=2, "
+...     "rebalanceResultSize=1, rebalanceResultSet=[MessageQueue "
 ...     "[topic=T, brokerName=broker-a, queueId=3]]\\n")
 >>> r = read_client_log(log).rebalances[0]
 >>> r.client_id, r.cid_all_size, [q.short() for q in r.result], r.line
@@ -237,8 +239,10 @@ def parse_producer_line(path: Path, n: int, text: str
     """A failed attempt, a route change, an isolation, an unmatched reply or a producer group
     on line ``n`` (or ``None``).
 
-    >>> r = parse_producer_line(Path("c.log"), 7, "2026-11-27 00:34:47.648 INFO  [8775] [main] "
-    ...     "[o.a.r.c.l.MQFaultStrategy#?:?] - broker-b will be isolated for 2000 ms.")
+    >>> r = parse_producer_line(
+    ...     Path("c.log"), 7, "2026-11-27 00:34:47.648 INFO  [8775] [main] "
+    ...     "[o.a.r.c.l.MQFaultStrategy#?:?] - broker-b will be isolated "
+    ...     "for 2000 ms.")
     >>> r.stamp, r.thread, r.broker, r.duration_ms
     ('2026-11-27 00:34:47.648', 'main', 'broker-b', 2000)
     """

@@ -321,8 +321,10 @@ def log_offset(line: str, utc_offset_minutes: int) -> int:
     from 5.1.0 GMT+8 always, up to 5.0.0 the JVM's zone (``utc_offset_minutes``; the form of
     the stamps says the same, ``clientlog.log_zone_minutes``).
 
-    >>> log_offset("5.3.3", 0), log_offset("5.0.0", -60), log_offset("4.9.8", 0)
-    (480, -60, 0)
+    >>> log_offset("5.3.3", 0), log_offset("5.0.0", -60)
+    (480, -60)
+    >>> log_offset("4.9.8", 0)
+    0
     """
     nums = tuple(int(x) for x in re.findall(r"\d+", line, re.ASCII)[:3])
     return GMT8_MINUTES if nums >= (5, 1, 0) else utc_offset_minutes

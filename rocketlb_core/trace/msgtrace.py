@@ -23,8 +23,10 @@ parse is a ``TraceError`` naming the file, the line and the field, or, with ``sk
 counted in ``MsgTrace.bad`` with its first error.
 
 >>> import json, pathlib, tempfile
->>> body = "\\1".join(["Pub", "1700000000123", "DefaultRegion", "PG", "T", "7F000001ABCD", "null",
-...                    "null", "127.0.0.1:10911", "4", "2", "0", "0A0B", "true"]) + "\\2"
+>>> body = "\\1".join([
+...     "Pub", "1700000000123", "DefaultRegion", "PG", "T", "7F000001ABCD",
+...     "null", "null", "127.0.0.1:10911", "4", "2", "0", "0A0B", "true",
+... ]) + "\\2"
 >>> dump = pathlib.Path(tempfile.mkdtemp()) / "msgtrace.jsonl"
 >>> _ = dump.write_text(json.dumps({"body": body}) + "\\n")
 >>> p = read_msgtrace(dump).pubs[0]

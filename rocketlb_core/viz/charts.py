@@ -163,9 +163,10 @@ def scatter_chart(frame: pd.DataFrame, x: str, y: str, color: str, shape: str,
 
 def interval_chart(frame: pd.DataFrame, y: str, states: Sequence[str], colors: Sequence[str],
                    title: str = "", tooltip: Sequence[str] = (),
-                   legend_columns: int | None = None) -> alt.Chart:
+                   legend_columns: int | None = None, width: int = 560) -> alt.Chart:
     """A Gantt: one row per ``y``, bars from ``start_s`` to ``end_s`` coloured by ``state``
-    (``legend_columns``: wrap a long legend)."""
+    (``legend_columns``: wrap a long legend; ``width``: the plot's, narrower when the rows'
+    labels are long, so the chart fits the book's column)."""
     import altair as alt
 
     legend = alt.Legend(orient="bottom") if legend_columns is None else \
@@ -177,7 +178,7 @@ def interval_chart(frame: pd.DataFrame, y: str, states: Sequence[str], colors: S
                 color=alt.Color("state:N", title=None, legend=legend,
                                 scale=alt.Scale(domain=list(states), range=list(colors))),
                 tooltip=[f"{y}:N", *tooltip, "state:N", "start_s:Q", "end_s:Q"])
-        .properties(width=560, height=alt.Step(16))
+        .properties(width=width, height=alt.Step(16))
     )
 
 

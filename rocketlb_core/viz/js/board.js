@@ -194,11 +194,12 @@ function render({ model, el }) {
     table.appendChild(head);
     view.rows.forEach(function (row) {
       const tr = rlbEl("tr", { "data-rlb": "row-" + row.strategy });
-      tr.appendChild(rlbEl("td", { "class": "rlb-strategy" }, row.strategy));
+      tr.appendChild(rlbBreakable(rlbEl("td", { "class": "rlb-strategy" }), row.strategy));
       row.owners.forEach(function (who, q) {
         const label = who.length > 3 ? who.length + " consumers" : who.length ? who.join("+") : "–";
         const td = rlbEl("td", { "data-rlb": "cell", "data-owners": who.join("+"),
-          title: who.join(", ") || "nobody" }, label);
+          title: who.join(", ") || "nobody" });
+        rlbBreakable(td, label);
         if (who.length === 1) {
           td.style.background = RLB_COLORS[names.indexOf(who[0]) % RLB_COLORS.length];
           td.style.color = RLB_INK[names.indexOf(who[0]) % RLB_INK.length];

@@ -12,6 +12,18 @@ function rlbEl(tag, attrs, text) {
   return node;
 }
 
+// Text that may break after "+", "_" or "(" (a cell "c1+c2+c3", a name
+// "CONSISTENT_HASH_BOUNDED(0.25)"), so a wide grid fits the column (issue 50, item 6) and
+// nobody scrolls sideways; the node's textContent is the text unchanged.
+function rlbBreakable(node, text) {
+  node.replaceChildren();
+  String(text).split(/(?<=[+_(])/).forEach(function (part, i) {
+    if (i) { node.appendChild(document.createElement("wbr")); }
+    node.appendChild(document.createTextNode(part));
+  });
+  return node;
+}
+
 // A box that scrolls sideways inside the column: a keyboard can reach it (tabindex 0) and a
 // screen reader names it (axe: scrollable-region-focusable).
 function rlbScroll(label, attrs) {
