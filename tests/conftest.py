@@ -55,8 +55,39 @@ def pytest_addoption(parser) -> None:  # type: ignore[no-untyped-def]
                           "(the fast lane of scripts/test.sh --quick)")
 
 
+# What shares a resource runs in one pytest-xdist worker (``--dist loadgroup``, scripts/test.sh):
+# the built book and the browser (one build, one Chromium), the Spark session, the JVM tests (one
+# Maven cache, upstream's jars), the kernels, the live clusters, and each chapter's cells (one
+# kernel runs a notebook's cells in order). Everything else is spread over the workers one test
+# at a time.
+GROUP_OF_MARKER = {"browser": "browser", "spark": "spark", "jvm": "jvm", "live": "live",
+                   "kernel": "kernel"}
+GROUP_OF_FIXTURE = {"built_book": "browser", "base_url": "browser", "browser": "browser",
+                    "spark": "spark"}
+
+
+def xdist_group(item) -> str | None:  # type: ignore[no-untyped-def]
+    """The worker group of ``item`` (None: any worker)."""
+    if type(item).__module__.startswith("nbval"):
+        return "notebook-" + Path(str(item.fspath)).stem
+    for fixture in getattr(item, "fixturenames", ()):
+        if fixture in GROUP_OF_FIXTURE:
+            return GROUP_OF_FIXTURE[fixture]
+    for marker, group in GROUP_OF_MARKER.items():
+        if item.get_closest_marker(marker):
+            return group
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the items
 def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
-    """``--quick``: deselect (never skip) the tests of ``SLOW_MARKERS`` and ``SLOW_FIXTURES``."""
+    """``--quick``: deselect (never skip) the tests of ``SLOW_MARKERS`` and ``SLOW_FIXTURES``.
+    Each item that shares a resource gets its worker group (``xdist_group``), which a run with
+    workers (``-n 2 --dist loadgroup``) keeps on one worker."""
+    for item in items:
+        group = xdist_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
     if not config.getoption("--quick"):
         return
     keep, drop = [], []
@@ -69,14 +100,40 @@ def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-unt
         items[:] = keep
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    """The fuzzing harness's count of cases tried (tests/test_fuzz.py), per family."""
+FUZZ_TRIED_BY_WORKERS: dict[str, int] = {}
+"""The fuzzing harness's counts of cases tried, as the xdist workers report them."""
+
+
+def _fuzz_tried() -> dict[str, int]:
     import sys
 
     fuzz = sys.modules.get("tests.test_fuzz")
-    if fuzz is not None and fuzz.TRIED:
+    return dict(fuzz.TRIED) if fuzz is not None else {}
+
+
+def pytest_sessionfinish(session) -> None:  # type: ignore[no-untyped-def]
+    """In an xdist worker: hand the fuzz counts to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["fuzz_tried"] = _fuzz_tried()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # type: ignore[no-untyped-def]
+    """In the xdist controller: add up what each worker tried."""
+    for family, count in getattr(node, "workeroutput", {}).get("fuzz_tried", {}).items():
+        FUZZ_TRIED_BY_WORKERS[family] = FUZZ_TRIED_BY_WORKERS.get(family, 0) + count
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """The fuzzing harness's count of cases tried (tests/test_fuzz.py), per family, over every
+    worker."""
+    tried = dict(FUZZ_TRIED_BY_WORKERS)
+    for family, count in _fuzz_tried().items():
+        tried[family] = tried.get(family, 0) + count
+    if tried:
         terminalreporter.write_sep("-", "fuzzing: cases tried")
-        for family, count in sorted(fuzz.TRIED.items()):
+        for family, count in sorted(tried.items()):
             terminalreporter.write_line(f"{family}: {count}")
 
 
