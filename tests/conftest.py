@@ -79,15 +79,30 @@ def xdist_group(item) -> str | None:  # type: ignore[no-untyped-def]
     return None
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups off the items
+def _set_group(item, group: str) -> None:  # type: ignore[no-untyped-def]
+    """Give ``item`` the node id ``<node id>@<group>``, as xdist does for an ``xdist_group``
+    mark. xdist 3.8 writes ``item._nodeid``, which pytest 9 no longer reads (its node id is the
+    structured ``item._id``), so with the pinned pair xdist's own marks group nothing: a
+    chapter's cells ran on two kernels. Both attributes are written here."""
+    nodeid = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(nodeid)
+    item._nodeid = nodeid
+    assert item.nodeid == nodeid
+
+
 def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
     """``--quick``: deselect (never skip) the tests of ``SLOW_MARKERS`` and ``SLOW_FIXTURES``.
-    Each item that shares a resource gets its worker group (``xdist_group``), which a run with
-    workers (``-n 2 --dist loadgroup``) keeps on one worker."""
-    for item in items:
-        group = xdist_group(item)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    In a worker of a run with ``--dist loadgroup``, each item that shares a resource gets its
+    group as the suffix of its node id (``@group``, ``_set_group``), which is what xdist's
+    scheduler reads."""
+    if getattr(config.option, "loadgroup", False):
+        for item in items:
+            group = xdist_group(item)
+            if group is not None and "@" not in item.nodeid:
+                _set_group(item, group)
     if not config.getoption("--quick"):
         return
     keep, drop = [], []
