@@ -202,10 +202,13 @@ IN_BROKER_MS = 500
 stored (live on 5.5.0: two sent 100 and 47 ms before the kill were in no queue after the
 restart)."""
 NO_ROUTE = verdicts.text("producer", "NO_ROUTE")
-LATE_ROUTE = verdicts.text("producer", "LATE_ROUTE")
 """What the model predicts for a send made before its client had the topic's route: it fails
 before any attempt (``send``: "No route info of this topic"); live, the name-server lookup
 timed out (issue 32's 5.x recording on a loaded host). It agrees when the real send failed."""
+LATE_ROUTE = verdicts.text("producer", "LATE_ROUTE")
+"""What the model predicts for a send whose route lookup outlasted its timeout (the route logged
+more than ``sendMsgTimeout`` after the send began): the budget ran out before the first attempt,
+and it fails before any. It agrees when the real send failed."""
 
 
 @dataclass

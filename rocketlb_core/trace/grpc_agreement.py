@@ -141,7 +141,8 @@ class Attempt:
     end_ms: int
     proxy_queue: ProxyQueue | None = None      # the Proxy model's queue for it
     stored: bool = False                       # a copy of the message is where the model says
-    outcome: str = ""       # paused | busy | ok | fail_unexplained | ok_while_paused
+    # paused | busy | ok | fail_unexplained | ok_while_paused | unknown_queue
+    outcome: str = ""
     busy: bool = False      # the client logged it failed "due to too many requests"
 
 
@@ -153,9 +154,9 @@ class SendVerdict:
     attempts: list[Attempt]
     receipt: tuple[str, int] | None            # the client's queue, from the receipt
     stored: list[ProxyQueue]                   # every stored copy of its message
-    client: str = ""                           # agree | inferred | disagree | unobserved
+    client: str = ""               # agree | retried | inferred | disagree | unobserved
     client_model: tuple[str, int] | None = None
-    proxy: str = ""                            # agree | inferred | reload | unexplained
+    proxy: str = ""                # agree | inferred | reload | unobserved | unexplained
     note: str = ""
 
     def row(self) -> dict[str, Any]:
