@@ -462,3 +462,64 @@ def test_a_oneway_message_its_broker_refused_as_busy_is_explained_by_the_reply()
     assert check(refused) == [REFUSED_BUSY, REFUSED_BUSY]
     assert check([]) == ["unexplained", "unexplained"]
     assert check([(t, "broker-b") for t, _ in refused]) == ["unexplained", "unexplained"]
+
+
+def test_a_oneway_message_to_a_queue_its_broker_does_not_hold_is_refused() -> None:
+    """A oneway producer on the default topic's route (CI, soak seed 3975904713, line 5, a
+    loaded host: its first lookup found no route in time and ``tryToFindTopicPublishInfo`` fell
+    back to ``TBW102``'s, four queues a broker, where the brokers held one; 691 messages for
+    queues 1 to 3 were in no queue, the rest stored at queue 0 as the model put them). The
+    broker refuses a queue id it does not hold (``request queueId[N] is illegal``) and answers
+    a oneway request with nothing (fact broker.illegal-queue-id-unanswered-for-oneway): each
+    such message is ``ILLEGAL_QUEUE``. Had the brokers held four queues, or had the model put
+    a lost message at queue 0, nothing would explain it."""
+    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+    from rocketlb_core.replay.timeline import Conditions
+    from rocketlb_core.trace.agreement import (
+        AGREE,
+        ILLEGAL_QUEUE,
+        INFERRED,
+        UNEXPLAINED,
+        producer_agreement,
+    )
+
+    brokers = ("broker-a", "broker-b")
+    default = tuple(QueueData(b, 4, 4, 6) for b in brokers)       # what the client logged
+
+    def route(queues: int) -> TopicRoute:                         # what the brokers hold
+        return TopicRoute(tuple(QueueData(b, queues, queues, 6) for b in brokers),
+                          tuple(BrokerData(b, {0: f"127.0.0.1:{10911 + i}"}, "c")
+                                for i, b in enumerate(brokers)))
+
+    order = [(b, q) for b in brokers for q in range(4)]           # the publish list's order
+
+    def rows(lost_at_zero: int | None = None) -> list[dict[str, Any]]:
+        out = []
+        for i in range(16):
+            b, q = order[i % 8]
+            row: dict[str, Any] = {"seq": i, "sent_ms": 1000 + 100 * i, "oneway": True,
+                                   "cost_ms": 1}
+            stored = q == 0 and i != lost_at_zero
+            out.append({**row, "broker": b, "queue": q} if stored else {**row, "lost": True})
+        return out
+
+    empty = Conditions.from_columns({"time_ms": [], "broker": [], "client": [], "kind": [],
+                                     "mode": [], "median_ms": [], "p99_ms": []})
+
+    def verdicts(truth: list[dict[str, Any]], held: int) -> dict[int, str]:
+        a = producer_agreement(truth, line="5.3.3", fault_tolerance=False, topic="TopicLive",
+                               route=route(held), conditions=empty, origin_ms=0, costs={},
+                               route_changes=[(1000, default)], mode=SendMode.ONEWAY,
+                               stopped={})
+        return {c.seq: c.verdict for c in a.checks}
+
+    got = verdicts(rows(), 1)
+    assert got[0] == INFERRED                      # the counter's start, told by a/0
+    assert {s: v for s, v in got.items() if order[s % 8][1] == 0 and s} == \
+        {s: AGREE for s in (4, 8, 12)}
+    assert {v for s, v in got.items() if order[s % 8][1] != 0} == {ILLEGAL_QUEUE}
+    assert sum(v == ILLEGAL_QUEUE for v in got.values()) == 12
+    # the check can fail: brokers that hold four queues would have stored them
+    assert {v for s, v in verdicts(rows(), 4).items() if order[s % 8][1] != 0} == {UNEXPLAINED}
+    # and a message lost at a queue its broker holds is still unexplained
+    assert verdicts(rows(lost_at_zero=8), 1)[8] == UNEXPLAINED

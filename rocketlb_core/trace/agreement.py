@@ -192,6 +192,17 @@ waits for: the client logs ``receive response ... but not matched any request``)
 5.3.3 (issue 45's soak, seed 20261131, a loaded host): two oneway messages of a 4-thread
 producer, refused 0.4 s after their calls by broker-a and broker-c, were in no queue. Each such
 reply explains one message."""
+ILLEGAL_QUEUE = verdicts.text("producer", "ILLEGAL_QUEUE")
+"""A oneway send whose message no broker stored, whose queue the model puts at a queue id its
+broker does not hold for the topic (not below the larger of the broker's read and write queue
+counts in the route the recording read from the brokers): the broker refuses it (``request
+queueId[N] is illegal``) and answers a oneway request with nothing. The client sends there when
+its route is not the brokers': live on 5.3.3 (CI, soak seed 3975904713, a loaded host), a
+4-thread oneway producer's first lookup found no route in time, so it fell back to the default
+topic's (``TBW102``: four queues a broker, where the brokers held one) and 691 messages for
+queues 1 to 3 were in no queue (facts producer.default-topic-route-fallback-5,
+broker.illegal-queue-id-unanswered-for-oneway; a sync send there fails with the broker's code
+instead, ``tests/fixtures/live/default-route-4``)."""
 REFUSED_WITHIN_MS = 3000
 """A busy reply is read at most this long after the oneway call it refused (the flow control
 refuses what waited in the send queue ``waitTimeMillsInSendQueue``, 200 ms by default, and more)."""
@@ -345,7 +356,8 @@ class Agreement:
         """Sends whose inputs the recording determines: all but the inferred and in-flight."""
         return (len(self.checks) - self.count(INFERRED) - self.count(IN_FLIGHT)
                 - self.count(RESET) - self.count(HIDDEN_RESET) - self.count(WORST_INFERRED)
-                - self.count(WRITTEN_NOT_STORED) - self.count(REFUSED_BUSY))
+                - self.count(WRITTEN_NOT_STORED) - self.count(REFUSED_BUSY)
+                - self.count(ILLEGAL_QUEUE))
 
     @property
     def no_route(self) -> int:
@@ -366,6 +378,8 @@ class Agreement:
                    if self.count(WRITTEN_NOT_STORED) else {}),
                 **({"refused_busy": self.count(REFUSED_BUSY)}
                    if self.count(REFUSED_BUSY) else {}),
+                **({"illegal_queue": self.count(ILLEGAL_QUEUE)}
+                   if self.count(ILLEGAL_QUEUE) else {}),
                 "unexplained": self.count(UNEXPLAINED)}
 
     def others(self) -> list[SendCheck]:
@@ -525,7 +539,9 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     ``IN_BROKER_MS`` before (``WRITTEN_NOT_STORED``; ``None``: the trace's conditions say
     when brokers were down), or been refused by its broker as busy: ``refused`` are the busy
     replies its client read that matched no request, (trace time, broker), each explaining one
-    such message (``REFUSED_BUSY``). A paused broker stores what it was sent when it resumes."""
+    such message (``REFUSED_BUSY``). A paused broker stores what it was sent when it resumes.
+    ``route`` is the topic as its brokers hold it: a oneway message the model sends to a queue id
+    its broker does not hold there was refused unanswered (``ILLEGAL_QUEUE``)."""
     reported = _ReportedStrategy(line, send_latency_fault_enable=fault_tolerance,
                                  worst_index_start=WORST_START)
     reported.logged_rt = _LoggedRT({(f[1], f[0] + f[2]): f[2] for f in failures})
@@ -591,6 +607,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         if logs_complete else None for i in range(len(truth))]
     route_version = -1                  # the first install makes it 0
     busy = sorted(refused)              # busy replies not yet matched to a lost message
+    # the queue ids each broker holds for the topic (``msgCheck``: below the larger count)
+    held = {q.broker_name: max(q.read_queue_nums, q.write_queue_nums) for q in route.queue_datas}
     for i, row in enumerate(truth):
         now = began_at[i]
         observed = (f"{row['broker']}/{row['queue']}" if "broker" in row
@@ -635,6 +653,12 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             strategy, tp, result = _trial(strategy, tp, model, at, None, 0, lookup=wait)
             alive = []
             b = result.queue.broker_name if result.queue is not None else ""
+            if result.queue is not None and result.queue.queue_id >= held.get(b, 2**31):
+                # a queue its broker does not hold (the client's route was not the brokers':
+                # the default topic's): refused, and a oneway request is answered with nothing
+                out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue),
+                                            ILLEGAL_QUEUE))
+                continue
             down = (any(lo - IN_BROKER_MS <= at <= hi for lo, hi in stopped.get(b, ()))
                     if stopped is not None
                     else conditions.down_at(b, at + ATTEMPT_SLACK_MS) is not None)

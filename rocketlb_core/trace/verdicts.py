@@ -192,6 +192,20 @@ VERDICTS: tuple[Verdict, ...] = (
          "test_a_oneway_message_its_broker_refused_as_busy_is_explained_by_the_reply",
          "tests/fixtures/live/oneway-busy-5")),
     Verdict(
+        "producer", "ILLEGAL_QUEUE",
+        "a oneway call to a queue its broker does not hold (refused, unanswered)", VERDICT,
+        "illegal_queue",
+        "A oneway message no broker stored, whose queue the model puts at a queue id its "
+        "broker does not hold for the topic (the route the recording read from the brokers): "
+        "the client's route was not the brokers', e.g. the default topic's after a lookup "
+        "that found no route in time.",
+        "the broker refuses the message ('request queueId[N] is illegal') and answers a oneway "
+        "request with nothing; a producer without a route falls back to the default topic's, "
+        "four queues a broker (facts broker.illegal-queue-id-unanswered-for-oneway, "
+        "producer.default-topic-route-fallback-5)",
+        ("tests/test_producer_modes.py::"
+         "test_a_oneway_message_to_a_queue_its_broker_does_not_hold_is_refused",)),
+    Verdict(
         "producer", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
         "Nothing explains the send: the model disagrees with what the real client did. The "
         "tests fail on it, and `live check` exits 3.",
@@ -224,8 +238,8 @@ VERDICTS: tuple[Verdict, ...] = (
     Verdict(
         "producer", "LOST", "LOST", LABEL, None,
         "What a oneway send's row says it observed when its call returned and the topic's dump "
-        "found its message in no queue: only `WRITTEN_NOT_STORED` or `REFUSED_BUSY` explains "
-        "it.",
+        "found its message in no queue: only `WRITTEN_NOT_STORED`, `REFUSED_BUSY` or "
+        "`ILLEGAL_QUEUE` explains it.",
         "a oneway call returns before its write (fact remoting.oneway-call-does-not-wait-for-"
         "write); the message trace records no oneway send (fact trace.oneway-send-not-traced)",
         ("tests/test_producer_modes.py::"
