@@ -361,19 +361,27 @@ THREADS_VALUES = st.one_of(st.none(), st.integers(1, rec.MAX_THREADS),
 @example(threads=2, fault=True, client="remoting", mode="oneway")
 @example(threads=1, fault=True, client="remoting", mode="sync")
 @example(threads=4, fault=False, client="grpc", mode="sync")
+@example(threads=None, fault=False, client="remoting", mode="async")
+@example(threads=1, fault=False, client="remoting", mode="async")
+@example(threads=None, fault=True, client="remoting", mode="async")
 @settings(max_examples=200, derandomize=True, deadline=None, database=None)
 def test_a_producers_threads_are_read_in_range_or_refused_by_field(
         threads: object, fault: bool, client: str, mode: str) -> None:
     """A remoting producer's ``threads`` is an integer from 1 to ``MAX_THREADS`` (default 1),
-    more than one only with ``fault_tolerance`` off; a gRPC producer has none. Anything else
-    is a ``ScenarioError`` naming the file and the producer's field."""
+    more than one only with ``fault_tolerance`` off; a gRPC producer has none, nor an async one
+    (its executor's threads send), which needs ``fault_tolerance`` off. Anything else is a
+    ``ScenarioError`` naming the file and the producer's field."""
     text = PRODUCER + (f'client = "{client}"\n' if client == "grpc" else
                        f'mode = "{mode}"\n' + (f"fault_tolerance = {_toml_value(fault)}\n"))
     text += f"threads = {_toml_value(threads)}\n" if threads is not None else ""
     ok = threads is None or (client == "remoting" and type(threads) is int
                              and 1 <= threads <= rec.MAX_THREADS
                              and (threads == 1 or not fault))
-    p = _read_or_refused(text, "a producer's threads", ok, "threads")
+    fields = "threads"
+    if client == "remoting" and mode == "async":
+        ok = threads is None and not fault
+        fields = "threads|fault_tolerance"
+    p = _read_or_refused(text, "a producer's threads", ok, fields)
     if p is None:
         return
     assert p.threads == (threads if threads is not None else 1)

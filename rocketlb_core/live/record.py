@@ -19,7 +19,7 @@ code)::
     interval_ms = 50            # ... this far apart
     fault_tolerance = false     # sendLatencyFaultEnable
     client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
-    mode = "sync"               # or "hash" (keys = 16), "oneway" or "batch" (batch = 4): below
+    mode = "sync"               # or "hash" (keys = 16), "oneway", "batch" (batch = 4), "async"
     threads = 1                 # application threads sharing it, 1 to 16 (see below)
 
     [[consumers]]               # upstream's DefaultMQPushConsumer (live/java/Consume.java)
@@ -45,7 +45,11 @@ queue through the synchronous loop; the row adds ``batch``). ``threads`` (1 to
 ``MAX_THREADS``) application threads may share a remoting producer: thread ``t`` (named
 ``send-t``) sends the messages whose seq is ``t`` modulo ``threads``, each row adds its
 ``thread``, and each thread has its own queue counter (``ThreadLocalIndex``); several threads
-need ``fault_tolerance`` off.
+need ``fault_tolerance`` off. ``"async"`` is ``send(msg, callback)``: the first hop on one of
+the producer's ``AsyncSenderExecutor_N`` threads (each its own counter), a retry from the
+callback at the first hop's queue id on another broker; its row adds the first hop
+(``executor``, ``first_broker``, ``first_queue``, ``first_ms``); it needs ``fault_tolerance``
+off and no ``threads`` (``trace.async_agreement``).
 
 A producer with ``client = "grpc"`` is the gRPC client of apache/rocketmq-clients
 (rocketmq-client-java ``live.GRPC_CLIENT_VERSION``, ``live/java/GrpcProduce.java``; issue 34):
@@ -185,7 +189,7 @@ class LiveProducer:
     client: str = "remoting"        # or "grpc" (issue 34)
     max_attempts: int = 3           # the gRPC client's maxAttempts
     language: str = "java"          # a gRPC producer's client: "java" or "python"
-    mode: str = "sync"              # a remoting producer's send: "sync", "hash" or "oneway"
+    mode: str = "sync"              # a remoting producer's send: one of MODES
     keys: int = 0                   # the hash producer's distinct keys ("k0" ... )
     threads: int = 1                # application threads sending through it (issue 45)
     batch: int = 0                  # a batch producer's messages per send
@@ -196,7 +200,7 @@ MODES = SEND_MODES
 """How a remoting producer sends (issue 45; ``trace.ordered_agreement.SEND_MODES``, which the
 check reads recordings with): ``send(msg)``; ``send(msg, selector, key)`` with
 ``SelectMessageQueueByHash`` over ``keys`` keys (ordered messages); ``sendOneway(msg)``;
-``send(Collection)`` of ``batch`` messages."""
+``send(Collection)`` of ``batch`` messages; ``send(msg, callback)`` (``async``)."""
 MAX_KEYS = 10_000
 MAX_THREADS = _MAX_THREADS
 """A remoting producer's ``threads``: the application threads that share it, each sending every
@@ -299,6 +303,13 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         threads = r.num(p, "threads", where, 1, integer=True, minimum=1, maximum=MAX_THREADS)
         if client == "grpc" and "threads" in p:
             raise r.fail(f"{where}.threads", "only a remoting producer has it")
+        if mode == "async" and "threads" in p:
+            raise r.fail(f"{where}.threads", "an async producer sends from its executor's "
+                         "threads (AsyncSenderExecutor_N): leave it out")
+        if mode == "async" and ft:
+            raise r.fail(f"{where}.fault_tolerance", "an async producer needs it off (the fault "
+                         "table's reports come from callback threads, which the check does not "
+                         "model yet)")
         if threads > 1 and ft:
             raise r.fail(f"{where}.threads", "several threads need fault_tolerance off (the "
                          "check splits the sends by thread; the fault table the threads share "

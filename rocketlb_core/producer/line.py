@@ -78,7 +78,10 @@ class LineRules:
         ``retryable_codes``: response codes a sync send retries on; ``caps_request_timeout``:
         ``sendMsgMaxTimeoutPerRequest`` caps an attempt that has a retry after it (5.3.3; the
         field first appears in 5.3.3);
-        ``async_retry_checks_budget``: an async retry stops when the time is spent (5.x).
+        ``async_retry_checks_budget``: an async retry stops when the time is spent (5.x);
+        ``async_connect_throws``: ``invokeAsync`` throws to its caller when it cannot connect,
+        so the thread that made the hop selects the retry's broker (4.x; from 5.3.0 the
+        connection's listener fails the call: fact remoting.async-connect-failure-since-5.3.0).
     Cluster and consumers (1.2, 3.4, 4.3):
         ``broker_scan_ms``: the name server's scan for expired brokers; ``client_id_nanotime``:
         the default instance name is ``<pid>#<nanotime>`` (``<pid>`` before 4.9.0);
@@ -116,6 +119,7 @@ class LineRules:
     offset_lookup_raises: bool
     rebalance_skips_empty: bool = False
     logs_isolation: bool = False
+    async_connect_throws: bool = True
 
 
 _4_9_8 = LineRules(
@@ -140,7 +144,7 @@ _5_3_3 = LineRules(
     client_error_isolates=False, broker_error_reachable=False, retryable_codes=RETRYABLE_CODES_5,
     caps_request_timeout=True, async_retry_checks_budget=True, broker_scan_ms=5_000,
     client_id_nanotime=True, rebalance_min_interval_ms=1_000, offset_lookup_raises=True,
-    logs_isolation=True)
+    logs_isolation=True, async_connect_throws=False)
 _5_4_0 = replace(_5_3_3)
 _5_5_0 = replace(_5_3_3, rebalance_skips_empty=True)
 

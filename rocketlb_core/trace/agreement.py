@@ -1065,8 +1065,10 @@ def read_sends(path: Path, mode: str = "sync", threads: int = 1) -> list[dict[st
     Produce.java``), each field checked: ``seq`` and ``sent_ms`` integers from 0, ``cost_ms``
     from 0 to ``MAX_COST_MS``, ``broker`` text with ``queue`` an integer from 0 to 65,535,
     ``status``, ``msg_id``, ``error`` and (mode ``hash``, required) ``key`` text up to
-    ``MAX_TEXT`` characters, ``oneway`` true (mode ``oneway`` only), ``batch`` an integer from
-    1 to ``MAX_BATCH`` (mode ``batch``, required, only), ``thread`` an integer below
+    ``MAX_TEXT`` characters, ``oneway`` true (mode ``oneway`` only), ``async`` true (mode
+    ``async`` only, required) with its first hop (``ASYNC_FIRST``, all or none: ``executor``
+    and ``first_broker`` text, ``first_queue`` a queue id, ``first_ms`` a time), ``batch`` an
+    integer from 1 to ``MAX_BATCH`` (mode ``batch``, required, only), ``thread`` an integer below
     ``threads`` (required with several threads, absent with one); a row is stored (a broker
     and queue), failed (an error) or, oneway, a returned call. Anything else is a
     ``TraceError`` naming the file, the row and the field."""
@@ -1130,8 +1132,30 @@ def read_sends(path: Path, mode: str = "sync", threads: int = 1) -> list[dict[st
                              "(error), one of the two")
         if mode == "oneway" and "broker" in row:
             raise TraceError(path, n, "broker", "a oneway call's row names no queue")
+        if "async" in row and (row["async"] is not True or mode != "async"):
+            raise TraceError(path, n, "async", "true, in an async producer's rows only")
+        if mode == "async" and "async" not in row:
+            raise TraceError(path, n, "async", "missing (an async producer's row has it)")
+        first = [k for k in ASYNC_FIRST if k in row]
+        if first and mode != "async":
+            raise TraceError(path, n, first[0], "in an async producer's rows only")
+        if first and len(first) < len(ASYNC_FIRST):
+            raise TraceError(path, n, next(k for k in ASYNC_FIRST if k not in row),
+                             "missing (a first hop names its executor, broker, queue and time)")
+        if first:
+            for k in ("executor", "first_broker"):
+                if not isinstance(row[k], str) or not 0 < len(row[k]) <= MAX_TEXT:
+                    raise TraceError(path, n, k, f"text of 1 to {MAX_TEXT} characters "
+                                     f"expected, got {str(row[k])[:40]!r}")
+            whole(row, "first_queue", 0, 65_535, n)
+            whole(row, "first_ms", 0, MAX_EPOCH_MS, n)
         rows.append(row)
     return rows
+
+
+ASYNC_FIRST = ("executor", "first_broker", "first_queue", "first_ms")
+"""An async send's first hop, as the driver's ``SendMessageHook`` saw it on the executor thread
+(``live/java/Produce.java``): absent when the send failed before any hop."""
 
 
 def _oneway_stored(path: Path) -> dict[str, tuple[str, int]]:
@@ -1320,6 +1344,18 @@ def check_recording(recording: Path | str, trace: Path | str,
                                            "route_changes": len(changes),
                                            "fault_tolerance": p["fault_tolerance"],
                                            "others": [vars(c) for c in o.others()]}
+            continue
+        if mode == "async":
+            from rocketlb_core.trace.async_agreement import async_agreement
+
+            y = async_agreement(truth, line=line, topic=topic, route=route,
+                                route_changes=changes, origin_ms=origin,
+                                stopped=stopped_spans(meta["events"], origin),
+                                killed=stopped_spans(meta["events"], origin, ("kill",)))
+            out["producers"][p["name"]] = {**y.summary(), "mode": mode,
+                                           "route_changes": len(changes),
+                                           "fault_tolerance": p["fault_tolerance"],
+                                           "others": [vars(c) for c in y.others()]}
             continue
         if mode == "oneway":
             truth = [_where_stored(r, p["name"], stored) for r in truth]

@@ -37,10 +37,12 @@ from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_que
 from rocketlb_core.producer.selectors import keys_moved, select_by_hash
 from rocketlb_core.trace import verdicts
 
-SEND_MODES = ("sync", "hash", "oneway", "batch")
+SEND_MODES = ("sync", "hash", "oneway", "batch", "async")
 """How a live remoting producer sends (``live/java/Produce.java``, issue 45): ``send(msg)``,
 ``send(msg, SelectMessageQueueByHash, key)``, ``sendOneway(msg)``, ``send(Collection)`` (a
-batch: one request to one queue, through the synchronous loop)."""
+batch: one request to one queue, through the synchronous loop), ``send(msg, callback)`` (the
+first hop on an ``AsyncSenderExecutor_N`` thread, retries from the callback:
+``trace.async_agreement``)."""
 MAX_BATCH = 256
 """A batch producer's messages per send at most (``live/java/Produce.java``'s BATCH)."""
 

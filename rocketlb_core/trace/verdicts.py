@@ -79,6 +79,9 @@ CHECKS = (
     Check("ordered", "An ordered producer's sends (`mode = \"hash\"`)",
           "rocketlb_core.trace.ordered_agreement", ("ordered_agreement",),
           "`live check`: `producer NAME: ..., stored_at_key_queue N, ...`"),
+    Check("async", "An async producer's sends (`mode = \"async\"`)",
+          "rocketlb_core.trace.async_agreement", ("async_agreement",),
+          "`live check`: `producer NAME: ..., retry_elsewhere N, ...`"),
     Check("grpc-client", "A gRPC producer's own choice of queue (Java and Python clients)",
           "rocketlb_core.trace.grpc_agreement",
           ("grpc_producer_agreement", "python_producer_agreement"),
@@ -440,6 +443,73 @@ VERDICTS: tuple[Verdict, ...] = (
         ("tests/test_producer_modes.py::"
          "test_the_ordered_check_fails_without_the_route_changes_or_the_stopped_brokers",
          "data/live/producer-modes-5")),
+    # ------------------------------------------------------------------ the async producer
+    Verdict(
+        "async", "AGREE", "agrees", VERDICT, "agree",
+        "The first hop is where the executor thread's counter puts it, and the message was "
+        "stored there, or (4.x, a killed broker) at the retry broker that thread selected, at "
+        "the first hop's queue id.",
+        "one selection per send on the executor thread's counter; a retry re-sends the request "
+        "to the broker `selectOneMessageQueue(tp, last)` gives (facts "
+        "producer.async-retry-selects-a-broker-and-resends-the-request, "
+        "remoting.async-connect-failure-since-5.3.0)",
+        ("tests/test_producer_async.py::test_every_async_send_is_explained",
+         "data/live/producer-async-4", "data/live/producer-async-5",
+         "data/live/producer-async-5.5")),
+    Verdict(
+        "async", "INFERRED", "counter inferred (executor thread, route change)", VERDICT,
+        "inferred",
+        "As `AGREE`, for a first hop that told the executor thread's possible counter starts "
+        "apart: each executor thread has its own counter, from a random start, new with each "
+        "route change.",
+        "`ThreadLocalIndex` per thread (spec 2.1; facts producer.counter-starts-random, "
+        "producer.counter-per-topic-new-on-route-change)",
+        ("tests/test_producer_async.py::test_every_async_send_is_explained",
+         "data/live/producer-async-4")),
+    Verdict(
+        "async", "RETRY_ELSEWHERE", "retried at the first hop's queue id on another broker",
+        VERDICT, "retry_elsewhere",
+        "The first hop as predicted; the message stored at the first hop's queue id on another "
+        "broker, chosen by a retry on a thread whose counter the check does not infer (a "
+        "callback thread for a timeout, or from 5.3.0 the event loop for a refused "
+        "connection).",
+        "the retry keeps the request, so its queue id (fact "
+        "producer.async-retry-selects-a-broker-and-resends-the-request)",
+        ("tests/test_producer_async.py::test_a_retry_keeps_the_first_hops_queue_id",
+         "data/live/producer-async-5")),
+    Verdict(
+        "async", "FAILED_STOPPED", "failed while a broker was stopped", VERDICT,
+        "failed_stopped",
+        "The first hop as predicted; the send failed while a broker was paused or killed: its "
+        "hops timed out or were refused until its retries or its time ran out.",
+        "`onExceptionImpl` retries `retryTimesWhenSendAsyncFailed` times (5.x: while time is "
+        "left), then calls `onException` (fact "
+        "producer.async-retry-selects-a-broker-and-resends-the-request)",
+        ("tests/test_producer_async.py::test_every_async_send_is_explained",
+         "data/live/producer-async-4")),
+    Verdict(
+        "async", "FAILED_BROKER_ERROR", "failed with its broker's error reply: not retried",
+        VERDICT, "failed_broker_error",
+        "The first hop as predicted; the send failed with a broker's error reply (an "
+        "`MQBrokerException`, e.g. code 2, the broker's flow control at start-up): a hop "
+        "answered with an error code is not retried.",
+        "`processSendResponse` throws and `onExceptionImpl` is called with needRetry false "
+        "(facts producer.async-retry-selects-a-broker-and-resends-the-request, "
+        "broker.system-busy-code-2)",
+        ("tests/test_producer_async.py::test_every_async_send_is_explained",
+         "data/live/producer-async-5")),
+    Verdict(
+        "async", "NO_HOP", "failed before any hop", VERDICT, "no_route",
+        "The send failed before its executor thread made a hop (no hook ran): no route yet, "
+        "or the executor's queue outlasted the timeout (`DEFAULT ASYNC send call timeout`).",
+        "`sendDefaultImpl` throws before `sendKernelImpl` (spec 2.6; fact "
+        "producer.no-route-info)",
+        ("tests/test_producer_async.py::test_the_async_check_fails_on_a_wrong_model",)),
+    Verdict(
+        "async", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
+        "None of the above: the send is counted in `unexplained`, and the tests fail on it.",
+        "none: a disagreement with upstream (or a reading the check lacks)",
+        ("tests/test_producer_async.py::test_the_async_check_fails_on_a_wrong_model",)),
     # ------------------------------------------------------------------ the gRPC producer
     Verdict(
         "grpc-client", "client.inferred", "inferred", VERDICT, "client.inferred",

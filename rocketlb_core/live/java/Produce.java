@@ -3,7 +3,7 @@
 // compiled, what every driver shares):
 //
 //   java -cp DRIVER:CLIENT_JARS Produce.java NAMESRV TOPIC GROUP COUNT INTERVAL_MS FAULT(on|off) INSTANCE
-//        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway|batch) [KEYS [THREADS [BATCH]]]]
+//        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway|batch|async) [KEYS [THREADS [BATCH]]]]
 //
 // Starts, prints {"started":CLIENT_ID}, waits until GO_FILE exists (so several producers and a
 // scenario's clock start together), then sends COUNT messages synchronously, one every
@@ -22,17 +22,91 @@
 // + "." + k, in one request to one queue: the row adds "batch" and its msg_id lists the
 // messages' ids, comma-separated, as upstream's SendResult does).
 //
+// "async" (send(msg, callback): the call hands the message to the producer's
+// AsyncSenderExecutor_N pool and returns; the row is printed by the callback, so rows come in
+// the order the sends ended. A SendMessageHook notes each message's first hop as the executor
+// thread makes it, and the row adds "executor" (that thread's name), "first_broker",
+// "first_queue" and "first_ms" (when the hook ran); a retry re-sends the same request from the
+// callback, to another broker at the first hop's queue id, and runs no hook. After the last
+// send the driver waits for every callback, up to 60 s.)
+//
 // THREADS (issue 45, default 1) is how many application threads share the producer: with more
 // than one, threads "send-0" ... each send the messages whose seq % THREADS is their number,
 // one every INTERVAL_MS, and each row adds "thread" (the number). Upstream's queue counter is
 // a ThreadLocalIndex: every thread that sends has its own, from its own random start.
+import org.apache.rocketmq.client.hook.SendMessageContext;
+import org.apache.rocketmq.client.hook.SendMessageHook;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
+import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.selector.SelectMessageQueueByHash;
 import org.apache.rocketmq.common.message.Message;
 import java.nio.charset.StandardCharsets;
 
 public class Produce extends Driver {
+    // mode "async": each message's first hop as the hook saw it, by body ("m" + seq), and the
+    // callbacks still to come
+    static final java.util.concurrent.ConcurrentHashMap<String, String> FIRST =
+        new java.util.concurrent.ConcurrentHashMap<>();
+    static java.util.concurrent.CountDownLatch pending;
+
+    static void hookFirstHops(DefaultMQProducer producer) {
+        producer.getDefaultMQProducerImpl().registerSendMessageHook(new SendMessageHook() {
+            @Override
+            public String hookName() {
+                return "rocketlb-first-hop";
+            }
+
+            @Override
+            public void sendMessageBefore(SendMessageContext context) {
+                if (context.getMq() == null || context.getMessage() == null) { return; }
+                String body = new String(context.getMessage().getBody(), StandardCharsets.UTF_8);
+                FIRST.putIfAbsent(body, ",\"executor\":" + quote(Thread.currentThread().getName())
+                    + ",\"first_broker\":" + quote(context.getMq().getBrokerName())
+                    + ",\"first_queue\":" + context.getMq().getQueueId()
+                    + ",\"first_ms\":" + System.currentTimeMillis());
+            }
+
+            @Override
+            public void sendMessageAfter(SendMessageContext context) {
+            }
+        });
+    }
+
+    // one asynchronous send: its row is printed by the callback
+    static void sendAsync(DefaultMQProducer producer, String topic, int i) {
+        long start = System.currentTimeMillis();
+        String body = "m" + i;
+        Message msg = new Message(topic, "rocketlb", body.getBytes(StandardCharsets.UTF_8));
+        String head = "{\"seq\":" + i + ",\"sent_ms\":" + start + ",\"async\":true";
+        try {
+            producer.send(msg, new SendCallback() {
+                @Override
+                public void onSuccess(SendResult r) {
+                    emit(head + FIRST.getOrDefault(body, "")
+                        + ",\"status\":" + quote(r.getSendStatus().name())
+                        + ",\"broker\":" + quote(r.getMessageQueue().getBrokerName())
+                        + ",\"queue\":" + r.getMessageQueue().getQueueId()
+                        + ",\"msg_id\":" + quote(r.getMsgId())
+                        + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
+                    pending.countDown();
+                }
+
+                @Override
+                public void onException(Throwable e) {
+                    emit(head + FIRST.getOrDefault(body, "") + ",\"error\":"
+                        + quote(e.getClass().getSimpleName() + ": " + e.getMessage())
+                        + ",\"cost_ms\":" + (System.currentTimeMillis() - start) + "}");
+                    pending.countDown();
+                }
+            });
+        } catch (Exception e) {
+            emit(head + ",\"error\":" + quote(error(e)) + ",\"cost_ms\":"
+                + (System.currentTimeMillis() - start) + "}");
+            pending.countDown();
+        }
+    }
+
     // one send, and its row on stdout (println writes the whole row at once)
     static void sendOne(DefaultMQProducer producer, SelectMessageQueueByHash selector, String topic,
                         String instance, String mode, int keys, int batch, int i, int thread) {
@@ -89,8 +163,13 @@ public class Produce extends Driver {
         if (threads < 1 || threads > 16) {
             throw new IllegalArgumentException("THREADS: 1 to 16, got " + threads);
         }
-        if (!java.util.List.of("sync", "hash", "oneway", "batch").contains(mode)) {
-            throw new IllegalArgumentException("MODE: sync, hash, oneway or batch, got " + mode);
+        if (!java.util.List.of("sync", "hash", "oneway", "batch", "async").contains(mode)) {
+            throw new IllegalArgumentException("MODE: sync, hash, oneway, batch or async, got "
+                + mode);
+        }
+        if (mode.equals("async") && threads != 1) {
+            throw new IllegalArgumentException("THREADS: 1 for async (the executor's threads "
+                + "send), got " + threads);
         }
         if (mode.equals("hash") && keys < 1) {
             throw new IllegalArgumentException("KEYS: at least 1 for hash, got " + keys);
@@ -100,11 +179,21 @@ public class Produce extends Driver {
         producer.setNamesrvAddr(namesrv);
         producer.setInstanceName(args[6]);
         producer.setSendLatencyFaultEnable(fault);
+        if (mode.equals("async")) {
+            hookFirstHops(producer);
+            pending = new java.util.concurrent.CountDownLatch(count);
+        }
         producer.start();
         emit("{\"started\":" + quote(producer.buildMQClientId()) + "}");
         awaitFile(java.nio.file.Path.of(args[8]), 10);
         try {
-            if (threads == 1) {
+            if (mode.equals("async")) {
+                for (int i = 0; i < count; i++) {
+                    sendAsync(producer, topic, i);
+                    if (interval > 0) { Thread.sleep(interval); }
+                }
+                pending.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } else if (threads == 1) {
                 for (int i = 0; i < count; i++) {
                     sendOne(producer, selector, topic, args[6], mode, keys, batch, i, -1);
                     if (interval > 0) { Thread.sleep(interval); }

@@ -1,0 +1,252 @@
+"""The model against a live asynchronous producer (issue 45): ``send(msg, callback)``.
+
+Upstream (spec 2.6; 4.9.8 ``DefaultMQProducerImpl.send(Message, SendCallback, long)``, 5.3.3
+the same with back pressure first): the call hands the message to the producer's
+``AsyncSenderExecutor_N`` pool (``availableProcessors`` threads) and returns. The executor
+thread that runs it calls ``sendDefaultImpl(ASYNC)``: one selection,
+``selectOneMessageQueue(tp, null)``, one step of *that thread's* ``ThreadLocalIndex`` (a
+counter per thread, each from its own random start, new with every route change), and one
+hop. A failed hop is retried by ``onExceptionImpl`` (``retryTimesWhenSendAsyncFailed``, 2):
+it selects a queue with the failed broker as the last one, keeps only its broker, and re-sends
+the same request there, so the retry lands at the **first hop's queue id** (fact
+producer.async-retry-selects-a-broker-and-resends-the-request). It selects on the thread that
+handles the failure: on 4.x ``invokeAsync`` throws at once when it cannot connect (a killed
+broker), so the executor thread selects and its counter steps again; a timeout or a reply is
+handled by a callback thread, and from 5.3.0 a failed connection too (fact
+remoting.async-connect-failure-since-5.3.0; ``LineRules.async_connect_throws``). A hop
+answered with an error code is not retried.
+
+What the check reads: the driver's hook names each send's executor thread and first hop
+(``live/java/Produce.java``: ``executor``, ``first_broker``, ``first_queue``, ``first_ms``)
+and the callback where the message was stored. Per executor thread, in the order its hops
+were made, the check keeps every counter start the hops so far agree with after each route
+change (the route the client logged; a hop within ``LOG_BEFORE_INSTALL_MS`` of a new route's
+line may still use the old list), and predicts each first hop; on a 4.x line a hop to a
+broker killed at that moment also steps the counter for the retries the executor thread
+selected (their brokers predicted too). Each send gets one verdict:
+
+* ``AGREE``: the first hop as predicted, and the message stored there, or at the predicted
+  retry broker at the first hop's queue id;
+* ``INFERRED``: as ``AGREE``, a hop that told the thread's possible counter starts apart;
+* ``RETRY_ELSEWHERE``: the first hop as predicted, the message stored at the first hop's
+  queue id on another broker, chosen by a retry on a thread whose counter the check does not
+  infer (a callback thread, or 5.x's event loop);
+* ``FAILED_STOPPED``: the first hop as predicted, the send failed, and a broker of its hops
+  was paused or killed while it was under way;
+* ``FAILED_BROKER_ERROR``: the first hop as predicted, and the send failed with a broker's
+  error reply (an ``MQBrokerException``: live on 5.3.3 at start-up, code 2
+  ``[TIMEOUT_CLEAN_QUEUE]broker busy``), which is not retried;
+* ``NO_HOP``: failed before any hop (no route yet, or the executor's queue outlasted the
+  timeout: ``DEFAULT ASYNC send call timeout``);
+* ``UNEXPLAINED``: anything else.
+
+What it does not check yet: when an async timeout fires (a 1 s scan with a 1 s grace on
+4.9.8: live, replies up to 4.3 s after a paused broker's hops still succeeded), which retry
+thread chose a ``RETRY_ELSEWHERE`` broker, and ``sendLatencyFaultEnable`` on (the recorder
+refuses it for an async producer).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
+from rocketlb_core.producer.index import ThreadLocalIndex
+from rocketlb_core.producer.line import ProducerLine
+from rocketlb_core.producer.publish_info import TopicPublishInfo
+from rocketlb_core.producer.strategy import MQFaultStrategy
+from rocketlb_core.trace import verdicts
+
+AGREE = verdicts.text("async", "AGREE")
+INFERRED = verdicts.text("async", "INFERRED")
+RETRY_ELSEWHERE = verdicts.text("async", "RETRY_ELSEWHERE")
+FAILED_STOPPED = verdicts.text("async", "FAILED_STOPPED")
+FAILED_BROKER_ERROR = verdicts.text("async", "FAILED_BROKER_ERROR")
+NO_HOP = verdicts.text("async", "NO_HOP")
+UNEXPLAINED = verdicts.text("async", "UNEXPLAINED")
+LOG_BEFORE_INSTALL_MS = 20
+"""As ``trace.agreement.LOG_BEFORE_INSTALL_MS``: a hop this soon after a ``route info changed``
+line may still pick from the old list."""
+ASYNC_RETRIES = 2
+"""``retryTimesWhenSendAsyncFailed``'s default: hops after the first."""
+
+
+@dataclass(frozen=True)
+class AsyncCheck:
+    seq: int
+    time_ms: int          # the first hop (else the call), trace time
+    executor: str
+    first: str            # the first hop observed, "broker-a/3", or "" (none)
+    predicted_first: str
+    observed: str         # where it was stored, or "FAILED"
+    verdict: str
+
+
+@dataclass
+class AsyncAgreement:
+    checks: list[AsyncCheck] = field(default_factory=list)
+    inferred_routes: set[tuple[str, int]] = field(default_factory=set)
+
+    def count(self, verdict: str) -> int:
+        return sum(c.verdict == verdict for c in self.checks)
+
+    def summary(self) -> dict[str, Any]:
+        """The counts, in the fields every producer check reports, then its own."""
+        n = len(self.checks)
+        return {"sends": n, "agree": self.count(AGREE), "no_route": self.count(NO_HOP),
+                "determined": n - self.count(INFERRED) - self.count(RETRY_ELSEWHERE),
+                "inferred": self.count(INFERRED),
+                "inferred_routes": len(self.inferred_routes), "reset": 0, "in_flight": 0,
+                "retry_elsewhere": self.count(RETRY_ELSEWHERE),
+                "failed_stopped": self.count(FAILED_STOPPED),
+                "failed_broker_error": self.count(FAILED_BROKER_ERROR),
+                "unexplained": self.count(UNEXPLAINED),
+                "executors": len({c.executor for c in self.checks if c.executor})}
+
+    def others(self) -> list[AsyncCheck]:
+        return [c for c in self.checks if c.verdict != AGREE]
+
+
+def _killed(broker: str, t: int, spans: Mapping[str, Sequence[tuple[int, int]]]) -> bool:
+    return any(lo <= t <= hi for lo, hi in spans.get(broker, ()))
+
+
+Trial = tuple[int, MessageQueue, tuple[str, ...]]
+"""One way a send's selections on its executor thread went: the counter after, the first hop,
+and the retries' brokers the executor thread selected (none: the failure, if any, was handled
+on another thread)."""
+
+
+def _trials(strategy: MQFaultStrategy, tp: TopicPublishInfo, counter: int, t: int,
+            killed: Mapping[str, Sequence[tuple[int, int]]], on_executor: bool) -> list[Trial]:
+    """A send's selections on its executor thread from ``counter``: one step for the first hop;
+    when the line's ``invokeAsync`` throws on connect and the hop's broker was killed then, the
+    connection may have been refused at once (the executor thread selects each retry's broker,
+    ``selectOneMessageQueue(tp, last)``, while its broker is killed and retries last) or, just
+    after the kill, the hop went out on the old channel and failed later, elsewhere: both."""
+    tp.index.stored = counter
+    first = strategy.select(tp, None, t)
+    assert tp.index.stored is not None
+    out: list[Trial] = [(tp.index.stored, first, ())]
+    if on_executor and _killed(first.broker_name, t, killed):
+        brokers: list[str] = []
+        last = first.broker_name
+        while _killed(last, t, killed) and len(brokers) < ASYNC_RETRIES:
+            last = strategy.select(tp, last, t).broker_name
+            brokers.append(last)
+        assert tp.index.stored is not None
+        out.append((tp.index.stored, first, tuple(brokers)))
+    return out
+
+
+def async_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
+                    route: TopicRoute,
+                    route_changes: Sequence[tuple[int, Sequence[QueueData]]],
+                    origin_ms: int, stopped: Mapping[str, Sequence[tuple[int, int]]],
+                    killed: Mapping[str, Sequence[tuple[int, int]]]) -> AsyncAgreement:
+    """Check one async producer's rows (``truth``: ``sends/<producer>.jsonl``, epoch times)
+    against the executor threads' selections (see the module docstring). ``route_changes``
+    are the client's logged routes, (trace time, queue datas), the first fetched by the first
+    send; ``stopped`` each broker's stretches (trace time) from a pause or kill to its resume
+    or restart's return; ``killed`` those from a kill alone (connections refused)."""
+    rules = ProducerLine.parse(line).rules
+    lists: list[tuple[int, list[MessageQueue], list[QueueData]]] = []
+    for t, qd in sorted(route_changes, key=lambda c: c[0]):
+        r = TopicRoute(tuple(qd), route.broker_datas)
+        lists.append((t, publish_queues(topic, r), r.sorted_queue_datas()))
+    if not lists:
+        lists = [(-(1 << 62), publish_queues(topic, route), route.sorted_queue_datas())]
+    strategy = MQFaultStrategy(line, send_latency_fault_enable=False)
+    out = AsyncAgreement()
+    threads: dict[str, list[dict[str, Any]]] = {}
+    for row in truth:
+        if "first_broker" not in row:
+            now = int(row["sent_ms"]) - origin_ms
+            observed = f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED"
+            out.checks.append(AsyncCheck(int(row["seq"]), now, "", "", "", observed,
+                                         NO_HOP if observed == "FAILED" else UNEXPLAINED))
+            continue
+        threads.setdefault(str(row["executor"]), []).append(row)
+    for executor, rows in sorted(threads.items()):
+        rows.sort(key=lambda r: (int(r["first_ms"]), int(r["seq"])))
+        version = -1
+        tp: TopicPublishInfo | None = None
+        alive: list[int] = []          # the counter values every hop so far agrees with
+        for row in rows:
+            now = int(row["first_ms"]) - origin_ms
+            first = f"{row['first_broker']}/{row['first_queue']}"
+            k = max((i for i, (t, _, _) in enumerate(lists) if t <= now), default=0)
+            if k != version:
+                keep_old = (tp is not None and version == k - 1
+                            and now - lists[k][0] <= LOG_BEFORE_INSTALL_MS
+                            and any(tr[1].short() == first for c in alive
+                                    for tr in _trials(strategy, tp, c, now, killed,
+                                                      rules.async_connect_throws)))
+                if not keep_old:
+                    version = k
+                    queues, datas = lists[k][1], lists[k][2]
+                    tp = TopicPublishInfo(queues, datas, ThreadLocalIndex(line, stored=0))
+                    alive = list(range(len(queues)))
+            assert tp is not None
+            trials = [tr for c in alive
+                      for tr in _trials(strategy, tp, c, now, killed, rules.async_connect_throws)]
+            told = len({tr[1].short() for tr in trials}) > 1
+            fits = [tr for tr in trials if tr[1].short() == first]
+            if not fits:
+                alive = [trials[0][0]]
+                out.checks.append(AsyncCheck(int(row["seq"]), now, executor, first,
+                                             trials[0][1].short(), _observed(row),
+                                             UNEXPLAINED))
+                continue
+            judged = [(tr, _verdict(row, tr, now, stopped)) for tr in fits]
+            # the most determined explanation wins: a retry stored where the executor thread's
+            # own selection puts it was selected there (4.x, a refused connection), not
+            # elsewhere; a wrong choice shows at the thread's next hop
+            verdict = min((v for _, v in judged), key=_PREFERENCE.index)
+            kept: dict[int, Trial] = {}
+            for tr, v in judged:         # counters a whole list apart choose alike from now on
+                if v == verdict:
+                    kept.setdefault(tr[0] % len(tp.queues), tr)
+            alive = [tr[0] for tr in kept.values()]
+            if told and verdict == AGREE:
+                verdict = INFERRED
+            if told:
+                out.inferred_routes.add((executor, version))
+            out.checks.append(AsyncCheck(int(row["seq"]), now, executor, first, first,
+                                         _observed(row), verdict))
+    out.checks.sort(key=lambda c: c.seq)
+    return out
+
+
+def _observed(row: Mapping[str, Any]) -> str:
+    return f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED"
+
+
+_PREFERENCE = (AGREE, FAILED_BROKER_ERROR, FAILED_STOPPED, RETRY_ELSEWHERE, UNEXPLAINED)
+"""When several ways a send's selections could have gone explain it, the verdict of the most
+determined one."""
+
+
+def _verdict(row: Mapping[str, Any], trial: Trial, now: int,
+             stopped: Mapping[str, Sequence[tuple[int, int]]]) -> str:
+    """The send's verdict if its selections went as ``trial`` says (its first hop agrees)."""
+    first_broker, first_queue = str(row["first_broker"]), int(row["first_queue"])
+    if "broker" not in row:
+        if str(row.get("error", "")).startswith("MQBrokerException"):
+            return FAILED_BROKER_ERROR     # answered with an error code: not retried
+        # failed: every hop met a stopped broker, or ran out of time there
+        end = now + int(row.get("cost_ms", 0))
+        met = any(lo <= end and now <= hi for spans in stopped.values() for lo, hi in spans)
+        return FAILED_STOPPED if met else UNEXPLAINED
+    broker, queue = str(row["broker"]), int(row["queue"])
+    if broker == first_broker and queue == first_queue:
+        return AGREE if not trial[2] else UNEXPLAINED
+    if queue != first_queue or broker == first_broker:
+        return UNEXPLAINED                 # a retry keeps the first hop's queue id
+    if trial[2]:                           # the executor thread chose the retries
+        return AGREE if broker == trial[2][-1] else UNEXPLAINED
+    return RETRY_ELSEWHERE
