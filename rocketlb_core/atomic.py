@@ -382,6 +382,63 @@ def atomic_folder(target: Path | str, command: str, *, inputs: Sequence[Path | s
 
 # ---------------------------------------------------------------- single files
 
+def check_output_text(path: Path | str, what: str) -> None:
+    """Raise ``OutputError`` unless the text of ``path`` can name a file or folder ``what``
+    writes: not empty (``Path("")`` is the current folder), no NUL character (no system call
+    takes one) and valid UTF-8 (not an undecodable byte of the command line).
+
+    >>> check_output_text("a\\0b.md", "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rocketlb_core.atomic.OutputError: a\\x00b.md: x cannot write there: the path holds a NUL...
+    """
+    text = os.fspath(path)
+    why = None
+    if not text:
+        why = "the path is empty"
+    elif "\0" in text:
+        why = "the path holds a NUL character"
+    else:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            why = "the path is not valid UTF-8 text"
+    if why is not None:
+        shown = text.replace("\0", "\\x00") if text else "''"
+        raise OutputError(f"{shown}: {what} cannot write there: {why}")
+
+
+def check_output_dir(path: Path | str, what: str) -> Path:
+    """Raise ``OutputError`` unless ``path`` is a folder ``what`` may write single files into
+    (``atomic_file``, each through ``check_output_file``): named as ``check_output_text``
+    allows, an existing folder, not a symbolic link (a link may lead anywhere: name the folder
+    itself). Nothing is made: a missing folder is refused. Returns the path.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "link").symlink_to(d)
+    >>> check_output_dir(d / "link", "x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rocketlb_core.atomic.OutputError: .../link is a symbolic link (to ...), not a folder: ...
+    """
+    check_output_text(path, what)
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise OutputError(f"{path}: no such folder; make it first, or name another") from None
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot use this folder ({exc.strerror})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{path} is a symbolic link (to {os.readlink(path)}), not a folder: "
+                          f"{what} writes only into the folder itself; name it")
+    if not stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{path} is not a folder (a file, a pipe or a device); name the "
+                          f"folder {what} writes into")
+    return path
+
+
 def check_output_file(path: Path | str, mark: str, what: str) -> Path:
     """Raise ``OutputError`` unless ``path`` may take a file rocketlb writes: absent (in a
     folder that exists), or a regular file whose text starts with ``mark`` (one rocketlb wrote,
@@ -396,6 +453,7 @@ def check_output_file(path: Path | str, mark: str, what: str) -> Path:
     ...
     rocketlb_core.atomic.OutputError: .../mine.txt exists and rocketlb did not write it; ...
     """
+    check_output_text(path, what)
     path = Path(path)
     try:
         st = os.lstat(path)

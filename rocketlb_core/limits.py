@@ -76,3 +76,7 @@ MAX_IMPORT_LINES = 20_000_000      # lines of one dump or log (a real 1 GiB clie
 MAX_LINE_BYTES = 8 << 20           # one line (a trace batch is at most 128 KB upstream)
 MAX_EPOCH_MS = 4_102_444_800_000   # a time in a record: 1970-01-01 to 2100-01-01 (epoch ms)
 MAX_RECORDING_BYTES = 1 << 20      # a recording's recording.json
+
+# ---------------------------------------------------------------- the book's generated pages
+MAX_PAGE_BYTES = 1 << 20           # a file python -m rocketlb_core.docs_cli reads where a page
+#                                    of book/guide belongs (the largest page: about 45 KB)

@@ -154,6 +154,8 @@ def test_a_queue_no_member_owns_is_reported(tmp_path: Path) -> None:
     (f,) = _findings(tmp_path)
     assert (f["id"], f["severity"], f["queues"]) == ("unowned-queues", "critical",
                                                      ["broker-a/1"])
+    assert f["questions"] == [f"book/questions.md#{q}"
+                              for q in KINDS["unowned-queues"].questions]
 
 
 def test_members_on_two_client_versions_are_reported(tmp_path: Path) -> None:
@@ -166,6 +168,7 @@ def test_members_on_two_client_versions_are_reported(tmp_path: Path) -> None:
     (f,) = _findings(tmp_path)
     assert (f["id"], f["severity"]) == ("mixed-client-versions", "info")
     assert f["details"] == {"versions": {"V4_9_8": 1, "V5_3_3": 1}}
+    assert f["questions"] == []          # no answer of book/questions.md fits (doctor.kinds)
 
 
 def test_a_producer_on_a_version_that_rewrites_its_queue_list_is_reported(

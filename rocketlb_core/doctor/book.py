@@ -132,12 +132,15 @@ def write_page(*paths: str, page: str, book: str | None = None) -> str:
     """Write what ``rocketlb doctor PATHS --html PAGE`` writes (``doctor.html``: one
     self-contained offline page), its files named ``data/...``; returns what was done. With
     ``book`` (the built book's root, relative to where the page will be served), each
-    finding's "read" link points at the built chapter (``.html``) instead of the notebook."""
+    finding's "read" link points at the built chapter (``.html``) instead of the notebook, and
+    its "operators asked" links at the built questions page."""
     from rocketlb_core.doctor.html import render_html, write_html
 
     inputs, findings, notes = examine_shipped(*paths)
     if book is not None:
-        findings = [replace(f, book=book + f.book.replace(".ipynb#", ".html#", 1))
+        findings = [replace(f, book=book + f.book.replace(".ipynb#", ".html#", 1),
+                            questions=[book + q.replace(".md#", ".html#", 1)
+                                       for q in f.questions])
                     for f in findings]
     text = render_html(inputs, findings, notes)
     write_html(page, text)

@@ -21,7 +21,7 @@ from typing import Any
 
 from rocketlb_core.consumer.base import assign_all, rebalance_view
 from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Inputs, MemberLine
-from rocketlb_core.doctor.kinds import KINDS
+from rocketlb_core.doctor.kinds import KINDS, question_links
 from rocketlb_core.doctor.kinds import SEVERITIES as SEVERITIES
 from rocketlb_core.model import MessageQueue, TopicRoute, subscribe_queues
 
@@ -46,6 +46,9 @@ class Finding:
     evidence: list[Evidence] = field(default_factory=list)
     before_after: dict[str, Any] | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    questions: list[str] = field(default_factory=list)
+    """The answers of "Questions operators ask" about the finding's symptom
+    (``book/questions.md#anchor``): its kind's (``kinds.question_links``) unless given."""
 
     def __post_init__(self) -> None:
         """A finding is of a kind ``doctor.kinds`` registers, with one of its severities."""
@@ -53,6 +56,8 @@ class Finding:
         if kind is None or self.severity not in kind.severities:
             raise ValueError(f"a finding {self.id!r} of severity {self.severity!r} is not "
                              "registered in rocketlb_core.doctor.kinds")
+        if not self.questions:
+            self.questions = question_links(kind)
 
     def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "severity": self.severity, "title": self.title,
@@ -61,7 +66,7 @@ class Finding:
                 "evidence": [e.as_json() for e in self.evidence[:MAX_EVIDENCE]],
                 "explanation": self.explanation, "fix": self.fix,
                 "before_after": self.before_after, "book": self.book,
-                "details": self.details}
+                "questions": self.questions, "details": self.details}
 
 
 @dataclass

@@ -83,7 +83,12 @@ def _finding(i: int, f: Finding) -> str:
         how = "replayed" if f.before_after.get("source") == SOURCE_REPLAY else "computed"
         rows.append(f"<p><b>what the fix changes ({how}):</b> "
                     f"{_t(f.before_after['text'])}</p>")
-    rows.append(f'<p><b>read:</b> <a href="{_t(f.book)}">{_t(f.book)}</a></p></div>')
+    rows.append(f'<p><b>read:</b> <a href="{_t(f.book)}">{_t(f.book)}</a></p>')
+    if f.questions:
+        asked = ", ".join(f'<a href="{_t(q)}">{_t(q.partition("#")[2] or q)}</a>'
+                          for q in f.questions)
+        rows.append(f"<p><b>operators asked:</b> {asked}</p>")
+    rows[-1] += "</div>"
     return "\n".join(rows)
 
 

@@ -23,6 +23,21 @@ def safe(text: str) -> str:
                        else f"\\u{ord(m[0]):04x}", text)
 
 
+def _asked(links: list[str]) -> str:
+    """Links into one page, its path named once: ``page#a, #b``.
+
+    >>> _asked(["book/questions.md#asked-x-1", "book/questions.md#asked-x-2"])
+    'book/questions.md#asked-x-1, #asked-x-2'
+    """
+    out: list[str] = []
+    page = None
+    for link in links:
+        path, _, anchor = link.partition("#")
+        out.append(f"#{anchor}" if path == page else link)
+        page = path
+    return ", ".join(out)
+
+
 def render(inputs: Inputs, findings: list[Finding], notes: list[str], *,
            colour: bool = False, width: int = WIDTH) -> str:
     """The report, no line wider than ``width`` columns (the book prints it at its own)."""
@@ -84,6 +99,8 @@ def render(inputs: Inputs, findings: list[Finding], notes: list[str], *,
             how = "replayed" if f.before_after.get("source") == SOURCE_REPLAY else "computed"
             lines += _wrap(f"what the fix changes ({how}): " + f.before_after["text"], "   ")
         lines += _wrap("read: " + f.book, "   ")
+        if f.questions:
+            lines += _wrap("operators asked: " + _asked(f.questions), "   ")
         lines.append("")
     for n in notes:
         lines += _wrap("note: " + n, "")
