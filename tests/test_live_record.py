@@ -425,8 +425,10 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     (4 to 64 keys), oneway or batch (2 to 32 messages) after every other draw, so the rest is
     the seed's scenario; with a oneway producer every killed broker is restarted (the topic's
     dump reads every broker);
-    last, a producer with the fault table off that does not send by key may be shared by
-    several threads, each sending at its interval (its count that many times larger)."""
+    then a producer with the fault table off that does not send by key may be shared by
+    several threads, each sending at its interval (its count that many times larger); last,
+    one with the fault table off still sending ``send(msg)`` from one thread may send
+    asynchronously."""
     from collections import Counter
 
     from rocketlb_core.live.generate import generate_scenario
@@ -443,6 +445,8 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
             assert p.threads == 1 or (not p.fault_tolerance and p.mode != "hash"
                                       and p.count % p.threads == 0)
             seen["threads"] += p.threads > 1
+            # an async producer: the fault table off, one thread (its executor's send)
+            assert p.mode != "async" or (not p.fault_tolerance and p.threads == 1)
         assert drawn.consumers == plain.consumers
         seen.update(p.mode for p in drawn.producers)
         assert any(p.mode != "oneway" for p in drawn.producers)    # the trace needs a Pub
@@ -458,6 +462,7 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
         killed = {e.target for e in drawn.events if e.action == "kill"}
         assert killed <= {e.target for e in drawn.events if e.action == "restart"}
     assert min(seen["sync"], seen["hash"], seen["oneway"], seen["batch"]) >= 40, seen
+    assert seen["async"] >= 30, seen
     assert seen["restart added"] >= 5, seen
     assert seen["threads"] >= 40, seen
     assert "generate --seed 1 --modes" in generate_scenario(1, modes=True)

@@ -86,7 +86,7 @@ def test_every_async_send_is_explained(checked: tuple[str, Path, dict[str, Any]]
         assert p["unexplained"] == 0, (line, name, [c for c in p["others"]
                                                     if c["verdict"] == "unexplained"][:5])
         executors = {r["executor"] for r in rows if "executor" in r}
-        assert p["executors"] == len(executors) >= 2, (line, name, executors)
+        assert p["threads"] == len(executors) >= 2, (line, name, executors)
         assert 0 < p["inferred_routes"] <= len(executors) * p["route_changes"], (line, p)
         verdicts = {c["seq"]: c["verdict"] for c in p["others"]}
         retried = [r["seq"] for r in _retried(line, name)]

@@ -103,6 +103,11 @@ MODE_WEIGHTS = (("sync", 2), ("hash", 1), ("oneway", 1), ("batch", 1))
 send by key (``SelectMessageQueueByHash`` over 4 to 64 keys), ``sendOneway`` or a batch
 (``send(Collection)`` of 2 to 32 messages)."""
 
+ASYNC_SHARE = 0.5
+"""With ``modes``, a producer with ``fault_tolerance`` off that sends one message at a time from
+one thread (``send(msg)``, after the threads' draw) calls ``send(msg, callback)`` instead this
+often (``mode = "async"``: the check of ``trace.async_agreement``), drawn last of all."""
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
@@ -118,8 +123,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     the seed's without it; a scenario with a oneway producer restarts every broker it kills
     (the topic's dump, which says where each oneway message went, reads every broker), and
     has a producer of another mode (the message trace, which the importer reads, records no
-    oneway send); then, last, each producer with ``fault_tolerance`` off that does not send by
-    key draws its threads (``THREADS_SHARE``)."""
+    oneway send); then each producer with ``fault_tolerance`` off that does not send by key
+    draws its threads (``THREADS_SHARE``), and last, one of them still sending synchronously
+    from one thread may send asynchronously (``ASYNC_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -197,6 +203,10 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
         for j, ((_, _, ft, _), (mode, _)) in enumerate(zip(producers, kinds, strict=True)):
             if not ft and mode != "hash" and rng.random() < THREADS_SHARE:
                 threads[j] = rng.choice(THREAD_CHOICES)
+        for j, (_, _, ft, _) in enumerate(producers):
+            if not ft and kinds[j][0] == "sync" and threads[j] == 1 \
+                    and rng.random() < ASYNC_SHARE:
+                kinds[j] = ("async", 0)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "

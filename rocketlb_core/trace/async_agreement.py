@@ -95,7 +95,8 @@ class AsyncAgreement:
         return sum(c.verdict == verdict for c in self.checks)
 
     def summary(self) -> dict[str, Any]:
-        """The counts, in the fields every producer check reports, then its own."""
+        """The counts, in the fields every producer check reports, then its own (``threads``:
+        the executor threads that made a first hop, each with its own counter)."""
         n = len(self.checks)
         return {"sends": n, "agree": self.count(AGREE), "no_route": self.count(NO_HOP),
                 "determined": n - self.count(INFERRED) - self.count(RETRY_ELSEWHERE),
@@ -105,7 +106,7 @@ class AsyncAgreement:
                 "failed_stopped": self.count(FAILED_STOPPED),
                 "failed_broker_error": self.count(FAILED_BROKER_ERROR),
                 "unexplained": self.count(UNEXPLAINED),
-                "executors": len({c.executor for c in self.checks if c.executor})}
+                "threads": len({c.executor for c in self.checks if c.executor})}
 
     def others(self) -> list[AsyncCheck]:
         return [c for c in self.checks if c.verdict != AGREE]

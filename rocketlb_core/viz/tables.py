@@ -591,6 +591,17 @@ LIVE_STATES = ("up", "no answer (paused, silent)", "refused (killed, clean)",
 LIVE_COLORS = ("#59a14f", "#f28e2b", "#e15759", "#4e79a7", "#bab0ac")
 
 
+def _route(meta: Mapping[str, Any]) -> Any:
+    """The topic's route as a recording's ``recording.json`` read it from the brokers."""
+    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
+
+    return TopicRoute(
+        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                        q["perm"]) for q in meta["route"]),
+        tuple(BrokerData(b["name"], {0: b["address"]}, meta["cluster"])
+              for b in meta["brokers"]))
+
+
 def _recording(recording: Path | str) -> dict[str, Any]:
     import json
 
@@ -767,6 +778,77 @@ def live_threads_frame(live: Mapping[str, tuple[Path, Path]],
                          "unexplained": s["unexplained"],
                          "unexplained as one thread":
                              one["producers"][p["name"]]["unexplained"]})
+    return pd.DataFrame(rows)
+
+
+def live_async_frame(live: Mapping[str, tuple[Path, Path]],
+                     results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The producers of the ``producer-async`` recordings (issue 45), one row per line and
+    producer: its sends, the executor ``threads`` that made first hops, the messages stored on
+    another broker than their first hop's (``retried``), how many of those sit at their first
+    hop's queue id (``at first queue``), how many the check ``predicted`` exactly (the executor
+    thread selected the retry: 4.9.8) or held to the queue id alone (``elsewhere``:
+    ``RETRY_ELSEWHERE``), the sends that ``failed``, those of them answered by a broker's flow
+    control (``busy``: ``FAILED_BROKER_ERROR`` with code 2, ``[TIMEOUT_CLEAN_QUEUE]``), the
+    ``unexplained`` ones (``check_recording``'s ``results``), the unexplained ones when every
+    first hop is read as one executor thread's (``as one thread``: one counter), the longest a
+    message stored at its first hop while broker-a was paused took (``paused max (ms)``, its
+    ``cost_ms``), and how long after broker-b's kill the latest first hop of an ``elsewhere``
+    message began (``after kill (ms)``; none: 0)."""
+    import pandas as pd
+
+    from rocketlb_core.trace.agreement import read_sends
+    from rocketlb_core.trace.async_agreement import (
+        AGREE,
+        FAILED_BROKER_ERROR,
+        RETRY_ELSEWHERE,
+        async_agreement,
+    )
+    from rocketlb_core.trace.clientlog import read_client_log, stamp_ms
+    from rocketlb_core.trace.importer import log_offset
+    from rocketlb_core.trace.ordered_agreement import stopped_spans
+
+    rows = []
+    for name in sorted(k for k in results if k.startswith("producer-async")):
+        rec = live[name][0]
+        meta = _recording(rec)
+        origin = meta["t0_ms"]
+        offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+        pause = stopped_spans(meta["events"], origin, ("pause",)).get("broker-a", [])
+        kill = min((int(e["wall_ms"]) for e in meta["events"] if e["action"] == "kill"),
+                   default=0)
+        for p in meta["producers"]:
+            s = results[name]["producers"][p["name"]]
+            sent = read_sends(rec / "sends" / f"{p['name']}.jsonl.gz", "async")
+            verdicts = {c["seq"]: c["verdict"] for c in s["others"]}
+            retried = [r for r in sent if "broker" in r and "first_broker" in r
+                       and r["broker"] != r["first_broker"]]
+            log = read_client_log(rec / "logs" / p["name"] / "rocketmq_client.log.gz")
+            changes = [(stamp_ms(c.stamp, offset) - origin, c.queue_datas)
+                       for c in log.route_changes if c.topic == meta["topic"]]
+            one = async_agreement(
+                [dict(r, executor="one") if "executor" in r else r for r in sent],
+                line=meta["client_version"], topic=meta["topic"], route=_route(meta),
+                route_changes=changes, origin_ms=origin,
+                stopped=stopped_spans(meta["events"], origin),
+                killed=stopped_spans(meta["events"], origin, ("kill",))).summary()
+            paused = [int(r["cost_ms"]) for r in sent
+                      if r.get("first_broker") == "broker-a" and r.get("broker") == "broker-a"
+                      and any(lo <= int(r["first_ms"]) - origin <= hi for lo, hi in pause)]
+            elsewhere = [r for r in retried if verdicts.get(r["seq"]) == RETRY_ELSEWHERE]
+            busy = [r for r in sent if verdicts.get(r["seq"]) == FAILED_BROKER_ERROR
+                    and "CODE: 2 " in r["error"] and "[TIMEOUT_CLEAN_QUEUE]" in r["error"]]
+            rows.append({
+                "line": meta["client_version"], "producer": p["name"], "sends": s["sends"],
+                "threads": s["threads"], "retried": len(retried),
+                "at first queue": sum(r["queue"] == r["first_queue"] for r in retried),
+                "predicted": sum(verdicts.get(r["seq"], AGREE) == AGREE for r in retried),
+                "elsewhere": len(elsewhere),
+                "failed": sum("error" in r for r in sent), "busy": len(busy),
+                "unexplained": s["unexplained"], "as one thread": one["unexplained"],
+                "paused max (ms)": max(paused, default=0),
+                "after kill (ms)": max((int(r["first_ms"]) - kill for r in elsewhere),
+                                       default=0)})
     return pd.DataFrame(rows)
 
 
