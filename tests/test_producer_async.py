@@ -113,11 +113,13 @@ def test_a_retry_keeps_the_first_hops_queue_id() -> None:
 
 def test_the_async_check_fails_on_a_wrong_model(
         checked: tuple[str, Path, dict[str, Any]], tmp_path: Path) -> None:
-    """The check can fail: read as the sends of one executor thread (one counter), most first
-    hops are unexplained; with the other line's connection model (4.9.8's retries selected on
-    another thread, 5.x's on the executor thread), the executor threads' counters drift; a
-    retry stored at another queue id than its first hop's, and a send stored without a first
-    hop, are unexplained; a send failed before any hop is ``NO_HOP``."""
+    """The check can fail: without the brokers' stops, a failed send and a retry made from
+    another thread are unexplained (each needs its first hop's broker stopped, or killed, at
+    the hop); read as the sends of one executor thread (one counter), most first hops are
+    unexplained; with the other line's connection model (4.9.8's retries selected on another
+    thread, 5.x's on the executor thread), the executor threads' counters drift; a retry
+    stored at another queue id than its first hop's, and a send stored without a first hop,
+    are unexplained; a send failed before any hop is ``NO_HOP``."""
     from rocketlb_core.model import BrokerData, QueueData, TopicRoute
     from rocketlb_core.producer import line as lines
     from rocketlb_core.trace.async_agreement import NO_HOP, UNEXPLAINED, async_agreement
@@ -147,7 +149,14 @@ def test_the_async_check_fails_on_a_wrong_model(
             killed=stopped_spans(meta["events"], origin, ("kill",))).summary()
 
     rows = _rows(line, name)
-    assert check(rows)["unexplained"] == 0
+    base = check(rows)
+    assert base["unexplained"] == 0
+    # without the brokers' stops nothing explains a failed send or a retry from another thread
+    bare_stops = async_agreement(
+        rows, line=meta["client_version"], topic=meta["topic"], route=route,
+        route_changes=changes, origin_ms=origin, stopped={}, killed={}).summary()
+    assert bare_stops["failed_stopped"] == bare_stops["retry_elsewhere"] == 0
+    assert bare_stops["unexplained"] >= base["failed_stopped"] + base["retry_elsewhere"] > 0
     one = [dict(r, executor="AsyncSenderExecutor_1") if "executor" in r else r for r in rows]
     assert check(one)["unexplained"] > len(rows) // 4
     ours = lines.ProducerLine.parse(meta["client_version"])

@@ -10,11 +10,18 @@ hop. A failed hop is retried by ``onExceptionImpl`` (``retryTimesWhenSendAsyncFa
 it selects a queue with the failed broker as the last one, keeps only its broker, and re-sends
 the same request there, so the retry lands at the **first hop's queue id** (fact
 producer.async-retry-selects-a-broker-and-resends-the-request). It selects on the thread that
-handles the failure: on 4.x ``invokeAsync`` throws at once when it cannot connect (a killed
-broker), so the executor thread selects and its counter steps again; a timeout or a reply is
-handled by a callback thread, and from 5.3.0 a failed connection too (fact
-remoting.async-connect-failure-since-5.3.0; ``LineRules.async_connect_throws``). A hop
-answered with an error code is not retried.
+handles the failure. A connection the broker refuses: on 4.9.3 to 4.9.8 ``invokeAsync`` throws
+at once on the thread that made the hop (the executor thread, whose counter steps again; 4.7.1
+to 4.9.2 do not retry it: fact producer.async-connect-failure-retried-since-4.9.3); from 5.3.0
+the connection's listener fails the call on the client's event loop (``NettyClientSelector_1``;
+fact remoting.async-connect-failure-since-5.3.0; ``LineRules.async_connect_throws``). A
+request written on a connection that then closed (a broker killed just after the hop:
+``send request failed``) fails on a callback thread (fact
+remoting.async-send-request-failed-on-a-callback-thread). A hop that timed out (a paused
+broker) is found by the response table's scan; on 4.9.8 its retries are selected on a callback
+thread but each throws for lack of time before anything is written, and from 5.3.2 it is not
+retried at all (fact producer.async-timed-out-hop-not-retried-since-5.3.2). A hop answered
+with an error code is not retried.
 
 What the check reads: the driver's hook names each send's executor thread and first hop
 (``live/java/Produce.java``: ``executor``, ``first_broker``, ``first_queue``, ``first_ms``)
@@ -28,11 +35,13 @@ selected (their brokers predicted too). Each send gets one verdict:
 * ``AGREE``: the first hop as predicted, and the message stored there, or at the predicted
   retry broker at the first hop's queue id;
 * ``INFERRED``: as ``AGREE``, a hop that told the thread's possible counter starts apart;
-* ``RETRY_ELSEWHERE``: the first hop as predicted, the message stored at the first hop's
+* ``RETRY_ELSEWHERE``: the first hop as predicted, at a broker killed from at most
+  ``IN_BROKER_MS`` after the hop to its restart, and the message stored at the first hop's
   queue id on another broker, chosen by a retry on a thread whose counter the check does not
   infer (a callback thread, or 5.x's event loop);
-* ``FAILED_STOPPED``: the first hop as predicted, the send failed, and a broker of its hops
-  was paused or killed while it was under way;
+* ``FAILED_STOPPED``: the first hop as predicted, at a broker paused or killed from at most
+  ``IN_BROKER_MS`` after the hop to its resume or restart, and the send failed (the hop timed
+  out or was refused, and its retries, if any, failed or ran out of time);
 * ``FAILED_BROKER_ERROR``: the first hop as predicted, and the send failed with a broker's
   error reply (an ``MQBrokerException``: live on 5.3.3 at start-up, code 2
   ``[TIMEOUT_CLEAN_QUEUE]broker busy``), which is not retried;
@@ -40,10 +49,13 @@ selected (their brokers predicted too). Each send gets one verdict:
   timeout: ``DEFAULT ASYNC send call timeout``);
 * ``UNEXPLAINED``: anything else.
 
-What it does not check yet: when an async timeout fires (a 1 s scan with a 1 s grace on
-4.9.8: live, replies up to 4.3 s after a paused broker's hops still succeeded), which retry
-thread chose a ``RETRY_ELSEWHERE`` broker, and ``sendLatencyFaultEnable`` on (the recorder
-refuses it for an async producer).
+What it does not check yet: when an async timeout fires (the response table's scan, about
+once a second, drops a request 1 to 2 s after its deadline: live, replies up to 4.8 s after a
+paused broker's hops still succeeded), which thread chose a ``RETRY_ELSEWHERE`` broker and
+with what counter, the client log's ``async send msg by retry`` lines (on 4.9.8 a refused hop
+whose retry the executor thread selected is told from one that failed later by preference:
+the executor's own selection when it explains the message, which the thread's next hops then
+hold), and ``sendLatencyFaultEnable`` on (the recorder refuses it for an async producer).
 
 Standard library only.
 """
@@ -71,6 +83,10 @@ UNEXPLAINED = verdicts.text("async", "UNEXPLAINED")
 LOG_BEFORE_INSTALL_MS = 20
 """As ``trace.agreement.LOG_BEFORE_INSTALL_MS``: a hop this soon after a ``route info changed``
 line may still pick from the old list."""
+IN_BROKER_MS = 500
+"""A hop begun at most this long before its broker was paused or killed can have met the stop
+(its request written, not yet answered), as ``trace.agreement.IN_BROKER_MS`` for a oneway
+write: live, failed hops began from 8 ms before broker-a's pause."""
 ASYNC_RETRIES = 2
 """``retryTimesWhenSendAsyncFailed``'s default: hops after the first."""
 
@@ -203,7 +219,7 @@ def async_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
                                              trials[0][1].short(), _observed(row),
                                              UNEXPLAINED))
                 continue
-            judged = [(tr, _verdict(row, tr, now, stopped)) for tr in fits]
+            judged = [(tr, _verdict(row, tr, now, stopped, killed)) for tr in fits]
             # the most determined explanation wins: a retry stored where the executor thread's
             # own selection puts it was selected there (4.x, a refused connection), not
             # elsewhere; a wrong choice shows at the thread's next hop
@@ -232,17 +248,22 @@ _PREFERENCE = (AGREE, FAILED_BROKER_ERROR, FAILED_STOPPED, RETRY_ELSEWHERE, UNEX
 determined one."""
 
 
+def _met(broker: str, t: int, spans: Mapping[str, Sequence[tuple[int, int]]]) -> bool:
+    """Whether a hop to ``broker`` begun at ``t`` can have met it stopped (``spans``)."""
+    return any(lo - IN_BROKER_MS <= t <= hi for lo, hi in spans.get(broker, ()))
+
+
 def _verdict(row: Mapping[str, Any], trial: Trial, now: int,
-             stopped: Mapping[str, Sequence[tuple[int, int]]]) -> str:
+             stopped: Mapping[str, Sequence[tuple[int, int]]],
+             killed: Mapping[str, Sequence[tuple[int, int]]]) -> str:
     """The send's verdict if its selections went as ``trial`` says (its first hop agrees)."""
     first_broker, first_queue = str(row["first_broker"]), int(row["first_queue"])
     if "broker" not in row:
         if str(row.get("error", "")).startswith("MQBrokerException"):
             return FAILED_BROKER_ERROR     # answered with an error code: not retried
-        # failed: every hop met a stopped broker, or ran out of time there
-        end = now + int(row.get("cost_ms", 0))
-        met = any(lo <= end and now <= hi for spans in stopped.values() for lo, hi in spans)
-        return FAILED_STOPPED if met else UNEXPLAINED
+        # failed: its first hop met its broker stopped (timed out, or refused and its
+        # retries failed or ran out of time)
+        return FAILED_STOPPED if _met(first_broker, now, stopped) else UNEXPLAINED
     broker, queue = str(row["broker"]), int(row["queue"])
     if broker == first_broker and queue == first_queue:
         return AGREE if not trial[2] else UNEXPLAINED
@@ -250,4 +271,6 @@ def _verdict(row: Mapping[str, Any], trial: Trial, now: int,
         return UNEXPLAINED                 # a retry keeps the first hop's queue id
     if trial[2]:                           # the executor thread chose the retries
         return AGREE if broker == trial[2][-1] else UNEXPLAINED
-    return RETRY_ELSEWHERE
+    # retried from another thread: the first hop's broker was killed (refused, or its
+    # connection closed under the written request); a timed-out hop stores no retry
+    return RETRY_ELSEWHERE if _met(first_broker, now, killed) else UNEXPLAINED

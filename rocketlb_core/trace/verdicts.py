@@ -469,22 +469,27 @@ VERDICTS: tuple[Verdict, ...] = (
     Verdict(
         "async", "RETRY_ELSEWHERE", "retried at the first hop's queue id on another broker",
         VERDICT, "retry_elsewhere",
-        "The first hop as predicted; the message stored at the first hop's queue id on another "
-        "broker, chosen by a retry on a thread whose counter the check does not infer (a "
-        "callback thread for a timeout, or from 5.3.0 the event loop for a refused "
-        "connection).",
-        "the retry keeps the request, so its queue id (fact "
-        "producer.async-retry-selects-a-broker-and-resends-the-request)",
+        "The first hop as predicted, at a broker killed from at most `IN_BROKER_MS` after the "
+        "hop to its restart; the message stored at the first hop's queue id on another broker, "
+        "chosen by a retry on a thread whose counter the check does not infer (a callback "
+        "thread for a request written on a connection that then closed, or from 5.3.0 the "
+        "event loop for a refused connection).",
+        "the retry keeps the request, so its queue id (facts "
+        "producer.async-retry-selects-a-broker-and-resends-the-request, "
+        "remoting.async-connect-failure-since-5.3.0, "
+        "remoting.async-send-request-failed-on-a-callback-thread)",
         ("tests/test_producer_async.py::test_a_retry_keeps_the_first_hops_queue_id",
          "data/live/producer-async-5")),
     Verdict(
         "async", "FAILED_STOPPED", "failed while a broker was stopped", VERDICT,
         "failed_stopped",
-        "The first hop as predicted; the send failed while a broker was paused or killed: its "
-        "hops timed out or were refused until its retries or its time ran out.",
-        "`onExceptionImpl` retries `retryTimesWhenSendAsyncFailed` times (5.x: while time is "
-        "left), then calls `onException` (fact "
-        "producer.async-retry-selects-a-broker-and-resends-the-request)",
+        "The first hop as predicted, at a broker paused or killed from at most `IN_BROKER_MS` "
+        "after the hop to its resume or restart, and the send failed: the hop timed out or was "
+        "refused, and its retries, if any, failed or ran out of time.",
+        "`onExceptionImpl` retries `retryTimesWhenSendAsyncFailed` times (from 5.3.2 only while "
+        "time is left), then calls `onException` (facts "
+        "producer.async-retry-selects-a-broker-and-resends-the-request, "
+        "producer.async-timed-out-hop-not-retried-since-5.3.2)",
         ("tests/test_producer_async.py::test_every_async_send_is_explained",
          "data/live/producer-async-4")),
     Verdict(
