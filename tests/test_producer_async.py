@@ -230,3 +230,31 @@ def test_an_async_field_in_another_producers_row_is_refused(tmp_path: Path) -> N
         path.write_bytes(gzip.compress((json.dumps({**row, **extra}) + "\n").encode()))
         with pytest.raises(TraceError, match=rf"row 1, field '{field}'"):
             read_sends(path, "sync")
+
+
+def test_a_request_waiting_on_a_paused_broker_is_retried_when_the_kill_closes_it(
+        check_live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tests/fixtures/live/paused-killed-async-4`` (soak seed 20261527, scenario seed
+    15608789196928, line 4, 4.9.8): broker-c paused at 17.1 s and killed, still paused, at
+    20.8 s. First hops made to it in the pause waited for an answer; the kill closed the
+    connection under them, they failed as ``send request failed`` (the client log) and were
+    stored on other brokers at their first queue id: ``RETRY_ELSEWHERE``, explained because
+    each hop's broker was paused at the hop and killed within ``PENDING_MS``. Without that
+    window (a kill at the hop alone), they are unexplained."""
+    from rocketlb_core.trace import async_agreement
+
+    result = check_live("paused-killed-async-4")
+    p = result["producers"]["p1-off"]
+    assert p["mode"] == "async"
+    assert p["unexplained"] == 0, [c for c in p["others"] if c["verdict"] == "unexplained"]
+    meta = json.loads((Path(__file__).parent / "fixtures" / "live" / "paused-killed-async-4"
+                       / "recording.json").read_text(encoding="utf-8"))
+    pause = next(e["wall_ms"] for e in meta["events"]
+                 if e["action"] == "pause" and e["target"] == "broker-c")
+    kill = next(e["wall_ms"] for e in meta["events"] if e["action"] == "kill")
+    elsewhere = [c for c in p["others"] if c["verdict"] == async_agreement.RETRY_ELSEWHERE]
+    assert elsewhere
+    assert {c["first"].split("/")[0] for c in elsewhere} == {"broker-c"}
+    assert kill - pause > 3_000                       # hops waited seconds before the kill
+    monkeypatch.setattr(async_agreement, "PENDING_MS", 0)
+    assert check_live("paused-killed-async-4")["producers"]["p1-off"]["unexplained"] > 0

@@ -36,7 +36,8 @@ selected (their brokers predicted too). Each send gets one verdict:
   retry broker at the first hop's queue id;
 * ``INFERRED``: as ``AGREE``, a hop that told the thread's possible counter starts apart;
 * ``RETRY_ELSEWHERE``: the first hop as predicted, at a broker killed from at most
-  ``IN_BROKER_MS`` after the hop to its restart, and the message stored at the first hop's
+  ``IN_BROKER_MS`` after the hop to its restart, or paused at the hop and killed within
+  ``PENDING_MS`` of it (the request still waiting), and the message stored at the first hop's
   queue id on another broker, chosen by a retry on a thread whose counter the check does not
   infer (a callback thread, or 5.x's event loop);
 * ``FAILED_STOPPED``: the first hop as predicted, at a broker paused or killed from at most
@@ -87,6 +88,13 @@ IN_BROKER_MS = 500
 """A hop begun at most this long before its broker was paused or killed can have met the stop
 (its request written, not yet answered), as ``trace.agreement.IN_BROKER_MS`` for a oneway
 write: live, failed hops began from 8 ms before broker-a's pause."""
+PENDING_MS = 5_000
+"""How long a request written to a paused broker waits at most: its 3,000 ms budget, then the
+response table's scan drops it within 2 s (fact remoting.async-timeout-found-by-a-1s-scan-1s-late).
+A kill in that time closes the connection under it, and it fails as ``send request failed``,
+retried elsewhere (fact remoting.async-send-request-failed-on-a-callback-thread): live on
+4.9.8 and 5.3.3, hops to broker-c paused at 17.1 s, killed at 20.8 s (random scenario
+15608789196928)."""
 ASYNC_RETRIES = 2
 """``retryTimesWhenSendAsyncFailed``'s default: hops after the first."""
 
@@ -253,6 +261,20 @@ def _met(broker: str, t: int, spans: Mapping[str, Sequence[tuple[int, int]]]) ->
     return any(lo - IN_BROKER_MS <= t <= hi for lo, hi in spans.get(broker, ()))
 
 
+def _killed_under(broker: str, t: int, stopped: Mapping[str, Sequence[tuple[int, int]]],
+                  killed: Mapping[str, Sequence[tuple[int, int]]]) -> bool:
+    """Whether a hop to ``broker`` begun at ``t`` can have had its connection closed under it by
+    a kill: killed at the hop (from at most ``IN_BROKER_MS`` after it), or paused at the hop and
+    killed while the request still waited (``PENDING_MS``)."""
+    for lo, hi in killed.get(broker, ()):
+        if lo - IN_BROKER_MS <= t <= hi:
+            return True
+        if t < lo <= t + PENDING_MS and any(s_lo <= t and lo <= s_hi
+                                            for s_lo, s_hi in stopped.get(broker, ())):
+            return True
+    return False
+
+
 def _verdict(row: Mapping[str, Any], trial: Trial, now: int,
              stopped: Mapping[str, Sequence[tuple[int, int]]],
              killed: Mapping[str, Sequence[tuple[int, int]]]) -> str:
@@ -273,4 +295,4 @@ def _verdict(row: Mapping[str, Any], trial: Trial, now: int,
         return AGREE if broker == trial[2][-1] else UNEXPLAINED
     # retried from another thread: the first hop's broker was killed (refused, or its
     # connection closed under the written request); a timed-out hop stores no retry
-    return RETRY_ELSEWHERE if _met(first_broker, now, killed) else UNEXPLAINED
+    return RETRY_ELSEWHERE if _killed_under(first_broker, now, stopped, killed) else UNEXPLAINED

@@ -118,12 +118,17 @@ VERDICTS: tuple[Verdict, ...] = (
         "producer", "INFERRED", "counter inferred after a route change", VERDICT, "inferred",
         "A send that tells apart the round-robin counter's possible starts after a route "
         "change (or the first route): every start the sends so far agree with is kept until "
-        "one is left, and the sends that decide count as inferred, not as agreement.",
+        "one is left, and the sends that decide count as inferred, not as agreement. The "
+        "first route's first send also leaves the latency its stored attempt reported between "
+        "two bounds (`INFER_FIRST_LATENCY`), kept the same way.",
         "a new publish list gets a new counter whose random start no log states (spec 2.1; "
         "facts producer.counter-starts-random, producer.counter-per-topic-new-on-route-change)",
         ("tests/test_avoided_restart_agreement.py::"
          "test_starts_that_pick_alike_are_kept_until_the_sends_tell_them_apart",
-         "tests/fixtures/live/avoided-restart-4")),
+         "tests/fixtures/live/avoided-restart-4",
+         "tests/test_attempt_timing_agreement.py::"
+         "test_the_first_sends_latency_lies_between_the_trace_and_the_clients_end",
+         "tests/fixtures/live/first-latency-4")),
     Verdict(
         "producer", "RESET", "counter reset at random by a retry (5.x, fault tolerance on)",
         VERDICT, "reset",
@@ -470,7 +475,9 @@ VERDICTS: tuple[Verdict, ...] = (
         "async", "RETRY_ELSEWHERE", "retried at the first hop's queue id on another broker",
         VERDICT, "retry_elsewhere",
         "The first hop as predicted, at a broker killed from at most `IN_BROKER_MS` after the "
-        "hop to its restart; the message stored at the first hop's queue id on another broker, "
+        "hop to its restart, or paused at the hop and killed within `PENDING_MS` of it (the "
+        "request still waiting); the message stored at the first hop's queue id on another "
+        "broker, "
         "chosen by a retry on a thread whose counter the check does not infer (a callback "
         "thread for a request written on a connection that then closed, or from 5.3.0 the "
         "event loop for a refused connection).",
