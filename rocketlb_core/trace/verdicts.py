@@ -474,13 +474,11 @@ VERDICTS: tuple[Verdict, ...] = (
     Verdict(
         "async", "RETRY_ELSEWHERE", "retried at the first hop's queue id on another broker",
         VERDICT, "retry_elsewhere",
-        "The first hop as predicted, at a broker killed from at most `IN_BROKER_MS` after the "
-        "hop to its restart, or paused at the hop and killed within `PENDING_MS` of it (the "
-        "request still waiting); the message stored at the first hop's queue id on another "
-        "broker, "
-        "chosen by a retry on a thread whose counter the check does not infer (a callback "
-        "thread for a request written on a connection that then closed, or from 5.3.0 the "
-        "event loop for a refused connection).",
+        "The first hop as predicted, at a broker killed at most `IN_BROKER_MS` after it, or "
+        "paused at it and killed within `PENDING_MS`; the message stored at that hop's queue "
+        "id on another broker, chosen on a thread whose counter the check does not infer (a "
+        "callback thread for `send request failed`, or from 5.3.0 the event loop for a "
+        "refused connection).",
         "the retry keeps the request, so its queue id (facts "
         "producer.async-retry-selects-a-broker-and-resends-the-request, "
         "remoting.async-connect-failure-since-5.3.0, "
