@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from rocketlb_core import data_path
 from tests.test_fuzz import TRIED
 from tests.test_producer_modes import HOSTILE, _read_mutated
+from tests.test_producer_threads import imported_once
 
 LINES = ["4", "5", "5.5"]
 PRODUCERS = ("p-async-1", "p-async-2")
@@ -41,18 +42,9 @@ def _rows(line: str, producer: str) -> list[dict[str, Any]]:
         return [json.loads(x) for x in f]
 
 
-_TRACES: dict[str, Path] = {}
-
-
 def _imported(line: str, factory: pytest.TempPathFactory) -> Path:
     """The recording of ``line`` imported once a test session."""
-    from rocketlb_core.trace.importer import import_recording
-
-    if line not in _TRACES:
-        trace = factory.mktemp(f"async-{line}") / "trace"
-        import_recording(_recording(line), trace)
-        _TRACES[line] = trace
-    return _TRACES[line]
+    return imported_once(_recording(line), factory)
 
 
 @pytest.fixture(scope="module", params=LINES)
@@ -120,8 +112,8 @@ def test_the_async_check_fails_on_a_wrong_model(
     thread, 5.x's on the executor thread), the executor threads' counters drift; a retry
     stored at another queue id than its first hop's, and a send stored without a first hop,
     are unexplained; a send failed before any hop is ``NO_HOP``."""
-    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
     from rocketlb_core.producer import line as lines
+    from rocketlb_core.trace.agreement import recording_route
     from rocketlb_core.trace.async_agreement import NO_HOP, UNEXPLAINED, async_agreement
     from rocketlb_core.trace.clientlog import read_client_log, stamp_ms
     from rocketlb_core.trace.importer import log_offset
@@ -132,10 +124,7 @@ def test_the_async_check_fails_on_a_wrong_model(
     meta = json.loads((rec / "recording.json").read_text(encoding="utf-8"))
     origin = meta["t0_ms"]
     offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
-    route = TopicRoute(
-        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
-                        q["perm"]) for q in meta["route"]),
-        tuple(BrokerData(b["name"], {0: b["address"]}, meta["cluster"]) for b in meta["brokers"]))
+    route = recording_route(meta)
     name = "p-async-1"
     log = read_client_log(rec / "logs" / name / "rocketmq_client.log.gz")
     changes = [(stamp_ms(c.stamp, offset) - origin, c.queue_datas)

@@ -37,18 +37,24 @@ def _recording(line: str) -> Path:
     return data_path("live", f"producer-threads-{line}")
 
 
-_TRACES: dict[str, Path] = {}
+_TRACES: dict[Path, Path] = {}
+
+
+def imported_once(recording: Path, factory: pytest.TempPathFactory) -> Path:
+    """A shipped recording imported once a test session (shared with the other producer
+    kinds' tests)."""
+    from rocketlb_core.trace.importer import import_recording
+
+    if recording not in _TRACES:
+        trace = factory.mktemp(recording.name) / "trace"
+        import_recording(recording, trace)
+        _TRACES[recording] = trace
+    return _TRACES[recording]
 
 
 def _imported(line: str, factory: pytest.TempPathFactory) -> Path:
     """The recording of ``line`` imported once a test session."""
-    from rocketlb_core.trace.importer import import_recording
-
-    if line not in _TRACES:
-        trace = factory.mktemp(f"threads-{line}") / "trace"
-        import_recording(_recording(line), trace)
-        _TRACES[line] = trace
-    return _TRACES[line]
+    return imported_once(_recording(line), factory)
 
 
 @pytest.fixture(scope="module", params=LINES)

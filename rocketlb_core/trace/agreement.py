@@ -1183,6 +1183,18 @@ ASYNC_FIRST = ("executor", "first_broker", "first_queue", "first_ms")
 (``live/java/Produce.java``): absent when the send failed before any hop."""
 
 
+def recording_route(meta: Mapping[str, Any]) -> TopicRoute:
+    """The topic's route as a live recording's ``recording.json`` (``meta``) read it from its
+    brokers: the queues each broker holds."""
+    from rocketlb_core.model import BrokerData
+
+    return TopicRoute(
+        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                        q["perm"]) for q in meta["route"]),
+        tuple(BrokerData(b["name"], {0: b["address"]}, meta.get("cluster", "rocketlb"))
+              for b in meta["brokers"]))
+
+
 def _oneway_stored(path: Path) -> dict[str, tuple[str, int]]:
     """Where the topic's dump (``live/java/DumpTopic.java``) found each oneway message: body
     ``<producer>/m<seq>`` -> (broker, queue)."""
@@ -1311,7 +1323,6 @@ def check_recording(recording: Path | str, trace: Path | str,
 
     import pyarrow.parquet as pq
 
-    from rocketlb_core.model import BrokerData
     from rocketlb_core.trace.importer import log_offset, origin_ms
     from rocketlb_core.trace.msgtrace import read_msgtrace
     from rocketlb_core.trace.ordered_agreement import (
@@ -1326,11 +1337,7 @@ def check_recording(recording: Path | str, trace: Path | str,
     origin = origin_ms(json.loads((trace / "trace.json").read_text(encoding="utf-8")))
     line, topic = meta["client_version"], meta["topic"]
     offset = log_offset(line, int(meta.get("utc_offset_minutes", 0)))
-    route = TopicRoute(
-        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
-                        q["perm"]) for q in meta["route"]),
-        tuple(BrokerData(b["name"], {0: b["address"]}, meta.get("cluster", "rocketlb"))
-              for b in meta["brokers"]))
+    route = recording_route(meta)
     out: dict[str, Any] = {"line": line, "producers": {}, "consumers": {},
                            "nameserver_route": nameserver_route(recording, origin)}
     logs = {p["name"]: _client_log(recording, p["name"]) for p in meta["producers"]}

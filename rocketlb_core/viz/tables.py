@@ -591,17 +591,6 @@ LIVE_STATES = ("up", "no answer (paused, silent)", "refused (killed, clean)",
 LIVE_COLORS = ("#59a14f", "#f28e2b", "#e15759", "#4e79a7", "#bab0ac")
 
 
-def _route(meta: Mapping[str, Any]) -> Any:
-    """The topic's route as a recording's ``recording.json`` read it from the brokers."""
-    from rocketlb_core.model import BrokerData, QueueData, TopicRoute
-
-    return TopicRoute(
-        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
-                        q["perm"]) for q in meta["route"]),
-        tuple(BrokerData(b["name"], {0: b["address"]}, meta["cluster"])
-              for b in meta["brokers"]))
-
-
 def _recording(recording: Path | str) -> dict[str, Any]:
     import json
 
@@ -797,7 +786,7 @@ def live_async_frame(live: Mapping[str, tuple[Path, Path]],
     message began (``after kill (ms)``; none: 0)."""
     import pandas as pd
 
-    from rocketlb_core.trace.agreement import read_sends
+    from rocketlb_core.trace.agreement import read_sends, recording_route
     from rocketlb_core.trace.async_agreement import (
         AGREE,
         FAILED_BROKER_ERROR,
@@ -828,7 +817,7 @@ def live_async_frame(live: Mapping[str, tuple[Path, Path]],
                        for c in log.route_changes if c.topic == meta["topic"]]
             one = async_agreement(
                 [dict(r, executor="one") if "executor" in r else r for r in sent],
-                line=meta["client_version"], topic=meta["topic"], route=_route(meta),
+                line=meta["client_version"], topic=meta["topic"], route=recording_route(meta),
                 route_changes=changes, origin_ms=origin,
                 stopped=stopped_spans(meta["events"], origin),
                 killed=stopped_spans(meta["events"], origin, ("kill",))).summary()
