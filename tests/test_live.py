@@ -230,8 +230,8 @@ def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: 
                 for n, c in result["consumers"].items()}
     print(f"sends: {json.dumps(sends)}\nassignments: {json.dumps(assigned)}")
     bad_sends = {n: p["unexplained"] for n, p in sends.items() if p["unexplained"]}
-    bad = {n: c["unexplained_lines"][:5] for n, c in result["consumers"].items()
-           if c["unexplained"]}
+    bad = {n: c["unexplained_lines"][:5] or c.get("others", [])[:5]
+           for n, c in result["consumers"].items() if c["unexplained"]}
     if bad_sends or bad:
         _print_gaps(out, result, meta)
         raise AgreementGap(f"{replay}: unexplained sends {bad_sends}; unexplained assignments "

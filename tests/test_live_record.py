@@ -428,7 +428,8 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     then a producer with the fault table off that does not send by key may be shared by
     several threads, each sending at its interval (its count that many times larger); last,
     one with the fault table off still sending ``send(msg)`` from one thread may send
-    asynchronously."""
+    asynchronously, and a broadcasting group of one or two members may join (every killed
+    broker then restarted too)."""
     from collections import Counter
 
     from rocketlb_core.live.generate import generate_scenario
@@ -447,22 +448,34 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
             seen["threads"] += p.threads > 1
             # an async producer: the fault table off, one thread (its executor's send)
             assert p.mode != "async" or (not p.fault_tolerance and p.threads == 1)
-        assert drawn.consumers == plain.consumers
+        extra = drawn.consumers[len(plain.consumers):]
+        assert drawn.consumers[:len(plain.consumers)] == plain.consumers
+        assert len(extra) <= 2
+        assert all(k.group == "GID_bc" and k.model == "broadcasting" for k in extra)
+        joins = {e.target: e.at_s for e in drawn.events if e.action == "join"}
+        assert all(k.name in joins for k in extra)
+        assert not {e.target for e in drawn.events if e.action in ("leave", "crash")} & {
+            k.name for k in extra}                               # they stay to the end
+        seen["broadcast"] += bool(extra)
+        seen.update(f"broadcast {k.listener}" for k in extra)
         seen.update(p.mode for p in drawn.producers)
         assert any(p.mode != "oneway" for p in drawn.producers)    # the trace needs a Pub
         for p in drawn.producers:
             assert (4 <= p.keys <= 64) if p.mode == "hash" else p.keys == 0
             assert (2 <= p.batch <= 32) if p.mode == "batch" else p.batch == 0
-        if not any(p.mode == "oneway" for p in drawn.producers):
+        if not any(p.mode == "oneway" for p in drawn.producers) and not extra:
             assert drawn.events == plain.events
             continue
         added = [e for e in drawn.events if e not in plain.events]
-        assert {e.action for e in added} <= {"restart"}
-        seen["restart added"] += bool(added)
+        assert {e.action for e in added} <= {"restart", "join"}
+        assert {e.target for e in added if e.action == "join"} == {k.name for k in extra}
+        seen["restart added"] += any(e.action == "restart" for e in added)
         killed = {e.target for e in drawn.events if e.action == "kill"}
         assert killed <= {e.target for e in drawn.events if e.action == "restart"}
     assert min(seen["sync"], seen["hash"], seen["oneway"], seen["batch"]) >= 40, seen
     assert seen["async"] >= 30, seen
     assert seen["restart added"] >= 5, seen
     assert seen["threads"] >= 40, seen
+    assert seen["broadcast"] >= 60, seen
+    assert min(seen["broadcast orderly"], seen["broadcast concurrently"]) >= 20, seen
     assert "generate --seed 1 --modes" in generate_scenario(1, modes=True)

@@ -19,6 +19,7 @@ import pytest
 from rocketlb_core import data_path
 from rocketlb_core.consumer.metrics import ownership
 from rocketlb_core.consumer.registry import make
+from rocketlb_core.errors import UsageError
 from rocketlb_core.model import MessageQueue
 from rocketlb_core.trace.agreement import check_recording
 from rocketlb_core.trace.brokerlog import read_broker_log
@@ -38,7 +39,7 @@ def test_the_shipped_recordings() -> None:
     assert {p.name for p in RECORDINGS} == {
         f"{s}-{line}" for line in ("4", "5", "5.5")
         for s in ("producer-outage", "membership-day", "producer-modes", "producer-threads",
-                  "producer-async")
+                  "producer-async", "broadcasting")
     } | {"frozen-consumers-5", "hung-listener-5"}
     total = sum(f.stat().st_size for p in RECORDINGS for f in p.rglob("*") if f.is_file())
     assert total < 4 * 2**20                                  # small enough for the repo
@@ -104,6 +105,13 @@ def test_each_recording_imports_into_a_valid_trace(recording: Path,
             assert ("127.0.0.1@c3", "kill") in events               # SIGKILL: channel closed
         elif recording in HUNG:
             assert events == {("127.0.0.1@c1", "join"), ("127.0.0.1@c1", "leave")}
+        elif recording.name.startswith("broadcasting"):
+            # every member registers with the brokers, and leaves cleanly at the end; the
+            # trace says the groups broadcast
+            assert {(f"127.0.0.1@{m}", "join") for m in ("b1", "b2", "o1", "o2")} <= events
+            assert {e for _, e in events} <= {"join", "leave"}
+            assert {g: v.get("model") for g, v in trace.meta["groups"].items()} == {
+                "GID_bc": "BROADCASTING", "GID_bco": "BROADCASTING"}
         else:                             # frozen: dropped by a broker's scan or idle close
             assert {("127.0.0.1@c2", "crash"), ("127.0.0.1@c3", "crash")} <= events
             assert all(e != "kill" for _, e in events)
@@ -308,6 +316,14 @@ def test_the_imported_traces_replay_identically_on_both_engines(
     from rocketlb_core.replay.consumer_engines import replay_consumers_python
     from rocketlb_core.spark.consumer_replay import replay_consumers_spark
 
+    if recording.name.startswith("broadcasting"):
+        # every member takes every queue: no strategy to replay, on either engine
+        for group in ("GID_bc", "GID_bco"):
+            for replay in (replay_consumers_python, replay_consumers_spark):
+                with pytest.raises(UsageError, match=f"{group} is a broadcasting group"):
+                    replay(trace, tmp_path / "none", group, ["AVG"])
+        assert not (tmp_path / "none").exists()
+        return
     group = ("GID_frozen" if recording in FROZEN else "GID_hung" if recording in HUNG
              else "GID_live")
     a = replay_consumers_python(trace, tmp_path / "cpy", group, ["AVG", "STICKY"])

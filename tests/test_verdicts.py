@@ -42,7 +42,7 @@ WHERE = {"verdict", "pending_verdict", "found", "client", "proxy", "outcome"}
 """Names and attributes a check writes a verdict to (``found``: the allocation's kind)."""
 COUNTERS = {"client", "proxy", "attempts", "verdicts"}
 """Counters of verdicts a check reads by word (``client["disagree"]``)."""
-POSITIONAL = {"SendCheck": 4, "OrderedCheck": 5, "_step": 3}
+POSITIONAL = {"SendCheck": 4, "OrderedCheck": 5, "_step": 3, "BroadcastCheck": 5}
 """Calls whose verdict is a positional argument, and its index."""
 
 

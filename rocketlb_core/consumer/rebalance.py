@@ -27,6 +27,7 @@ from rocketlb_core.producer.line import ProducerLine
 
 PULL_MAX_IDLE_MS = 120_000          # ProcessQueue.PULL_MAX_IDLE_TIME
 LOCK_MAX_LIVE_MS = 30_000           # ProcessQueue.REBALANCE_LOCK_MAX_LIVE_TIME (client side)
+BROKER_LOCK_MAX_LIVE_MS = 60_000    # the broker's rocketmq.broker.rebalance.lockMaxLiveTime
 RETRY_PREFIX = "%RETRY%"
 
 

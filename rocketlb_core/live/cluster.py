@@ -763,18 +763,21 @@ class Consumer:
 def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
                    name: str | None = None, timeout_s: float = 120.0,
                    trace: bool = False, strategy: str = "AVG",
-                   subscription: str = "*") -> Consumer:
+                   subscription: str = "*", model: str = "CLUSTERING",
+                   listener: str = "concurrently") -> Consumer:
     """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
     client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
     started. ``name`` (default: the instance name) names its folder and process; two consumers
     with one instance name need two names. ``strategy`` (``AVG``, ``AVG_BY_CIRCLE``,
-    ``CONSISTENT_HASH``) and ``subscription`` (a tag expression) are ``Consume.java``'s. Stop
-    it with ``stop_consumer`` (clean) or ``kill_consumer`` (a crash)."""
+    ``CONSISTENT_HASH``), ``subscription`` (a tag expression), ``model`` (``CLUSTERING`` or
+    ``BROADCASTING``) and ``listener`` (``concurrently`` or ``orderly``) are ``Consume.java``'s.
+    Stop it with ``stop_consumer`` (clean) or ``kill_consumer`` (a crash)."""
     name = name or instance
     home, stop = _client_home(cluster, name, "stop")
     proc = subprocess.Popen(
         [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic, group,
-         instance, str(stop), "on" if trace else "off", strategy, subscription],
+         instance, str(stop), "on" if trace else "off", strategy, subscription, model,
+         listener],
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = Consumer(instance, proc, stop, home, name)

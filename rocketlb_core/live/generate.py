@@ -108,12 +108,31 @@ ASYNC_SHARE = 0.5
 one thread (``send(msg)``, after the threads' draw) calls ``send(msg, callback)`` instead this
 often (``mode = "async"``: the check of ``trace.async_agreement``), drawn last of all."""
 
+BROADCAST_SHARE = 0.3
+"""With ``modes``, how often a scenario also has a broadcasting group ``GID_bc`` of one or two
+remoting members (issue 45: ``trace.broadcast_agreement``), each consuming concurrently or
+orderly (even odds), the first joining at 0 s and the second within the first 60 % of the run,
+both staying to the end; drawn after everything else. Such a scenario restarts every broker it
+kills, as a oneway producer's does: the topic's dump, which the check reads for each queue's
+store times, reads every broker."""
+BROADCAST_GROUP = "GID_bc"
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
 by several application threads ``THREADS_SHARE`` of the time, as many as one of
 ``THREAD_CHOICES`` (issue 45); each thread sends at the producer's interval, so its count is
 that many times larger."""
+
+
+def _restart_killed(rng: random.Random, events: list[_Event], span: int) -> None:
+    """A restart, 8 to 20 s later (within the run), for each killed broker that has none."""
+    restarted = {e.target for e in events if e.action == "restart"}
+    for e in [e for e in events if e.action == "kill"]:
+        if e.target not in restarted:
+            events.append(_Event(min(span, e.tenths + rng.randint(80, 200)), "restart",
+                                 e.target))
+            restarted.add(e.target)
 
 
 def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False) -> str:
@@ -125,7 +144,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     has a producer of another mode (the message trace, which the importer reads, records no
     oneway send); then each producer with ``fault_tolerance`` off that does not send by key
     draws its threads (``THREADS_SHARE``), and last, one of them still sending synchronously
-    from one thread may send asynchronously (``ASYNC_SHARE``)."""
+    from one thread may send asynchronously (``ASYNC_SHARE``), and last a broadcasting group
+    may join (``BROADCAST_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -190,13 +210,7 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
             # the message trace records no oneway send, and the importer needs one Pub
             kinds[0] = ("sync", 0)
         if any(m == "oneway" for m, _ in kinds):
-            killed = [e for e in events if e.action == "kill"]
-            restarted = {e.target for e in events if e.action == "restart"}
-            for e in killed:
-                if e.target not in restarted:
-                    events.append(_Event(min(span, e.tenths + rng.randint(80, 200)),
-                                         "restart", e.target))
-                    restarted.add(e.target)
+            _restart_killed(rng, events, span)
             events.sort(key=lambda e: e.tenths)
     threads = [1] * len(producers)
     if modes:
@@ -207,6 +221,15 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
             if not ft and kinds[j][0] == "sync" and threads[j] == 1 \
                     and rng.random() < ASYNC_SHARE:
                 kinds[j] = ("async", 0)
+    broadcast: list[tuple[str, bool]] = []                   # name, orderly
+    if modes and rng.random() < BROADCAST_SHARE:
+        for k in range(rng.randint(1, 2)):
+            name = f"bc{k + 1}"
+            broadcast.append((name, rng.random() < 0.5))
+            events.append(_Event(0 if k == 0 else rng.randint(0, span * 6 // 10), "join",
+                                 name))
+        _restart_killed(rng, events, span)
+        events.sort(key=lambda e: e.tenths)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -214,6 +237,10 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
             + f"; {len(consumers)} consumers of {GROUP}"
             + (f" ({consumers[-1][0]} with {consumers[-1][1]}'s instanceName)"
                if consumers[-1][0] != consumers[-1][1] else "")
+            + (f"; {len(broadcast)} broadcasting member{'s' * (len(broadcast) > 1)} of "
+               f"{BROADCAST_GROUP} ("
+               + ", ".join(f"{n} {'orderly' if o else 'concurrently'}" for n, o in broadcast)
+               + ")" if broadcast else "")
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
     lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
@@ -236,6 +263,11 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     for n, instance in consumers:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",
                   f"instance = {_toml_str(instance)}", ""]
+    for n, orderly in broadcast:
+        lines += ["[[consumers]]", f"name = {_toml_str(n)}",
+                  f"group = {_toml_str(BROADCAST_GROUP)}", 'model = "broadcasting"']
+        lines += ['listener = "orderly"'] if orderly else []
+        lines += [""]
     for e in events:
         lines += ["[[events]]", f"at_s = {e.tenths // 10}.{e.tenths % 10}",
                   f"action = {_toml_str(e.action)}", f"target = {_toml_str(e.target)}", ""]

@@ -28,6 +28,8 @@ code)::
     instance = "c1"             # its instanceName (default: name); two alike: the trap
     client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
     kind = "simple"             # a gRPC consumer's (required): "simple" or "push"
+    model = "clustering"        # a remoting consumer's: or "broadcasting"
+    listener = "concurrently"   # a remoting consumer's: or "orderly"
 
     [[events]]
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
@@ -93,8 +95,15 @@ and carry nothing, and each broker drops it by its idle close or its scan (the r
 recording ends. ``hang`` (a remoting consumer; issue 45) makes its listener stay in the next call
 it is handed until the recording ends (``live/java/Consume.java``: one consume thread of 20 stuck,
 as an application's hung call; the message's queue and offset go to ``hung/<consumer>.json``).
-A recording with consumers also keeps each remoting consumer's highest consumed offset per queue
-(``consumed/<consumer>.json``, written at its stop) and, taken with the final snapshot before any
+A remoting consumer's ``model`` is ``"clustering"`` (the default) or ``"broadcasting"``
+(``setMessageModel``: every member takes every queue, offsets kept in the member's own
+folder), its ``listener`` ``"concurrently"`` (the default) or ``"orderly"`` (a
+``MessageListenerOrderly``: the broker's queue locks); a recording with a broadcasting member
+holds the topic's dump too (``trace.broadcast_agreement`` checks each member's first offset
+against its store times). A recording with consumers also keeps each remoting consumer's
+highest consumed offset per queue (``consumed/<consumer>.json``, written at its stop), its
+first and last offset and how many distinct ones per queue (``ranges/<consumer>.json``:
+``"broker/queue": [first, last, count]``) and, taken with the final snapshot before any
 consumer stops, ``mqadmin consumerProgress`` of each remoting group (``progress/<group>.txt``:
 the broker's and the committed consumer offset per queue).
 
@@ -196,6 +205,8 @@ class LiveProducer:
 
 
 CLIENTS = ("remoting", "grpc")
+MODELS = ("clustering", "broadcasting")
+LISTENERS = ("concurrently", "orderly")
 MODES = SEND_MODES
 """How a remoting producer sends (issue 45; ``trace.ordered_agreement.SEND_MODES``, which the
 check reads recordings with): ``send(msg)``; ``send(msg, selector, key)`` with
@@ -217,6 +228,8 @@ class LiveConsumer:
     instance: str
     client: str = "remoting"        # or "grpc" (issue 34)
     kind: str | None = None         # a gRPC consumer's: "simple" or "push"
+    model: str = "clustering"       # a remoting consumer's: or "broadcasting" (issue 45)
+    listener: str = "concurrently"  # a remoting consumer's: or "orderly" (issue 45)
 
 
 @dataclass(frozen=True)
@@ -328,7 +341,8 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     consumers = []
     for i, c in enumerate(r.array(top, "consumers", "", MAX_CLIENTS)):
         where = f"consumers[{i}]"
-        c = r.table(c, where, {"name", "group"}, {"instance", "client", "kind"})
+        c = r.table(c, where, {"name", "group"},
+                    {"instance", "client", "kind", "model", "listener"})
         name = r.text(c, "name", where)
         client = r.text(c, "client", where, "remoting")
         if client not in CLIENTS:
@@ -347,8 +361,18 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
                              "client has no instanceName)")
         elif "kind" in c:
             raise r.fail(f"{where}.kind", "only a gRPC consumer has it")
+        model = r.text(c, "model", where, "clustering")
+        listener = r.text(c, "listener", where, "concurrently")
+        for key, value, allowed in (("model", model, MODELS),
+                                    ("listener", listener, LISTENERS)):
+            if value not in allowed:
+                raise r.fail(f"{where}.{key}", f"one of {', '.join(allowed)}, got {value!r}")
+            if client == "grpc" and key in c:
+                raise r.fail(f"{where}.{key}", "only a remoting consumer has it (a gRPC "
+                             "consumer's group is set on the Proxy)")
         consumers.append(LiveConsumer(name, r.text(c, "group", where),
-                                      r.text(c, "instance", where, name), client, kind))
+                                      r.text(c, "instance", where, name), client, kind,
+                                      model, listener))
     names = [x.name for x in producers] + [x.name for x in consumers]
     for n in names:
         if names.count(n) > 1:
@@ -716,7 +740,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         elif e.action == "join":
             k = specs[e.target]
             started = live.start_consumer(c, scenario.topic, k.group, k.instance,
-                                          name=k.name, trace=scenario.trace)
+                                          name=k.name, trace=scenario.trace,
+                                          model=k.model.upper(), listener=k.listener)
             with lock:
                 consumers[k.name] = started
             if started.start_error is not None:
@@ -803,7 +828,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     for name, running in sorted(consumers.items()):
         if isinstance(running, live.GrpcConsumer):
             continue
-        for kind in ("consumed", "hung"):
+        for kind in ("consumed", "hung", "ranges"):
             made = running.home / f"{kind}.json"
             if made.is_file():
                 (tmp / kind).mkdir(exist_ok=True)
@@ -819,8 +844,10 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         say(f"{name}: {got} messages {'received' if k.kind == 'simple' else 'consumed'}")
     if grpc:
         live.stop_proxy(c)            # its logs complete; the dump reads the brokers directly
-    if grpc or any(p.mode == "oneway" for p in scenario.producers):
-        # a gRPC receipt names the client's queue, a oneway send none: the dump says where
+    if grpc or any(p.mode == "oneway" for p in scenario.producers) \
+            or any(k.model == "broadcasting" for k in scenario.consumers):
+        # a gRPC receipt names the client's queue, a oneway send none: the dump says where;
+        # a broadcasting member's first offset is checked against the store times it holds
         stored = dump_topic(c, scenario.topic)
         _gzip_text(tmp / "topic.jsonl.gz", "".join(r + "\n" for r in stored))
         say(f"{len(stored)} messages of {scenario.topic} dumped")
@@ -875,7 +902,9 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         # a remoting consumer's row as before issue 34; a gRPC one has no instance
         "consumers": [{"name": k.name, "group": k.group, "client": k.client, "kind": k.kind}
                       if k.client == "grpc" else
-                      {"name": k.name, "group": k.group, "instance": k.instance}
+                      {"name": k.name, "group": k.group, "instance": k.instance,
+                       **({"model": k.model} if k.model != "clustering" else {}),
+                       **({"listener": k.listener} if k.listener != "concurrently" else {})}
                       for k in scenario.consumers],
         "t0_ms": t0_ms, "events": events, "max_late_ms": clock["max_late_ms"],
         "max_late_limit_ms": MAX_LATE_MS, "snapshots": taken,

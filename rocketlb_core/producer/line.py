@@ -92,7 +92,11 @@ class LineRules:
         an empty consumer id list stops there and counts as balanced (5.5.0: the next run in
         20 s); before, the empty list reached the strategy, whose argument check threw, and the
         rebalance counted as unbalanced (``RebalanceService`` runs again after its 1 s
-        ``minInterval``); a missing (``null``) one was skipped as balanced on every 5.x.
+        ``minInterval``); a missing (``null``) one was skipped as balanced on every 5.x;
+        ``broadcast_orderly_locks``: the ``BROADCASTING`` branch of ``rebalanceByTopic`` passes
+        ``isOrder``, so an orderly broadcasting member creates a queue only once the broker
+        grants its lock, a lock it never renews (up to 5.3.1; 5.3.2 passes ``false``: fact
+        consumer.broadcast-orderly-takes-broker-lock-until-5.3.1).
     """
 
     counter_clamps: bool
@@ -120,6 +124,7 @@ class LineRules:
     rebalance_skips_empty: bool = False
     logs_isolation: bool = False
     async_connect_throws: bool = True
+    broadcast_orderly_locks: bool = True
 
 
 _4_9_8 = LineRules(
@@ -144,7 +149,7 @@ _5_3_3 = LineRules(
     client_error_isolates=False, broker_error_reachable=False, retryable_codes=RETRYABLE_CODES_5,
     caps_request_timeout=True, async_retry_checks_budget=True, broker_scan_ms=5_000,
     client_id_nanotime=True, rebalance_min_interval_ms=1_000, offset_lookup_raises=True,
-    logs_isolation=True, async_connect_throws=False)
+    logs_isolation=True, async_connect_throws=False, broadcast_orderly_locks=False)
 _5_4_0 = replace(_5_3_3)
 _5_5_0 = replace(_5_3_3, rebalance_skips_empty=True)
 

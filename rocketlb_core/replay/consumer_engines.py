@@ -32,6 +32,10 @@ def _group_of(trace: Any, group: str | None) -> str:
         return str(groups[0])
     if group not in groups:
         raise UsageError(f"{trace.folder}: no group {group!r} (recorded: {groups})")
+    if trace.meta.get("groups", {}).get(group, {}).get("model") == "BROADCASTING":
+        raise UsageError(f"{trace.folder}: {group} is a broadcasting group: every member takes "
+                         "every queue, so no allocation strategy applies to it (replay a "
+                         "clustering group)")
     return group
 
 

@@ -1438,7 +1438,19 @@ def check_recording(recording: Path | str, trace: Path | str,
         views, starts = _broker_views(recording, origin)
         down = _down_stretches(meta, origin, starts)
         groups = sorted({k["group"] for k in meta["consumers"]})
+        from rocketlb_core.trace.broadcast_agreement import check_broadcast
+
+        broadcast = check_broadcast(recording)       # {} when no member broadcasts
         for k in meta["consumers"]:
+            state = next((gone[e["action"]] for e in reversed(meta["events"])
+                          if e["target"] == k["name"] and e["action"] in gone), "running")
+            if k["name"] in broadcast:
+                # a broadcasting member allocates nothing: its own check (issue 45)
+                out["consumers"][k["name"]] = {
+                    **broadcast[k["name"]], "at_end": state, "logged": 0, "exact": 0,
+                    "near_change": 0, "stale_view": 0, "held_at_end": [],
+                    "unexplained_lines": [], "unexplained_detail": []}
+                continue
             log = _client_log(recording, k["name"])
             logged = [r for r in log.rebalances if r.topic == topic]
             strategy = logged[0].strategy if logged else "AVG"
@@ -1449,8 +1461,6 @@ def check_recording(recording: Path | str, trace: Path | str,
                                     slack_ms),
                 _queue_sets(routes, route, topic, offset, origin, slack_ms), strategy)
             held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
-            state = next((gone[e["action"]] for e in reversed(meta["events"])
-                          if e["target"] == k["name"] and e["action"] in gone), "running")
             out["consumers"][k["name"]] = {
                 **a2.summary(), "group": k["group"], "at_end": state,
                 "route_changes": len(routes),

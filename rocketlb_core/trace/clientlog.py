@@ -362,6 +362,128 @@ def record_of_line(path: Path, n: int, text: str) -> Record | None:
     return parse_producer_line(path, n, text)
 
 
+QUEUE_SET = "messageQueueChanged "
+_QUEUE_SET = re.compile(r"^(?P<stamp>\S+ \S+) .*?messageQueueChanged (?P<group>\S+) "
+                        r"(?P<topic>\S+) \[(?P<sets>.*)\]\s*$")
+ADD_MQ = ", add a new mq"
+_ADD_MQ = re.compile(r"^(?P<stamp>\S+ \S+) .*?doRebalance, (?P<group>[^,]*), add a new mq"
+                     r"(?P<failed> failed)?, (?P<mq>MessageQueue \[[^\]]*\])"
+                     r"(?P<lock>, because lock failed)?\s*$")
+FIRST_PULL = "the first time to pull message, so fix offset from broker"
+_FIRST_PULL = re.compile(r"^(?P<stamp>\S+ \S+) .*?the first time to pull message, so fix offset "
+                         r"from broker\. pullRequest: PullRequest \[consumerGroup="
+                         r"(?P<group>[^,]*), messageQueue=(?P<mq>MessageQueue \[[^\]]*\]), "
+                         r"nextOffset=(?P<next>-?\d+)\] NewOffset: (?P<new>-?\d+) "
+                         r"brokerBusy: (?:true|false)\s*$")
+
+
+@dataclass(frozen=True)
+class QueueSetChanged:
+    """A ``messageQueueChanged GROUP TOPIC [set] [set]`` line: the queue set a *broadcasting*
+    consumer now holds (``RebalanceImpl.rebalanceByTopic``'s ``BROADCASTING`` branch logs it,
+    the set twice, whenever its table changed; a clustering rebalance logs ``rebalanced result
+    changed`` instead)."""
+
+    line: int
+    stamp: str
+    group: str
+    topic: str
+    queues: tuple[MessageQueue, ...]
+
+
+@dataclass(frozen=True)
+class QueueAdded:
+    """A ``doRebalance, GROUP, add a new mq[ failed], MQ[, because lock failed]`` line of
+    ``updateProcessQueueTableInRebalance``: a queue taken (``outcome`` ``"added"``), refused
+    because the broker did not grant its lock (``"lock_refused"``) or skipped because its start
+    offset could not be computed (``"failed"``)."""
+
+    line: int
+    stamp: str
+    group: str
+    queue: MessageQueue
+    outcome: str
+
+
+@dataclass(frozen=True)
+class FirstPull:
+    """An orderly consumer's ``the first time to pull message, so fix offset from broker``
+    line (``DefaultMQPushConsumerImpl.pullMessage``): at the first pull of a locked queue it
+    computes the start offset again and pulls from that (``new_offset``), not from the one its
+    rebalance computed (``next_offset``)."""
+
+    line: int
+    stamp: str
+    group: str
+    queue: MessageQueue
+    next_offset: int
+    new_offset: int
+
+
+def parse_queue_line(path: Path, n: int, text: str
+                     ) -> QueueSetChanged | QueueAdded | FirstPull | None:
+    """A broadcasting member's queue set, or one queue's creation, on line ``n`` (``None``:
+    neither). A line with the phrase that does not parse is a ``TraceError``.
+
+    >>> r = parse_queue_line(Path("c.log"), 3, "2026-11-28 10:00:00,001 INFO Rebalance"
+    ...     "Service - doRebalance, G, add a new mq failed, MessageQueue [topic=T, "
+    ...     "brokerName=broker-a, queueId=1], because lock failed")
+    >>> r.group, r.queue.short(), r.outcome
+    ('G', 'broker-a/1', 'lock_refused')
+    """
+    text = text.rstrip("\r\n")
+    if FIRST_PULL in text:
+        m = _FIRST_PULL.match(text)
+        q = _QUEUE.fullmatch(m["mq"]) if m else None
+        if m is None or q is None or not _STAMP.match(m["stamp"]):
+            raise TraceError(path, n, "NewOffset", "a first-pull line without 'TIME ... "
+                             "PullRequest [consumerGroup=..., messageQueue=MessageQueue [...], "
+                             "nextOffset=N] NewOffset: N brokerBusy: B'")
+        return FirstPull(n, m["stamp"], m["group"],
+                         MessageQueue(q[1], q[2], _int(path, n, "queueId", q[3], low=-1)),
+                         _int(path, n, "nextOffset", m["next"], (1 << 63) - 1, -(1 << 63)),
+                         _int(path, n, "NewOffset", m["new"], (1 << 63) - 1, -(1 << 63)))
+    if QUEUE_SET in text:
+        m = _QUEUE_SET.match(text)
+        if m is None or not _STAMP.match(m["stamp"]):
+            raise TraceError(path, n, "messageQueueChanged", "a line without 'TIME ... "
+                             "messageQueueChanged GROUP TOPIC [queues] [queues]'")
+        found = [MessageQueue(t, b, _int(path, n, "queueId", q, low=-1))
+                 for t, b, q in _QUEUE.findall(m["sets"])]
+        half = len(found) // 2
+        if len(found) % 2 or found[:half] != found[half:] or len(found) > 2 * MAX_QUEUES:
+            raise TraceError(path, n, "messageQueueChanged", "the two queue sets differ (the "
+                             "BROADCASTING branch logs one set twice)")
+        for mq in found[:half]:
+            if mq.topic != m["topic"]:
+                raise TraceError(path, n, "messageQueueChanged",
+                                 f"queue of topic {mq.topic!r:.60} in a change of "
+                                 f"{m['topic']!r:.60}")
+        return QueueSetChanged(n, m["stamp"], m["group"], m["topic"], tuple(found[:half]))
+    if ADD_MQ in text and "doRebalance, " in text:
+        m = _ADD_MQ.match(text)
+        q = _QUEUE.fullmatch(m["mq"]) if m else None
+        if m is None or q is None or not _STAMP.match(m["stamp"]):
+            raise TraceError(path, n, "add a new mq", "a line without 'TIME ... doRebalance, "
+                             "GROUP, add a new mq[ failed], MessageQueue [...]'")
+        outcome = ("lock_refused" if m["lock"] else "failed") if m["failed"] else "added"
+        if m["lock"] and not m["failed"]:
+            raise TraceError(path, n, "add a new mq", "'because lock failed' after a queue "
+                             "that was added")
+        return QueueAdded(n, m["stamp"], m["group"],
+                          MessageQueue(q[1], q[2], _int(path, n, "queueId", q[3], low=-1)),
+                          outcome)
+    return None
+
+
+def read_queue_events(path: Path | str, *, skip_bad: bool = False
+                      ) -> list[QueueSetChanged | QueueAdded | FirstPull]:
+    """Every broadcasting queue set, queue creation and orderly first pull of one client log,
+    in file order (``trace.broadcast_agreement``)."""
+    bad: list[str] = []
+    return list(parsed_lines(Path(path), parse_queue_line, skip_bad, bad))
+
+
 def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
     """Every record of one client log file (rebalances, failed attempts, route changes,
     isolations, producer groups), in file order."""

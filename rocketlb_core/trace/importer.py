@@ -336,12 +336,15 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
                    broker_logs: Sequence[Path | str] = (), utc_offset_minutes: int = 0,
                    broker_log_offset_minutes: int = GMT8_MINUTES,
                    groups_kept: Sequence[str] | None = None,
+                   broadcasting: Sequence[str] = (),
                    skip_bad: bool = False, force: bool = False,
                    inputs: Sequence[Path | str] = ()) -> dict[str, Any]:
     """Write the trace folder ``out`` from a message-trace dump, client logs and broker logs
     (see the module docstring); ``brokers`` are (name, address) pairs of the cluster layout,
     ``route`` the topic's queue data, ``line`` the clients' RocketMQ version; ``inputs`` are
-    further paths read (a layout or recording folder) that ``out`` may not be, hold or lie in.
+    further paths read (a layout or recording folder) that ``out`` may not be, hold or lie in;
+    ``broadcasting`` names the groups in broadcasting mode (``model = "BROADCASTING"`` in the
+    trace: every member takes every queue, so no allocation replays them).
     Every argument and record is checked before anything is written, and the trace is checked
     by ``rocketlb trace validate --rows``'s own code before it is moved into place. Returns a
     summary of what was read (and, with ``skip_bad``, skipped)."""
@@ -375,6 +378,8 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
                     raise TraceError(path, r.line, "allocateMessageQueueStrategyName",
                                      f"not a strategy's name: {r.strategy[:40]!r}")
                 groups.setdefault(r.group, {"strategy": r.strategy})
+    for g in broadcasting:           # checked with the trace (schema.check_meta's groups)
+        groups[g] = {"model": "BROADCASTING"}        # allocates nothing: logs no strategy
     membership: dict[str, list[Any]] | None = None
     if member_rows:
         columns: dict[str, list[Any]] = {k: [] for k in ("time_ms", "group", "member",
@@ -465,8 +470,14 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
         route=[QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
                          q["perm"]) for q in meta["route"]],
         utc_offset_minutes=offset, where=str(path))
-    for c in meta["consumers"]:
+    for i, c in enumerate(meta["consumers"]):
         check_name(path, None, "consumers.group", c["group"])
+        # a remoting consumer's message model and listener (issue 45), when not the defaults
+        for key, allowed in (("model", ("broadcasting",)), ("listener", ("orderly",))):
+            if key in c and c[key] not in allowed:
+                raise TraceError(path, None, f"consumers[{i}].{key}",
+                                 f"{' or '.join(allowed)} (or absent) expected, got "
+                                 f"{c[key]!r:.40}")
     return meta
 
 
@@ -527,4 +538,6 @@ def import_recording(recording: Path | str, out: Path | str, *, skip_bad: bool =
                     f"({meta.get('command', '')})."),
         utc_offset_minutes=int(meta.get("utc_offset_minutes", 0)), skip_bad=skip_bad,
         groups_kept=sorted({c["group"] for c in meta.get("consumers", [])}),
+        broadcasting=sorted({c["group"] for c in meta.get("consumers", [])
+                             if c.get("model") == "broadcasting"}),
         force=force, inputs=[recording])

@@ -96,6 +96,9 @@ CHECKS = (
     Check("grpc-simple", "A gRPC simple consumer's calls",
           "rocketlb_core.trace.grpc_consumer_agreement", ("simple_consumer_agreement",),
           "`live check`: `consumer NAME: ..., verdicts.agree N, ...`"),
+    Check("broadcast", "A broadcasting group's members (concurrently and orderly)",
+          "rocketlb_core.trace.broadcast_agreement", ("broadcast_agreement",),
+          "`live check`: `consumer NAME: items N, agree N, lock_held N, ...`"),
     Check("consumer-model", "A frozen consumer's drop, a hung listener's queue",
           "rocketlb_core.trace.agreement", ("frozen_drops", "hung_listener"),
           "each row's `verdict` and `why`"),
@@ -697,6 +700,53 @@ VERDICTS: tuple[Verdict, ...] = (
         ("tests/test_live_grpc_consumers.py::"
          "test_the_consumer_check_names_what_it_cannot_explain",
          "data/live/grpc/grpc-clients-5")),
+    # ------------------------------------------------------------------ broadcasting groups
+    Verdict(
+        "broadcast", "AGREE", "agrees", VERDICT, "agree",
+        "A logged `messageQueueChanged` set equal to the readable queues of the route the "
+        "member held; a queue created with no lock needed, or with its lock free (no other "
+        "member had taken it, or that member's lock was `BROKER_LOCK_MAX_LIVE_MS` old).",
+        "the `BROADCASTING` branch of `rebalanceByTopic` takes the whole subscribe set (spec "
+        "1.4; facts consumer.message-model-clustering-default-broadcasting-local, "
+        "consumer.broadcast-orderly-takes-broker-lock-until-5.3.1)",
+        ("tests/test_consumer_broadcast.py::test_every_broadcasting_member_is_explained",
+         "data/live/broadcasting-4", "data/live/broadcasting-5", "data/live/broadcasting-5.5")),
+    Verdict(
+        "broadcast", "LOCK_HELD", "refused: another member holds the lock", VERDICT,
+        "lock_held",
+        "An orderly member on a line whose broadcasting rebalance locks (up to 5.3.1) was "
+        "refused a queue's lock while another member of its group had taken that queue less "
+        "than `BROKER_LOCK_MAX_LIVE_MS` (60 s) before: the broker keeps one lock per group and "
+        "queue, and a broadcasting member never renews its own.",
+        "facts consumer.broadcast-orderly-takes-broker-lock-until-5.3.1, "
+        "consumer.orderly-lock-live-30s-client-60s-broker (issue #1286)",
+        ("tests/test_consumer_broadcast.py::test_every_broadcasting_member_is_explained",
+         "data/live/broadcasting-4")),
+    Verdict(
+        "broadcast", "START_AGREE", "read from the queue's end at its creation", VERDICT,
+        "start_agree",
+        "A member's first offset of a queue is the queue's max offset when it created the "
+        "queue (within `SLACK_MS` before its log line), and it read every offset from there to "
+        "the queue's end: its offsets are its own, and it had none.",
+        "`computePullFromWhere` under `CONSUME_FROM_LAST_OFFSET` with no local offset (spec "
+        "4.3; facts consumer.message-model-clustering-default-broadcasting-local, "
+        "consumer.default-consume-from-last-offset)",
+        ("tests/test_consumer_broadcast.py::test_every_broadcasting_member_is_explained",
+         "data/live/broadcasting-4", "data/live/broadcasting-5", "data/live/broadcasting-5.5")),
+    Verdict(
+        "broadcast", "NOTHING_AFTER", "created after the queue's last message", VERDICT,
+        "nothing_after",
+        "A queue the member created after its last message was stored: nothing to read, and "
+        "nothing read.",
+        "as `START_AGREE`",
+        ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
+    Verdict(
+        "broadcast", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
+        "A set that is not the route's, a refusal with no live holder or on a line that takes "
+        "no lock, a lock granted while another member's was live, a first offset elsewhere, a "
+        "gap, or a queue read that the member never created.",
+        "none: a disagreement with the model",
+        ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
     # ------------------------------------------------------------------ frozen and hung consumers
     Verdict(
         "consumer-model", "agree", "agree", VERDICT, None,

@@ -841,6 +841,44 @@ def live_async_frame(live: Mapping[str, tuple[Path, Path]],
     return pd.DataFrame(rows)
 
 
+def live_broadcast_frame(live: Mapping[str, tuple[Path, Path]],
+                         results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The members of the ``broadcasting`` recordings (issue 45), one row per line and member:
+    its group's ``listener``, when it ``joined`` and when it ``took`` its last queue (seconds
+    after the producer started: the join event, the latest ``add a new mq`` line), the lock
+    ``refusals`` it logged (``LOCK_HELD``), the messages it ``read`` (``ranges/``), those
+    stored before it took each queue (``not its to read``: its first offsets, summed), and the
+    ``unexplained`` items (``check_recording``'s ``results``)."""
+    import pandas as pd
+
+    from rocketlb_core.trace.broadcast_agreement import read_ranges
+    from rocketlb_core.trace.clientlog import QueueAdded, read_queue_events, stamp_ms
+    from rocketlb_core.trace.importer import log_offset
+
+    rows = []
+    for name in sorted(k for k in results if k.startswith("broadcasting")):
+        rec = live[name][0]
+        meta = _recording(rec)
+        t0 = int(meta["t0_ms"])
+        offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+        joined = {e["target"]: int(e["wall_ms"]) - t0 for e in meta["events"]
+                  if e["action"] == "join"}
+        for k in meta["consumers"]:
+            c = results[name]["consumers"][k["name"]]
+            added = [stamp_ms(e.stamp, offset) - t0
+                     for e in read_queue_events(rec / "logs" / k["name"] /
+                                                "rocketmq_client.log.gz")
+                     if isinstance(e, QueueAdded) and e.outcome == "added"]
+            ranges = read_ranges(rec / "ranges" / f"{k['name']}.json")
+            rows.append({"line": meta["client_version"], "member": k["name"],
+                         "listener": c["listener"], "joined (s)": joined[k["name"]] / 1000,
+                         "took (s)": max(added) / 1000, "refusals": c["lock_held"],
+                         "read": sum(n for _, _, n in ranges.values()),
+                         "not its to read": sum(f for f, _, _ in ranges.values()),
+                         "unexplained": c["unexplained"]})
+    return pd.DataFrame(rows).round({"joined (s)": 1, "took (s)": 1})
+
+
 def batches_stored(recording: Path | str, producer: str) -> dict[str, int]:
     """A batch producer's sends (``send(Collection)``, bodies ``m<seq>.<k>``) against the
     topic's dump of a live recording: the batches the client saw stored, how many of them the
@@ -924,6 +962,15 @@ def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFra
                          "not stored": s.get("written_not_stored", 0),
                          "unexplained": s["unexplained"]})
         for k, s in r["consumers"].items():
+            if s.get("model") == "broadcasting":
+                # a broadcasting member allocates nothing: its sets, creations and reads
+                rows.append({"recording": name, "client": k, "checked": "broadcast items",
+                             "total": s["items"],
+                             "agree": s["agree"] + s["lock_held"] + s["start_agree"]
+                             + s["nothing_after"],
+                             "counter drawn at random": 0, "in flight": 0, "not stored": 0,
+                             "unexplained": s["unexplained"]})
+                continue
             rows.append({"recording": name, "client": k, "checked": "assignments",
                          "total": s["logged"],
                          # on a list a broker held then (trace.agreement.STALE_VIEW) agrees too

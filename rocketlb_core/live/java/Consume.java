@@ -3,10 +3,12 @@
 // compiled, what every driver shares):
 //
 //   java -cp DRIVER:CLIENT_JARS Consume.java NAMESRV TOPIC GROUP INSTANCE STOP_FILE [TRACE(on|off)
-//        [STRATEGY [SUBSCRIPTION]]]
+//        [STRATEGY [SUBSCRIPTION [MODEL [LISTENER]]]]]
 //
-// Subscribes TOPIC with SUBSCRIPTION (a tag expression, default "*": every message) in GROUP
-// (clustering) and allocates with STRATEGY (default AVG, upstream's default): AVG
+// Subscribes TOPIC with SUBSCRIPTION (a tag expression, default "*": every message) in GROUP,
+// with MODEL CLUSTERING (the default) or BROADCASTING (setMessageModel) and a LISTENER
+// "concurrently" (MessageListenerConcurrently, the default) or "orderly"
+// (MessageListenerOrderly, returning SUCCESS), and allocates with STRATEGY (default AVG, upstream's default): AVG
 // (AllocateMessageQueueAveragely), AVG_BY_CIRCLE (AllocateMessageQueueAveragelyByCircle) or
 // CONSISTENT_HASH (AllocateMessageQueueConsistentHash): the names their getName() returns, which
 // the client logs as allocateMessageQueueStrategyName= (the same classes in 4.9.x and 5.x).
@@ -21,18 +23,23 @@
 // listener is handed is not returned from until STOP_FILE exists (one consume thread of 20
 // stays in the call, as an application's stuck call would); its queue, offset and time go to
 // "hung.json" there. It writes "consumed.json" (the highest offset consumed per queue) when it
-// stops, and keeps the same counts in memory meanwhile.
+// stops, and keeps the same counts in memory meanwhile, and "ranges.json": per queue the first
+// and last offset consumed and how many distinct offsets (what a broadcasting member read).
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle;
 import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash;
 import org.apache.rocketmq.common.message.MessageExt;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -51,10 +58,16 @@ public class Consume extends Driver {
         Path stop = Path.of(args[4]);
         AtomicBoolean hung = new AtomicBoolean(false);
         Map<String, Long> consumed = new ConcurrentHashMap<>();
-        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+        String model = arg(args, 8, "CLUSTERING");
+        String listener = arg(args, 9, "concurrently");
+        messageModel(consumer, model);
+        Map<String, Set<Long>> seen = new ConcurrentHashMap<>();
+        // one body for both listeners: note each message, hang once when asked
+        java.util.function.Consumer<List<MessageExt>> take = msgs -> {
             for (MessageExt m : msgs) {
-                consumed.merge(m.getBrokerName() + "/" + m.getQueueId(), m.getQueueOffset(),
-                               Math::max);
+                String q = m.getBrokerName() + "/" + m.getQueueId();
+                consumed.merge(q, m.getQueueOffset(), Math::max);
+                seen.computeIfAbsent(q, k -> ConcurrentHashMap.newKeySet()).add(m.getQueueOffset());
             }
             if (Files.exists(home.resolve("hang")) && hung.compareAndSet(false, true)) {
                 MessageExt m = msgs.get(0);
@@ -68,8 +81,23 @@ public class Consume extends Driver {
                     throw new IllegalStateException(e);
                 }
             }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
+        };
+        switch (listener) {
+            case "concurrently":
+                consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                    take.accept(msgs);
+                    return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+                });
+                break;
+            case "orderly":
+                consumer.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
+                    take.accept(msgs);
+                    return ConsumeOrderlyStatus.SUCCESS;
+                });
+                break;
+            default: throw new IllegalArgumentException("unknown listener " + listener
+                + " (concurrently or orderly)");
+        }
         // start() throws when its first route lookup times out (updateTopicRouteInfo...
         // wraps the RemotingException in an IllegalStateException, seen live on a loaded host).
         // 4.9.x: the client instance it started keeps heartbeating and rebalancing, so the group
@@ -88,17 +116,39 @@ public class Consume extends Driver {
         // clean when start() had set RUNNING before it threw (4.9.8 looks the route up after);
         // a start that failed earlier leaves shutdown() nothing to do and the instance running,
         // so the process ends here and its connections close with it
-        StringBuilder seen = new StringBuilder("{");
+        StringBuilder highest = new StringBuilder("{");
         for (Map.Entry<String, Long> e : new TreeMap<>(consumed).entrySet()) {
-            seen.append(seen.length() > 1 ? "," : "").append(quote(e.getKey())).append(':')
+            highest.append(highest.length() > 1 ? "," : "").append(quote(e.getKey())).append(':')
                 .append(e.getValue());
         }
-        Files.writeString(home.resolve("consumed.json"), seen.append("}\n").toString());
+        Files.writeString(home.resolve("consumed.json"), highest.append("}\n").toString());
+        StringBuilder ranges = new StringBuilder("{");
+        for (Map.Entry<String, Set<Long>> e : new TreeMap<>(seen).entrySet()) {
+            Set<Long> offsets = e.getValue();
+            ranges.append(ranges.length() > 1 ? "," : "").append(quote(e.getKey())).append(":[")
+                .append(java.util.Collections.min(offsets)).append(',')
+                .append(java.util.Collections.max(offsets)).append(',')
+                .append(offsets.size()).append(']');
+        }
+        Files.writeString(home.resolve("ranges.json"), ranges.append("}\n").toString());
         consumer.shutdown();
         emit("{\"stopped\":true}");
         if (error != null) {
             System.exit(0);
         }
+    }
+
+    // MessageModel moved package in 5.1.0 (common.protocol to remoting.protocol): set it by name
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    static void messageModel(DefaultMQPushConsumer consumer, String name) throws Exception {
+        for (java.lang.reflect.Method m : DefaultMQPushConsumer.class.getMethods()) {
+            if (m.getName().equals("setMessageModel")) {
+                Class type = m.getParameterTypes()[0];
+                m.invoke(consumer, Enum.valueOf(type, name));
+                return;
+            }
+        }
+        throw new IllegalStateException("no setMessageModel");
     }
 
     static AllocateMessageQueueStrategy strategy(String name) {
