@@ -213,7 +213,9 @@ def export(out: Path, dst: Path, machine: str) -> None:
     kept = {"seed": report["seed"], "scenarios": len(rows), "lines": report["lines"],
             "max_late_limit_ms": report["max_late_limit_ms"], "machine": machine,
             "command": f"bench/live_soak.py --scenarios {report['scenarios']} --seed "
-                       f"{report['seed']} --line {report['lines'][0]} (stopped after the rows "
+                       f"{report['seed']} --line "
+                       f"{'both' if len(report['lines']) > 1 else report['lines'][0]}"
+                       f"{' --modes' if report.get('modes') else ''} (stopped after the rows "
                        "below), then --recheck with the check of this commit",
             "rows": rows}
     dst.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
@@ -252,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["4", "5"] if args.line == "both" else [args.line]
     rows: list[dict[str, Any]] = []
     report = {"seed": args.seed, "scenarios": args.scenarios, "lines": lines,
-              "max_late_limit_ms": MAX_LATE_MS, "rows": rows}
+              "modes": args.modes, "max_late_limit_ms": MAX_LATE_MS, "rows": rows}
     print(f"soak seed {args.seed}: {args.scenarios} scenarios on line(s) {', '.join(lines)}; "
           f"output in {out}", file=sys.stderr, flush=True)
     try:

@@ -1185,14 +1185,11 @@ ASYNC_FIRST = ("executor", "first_broker", "first_queue", "first_ms")
 
 def recording_route(meta: Mapping[str, Any]) -> TopicRoute:
     """The topic's route as a live recording's ``recording.json`` (``meta``) read it from its
-    brokers: the queues each broker holds."""
-    from rocketlb_core.model import BrokerData
+    brokers (``importer.recording_route``, which the broadcasting check shares)."""
+    from rocketlb_core.trace.importer import recording_route as read_route
 
-    return TopicRoute(
-        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
-                        q["perm"]) for q in meta["route"]),
-        tuple(BrokerData(b["name"], {0: b["address"]}, meta.get("cluster", "rocketlb"))
-              for b in meta["brokers"]))
+    route: TopicRoute = read_route(dict(meta))
+    return route
 
 
 def _oneway_stored(path: Path) -> dict[str, tuple[str, int]]:
@@ -1469,6 +1466,18 @@ def check_recording(recording: Path | str, trace: Path | str,
                 "unexplained_lines": [r.line for r, _ in a2.bad],
                 "unexplained_detail": [_gap_detail(r, cands, routes, offset, origin)
                                        for r, cands in a2.bad]}
+            if k.get("assign"):
+                # a lite-pull consumer that assigned itself its queues (issue 45): no
+                # rebalance to check; it reads its own queues, and nothing else
+                from rocketlb_core.trace.broadcast_agreement import read_ranges
+
+                path = recording / "ranges" / f"{k['name']}.json"
+                read = sorted(read_ranges(path)) if path.is_file() else []
+                outside = [q for q in read if q not in k["assign"]]
+                entry = out["consumers"][k["name"]]
+                entry.update({"assigned": list(k["assign"]), "read": read,
+                              "read_outside": len(outside),
+                              "unexplained": entry["unexplained"] + len(outside)})
         stop = min(end_ms, 2**62) - origin
         out["brokers_disagree"] = {}
         for g in groups:

@@ -160,7 +160,10 @@ def broadcast_agreement(members: Sequence[Member], *, line: str, topic: str,
                                   f"{_names(queues - want)}"), AGREE if ok else UNEXPLAINED))
         created: dict[MessageQueue, int] = {}
         for t, q, took in m.queue_lines:
-            holder = _holder(taken.get(q, ()), m.name, t)
+            # a refusal may be logged just before the grant it met (two members starting at
+            # once): a taker that logged its creation within SLACK_MS after it counts
+            holder = _holder(taken.get(q, ()), m.name,
+                             t + SLACK_MS if took == "lock_refused" else t)
             if holder is not None and any(holder[0] < r <= t
                                           for r in kills.get(q.broker_name, ())):
                 holder = None                     # its broker was killed since: no lock held
@@ -317,7 +320,6 @@ def check_broadcast(recording: Any, *, line: str | None = None,
     import json
     from pathlib import Path
 
-    from rocketlb_core.trace.agreement import recording_route
     from rocketlb_core.trace.clientlog import (
         FirstPull,
         QueueAdded,
@@ -326,7 +328,7 @@ def check_broadcast(recording: Any, *, line: str | None = None,
         read_queue_events,
         stamp_ms,
     )
-    from rocketlb_core.trace.importer import log_offset
+    from rocketlb_core.trace.importer import log_offset, recording_route
 
     recording = Path(recording)
     meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))

@@ -481,6 +481,19 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
     return meta
 
 
+def recording_route(meta: dict[str, Any]) -> Any:
+    """The topic's route (a ``model.TopicRoute``) as a live recording's ``recording.json``
+    (``meta``, read by ``load_recording``) read it from its brokers: the queues each broker
+    holds."""
+    from rocketlb_core.model import BrokerData, TopicRoute
+
+    return TopicRoute(
+        tuple(QueueData(q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                        q["perm"]) for q in meta["route"]),
+        tuple(BrokerData(b["name"], {0: b["address"]}, meta.get("cluster", "rocketlb"))
+              for b in meta["brokers"]))
+
+
 def recording_logs(recording: Path) -> tuple[list[Path], list[Path]]:
     """A recording's client logs and broker logs (``logs/PROCESS/FILE.log.gz``), read where
     they are: gzip is undone while reading, within ``MAX_IMPORT_BYTES``."""
