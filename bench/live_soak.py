@@ -215,8 +215,10 @@ def export(out: Path, dst: Path, machine: str) -> None:
             "command": f"bench/live_soak.py --scenarios {report['scenarios']} --seed "
                        f"{report['seed']} --line "
                        f"{'both' if len(report['lines']) > 1 else report['lines'][0]}"
-                       f"{' --modes' if report.get('modes') else ''} (stopped after the rows "
-                       "below), then --recheck with the check of this commit",
+                       f"{' --modes' if report.get('modes') else ''}"
+                       + (" (stopped after the rows below)" if len(rows) < report["scenarios"]
+                          * len(report["lines"]) else "")
+                       + ", then --recheck with the check of this commit",
             "rows": rows}
     dst.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
 
