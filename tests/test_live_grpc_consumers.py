@@ -26,8 +26,11 @@ from tests.test_live_record import SCENARIO
     ('client = "grpc"', "kind", "a gRPC consumer needs it: simple or push"),
     ('client = "grpc"\nkind = "pull"', "kind", "one of simple, push, got 'pull'"),
     ('client = "grpc"\nkind = 1', "kind", "expected text, got 1"),
-    ('kind = "push"', "kind", "only a gRPC consumer has it"),
-    ('client = "remoting"\nkind = "simple"', "kind", "only a gRPC consumer has it"),
+    # a remoting consumer's kind is lite-pull or none (issue 45): simple and push are gRPC's
+    ('kind = "push"', "kind", "a remoting consumer's is \"lite-pull\" .*simple and push are "
+     "a gRPC consumer's"),
+    ('client = "remoting"\nkind = "simple"', "kind", "a remoting consumer's is \"lite-pull\" "
+     ".*simple and push are a gRPC consumer's"),
     ('client = "grpc"\nkind = "push"\ninstance = "i"', "instance", "only a remoting consumer"),
 ])
 def test_a_bad_grpc_consumer_is_refused_naming_the_field(fields: str, where: str,

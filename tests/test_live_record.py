@@ -9,6 +9,7 @@ import json
 import re
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -428,8 +429,8 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     then a producer with the fault table off that does not send by key may be shared by
     several threads, each sending at its interval (its count that many times larger); last,
     one with the fault table off still sending ``send(msg)`` from one thread may send
-    asynchronously, and a broadcasting group of one or two members may join (every killed
-    broker then restarted too)."""
+    asynchronously, a broadcasting group of one or two members may join (every killed
+    broker then restarted too), and one consumer may be a lite-pull one."""
     from collections import Counter
 
     from rocketlb_core.live.generate import generate_scenario
@@ -449,7 +450,13 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
             # an async producer: the fault table off, one thread (its executor's send)
             assert p.mode != "async" or (not p.fault_tolerance and p.threads == 1)
         extra = drawn.consumers[len(plain.consumers):]
-        assert drawn.consumers[:len(plain.consumers)] == plain.consumers
+        mine = drawn.consumers[:len(plain.consumers)]
+        # one of GID_live's consumers may be a lite-pull one: never the first, never a twin
+        lite = [k for k in mine if k.kind == "lite-pull"]
+        assert len(lite) <= 1
+        assert all(k.name != "c1" and k.instance == k.name for k in lite)
+        seen["lite-pull"] += bool(lite)
+        assert [replace(k, kind=None) for k in mine] == list(plain.consumers)
         assert len(extra) <= 2
         assert all(k.group == "GID_bc" and k.model == "broadcasting" for k in extra)
         joins = {e.target: e.at_s for e in drawn.events if e.action == "join"}
@@ -477,5 +484,6 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     assert seen["restart added"] >= 5, seen
     assert seen["threads"] >= 40, seen
     assert seen["broadcast"] >= 60, seen
+    assert seen["lite-pull"] >= 40, seen
     assert min(seen["broadcast orderly"], seen["broadcast concurrently"]) >= 20, seen
     assert "generate --seed 1 --modes" in generate_scenario(1, modes=True)

@@ -746,7 +746,8 @@ def topic_route(cluster: Cluster, topic: str, *, brokers: int = 1,
 
 @dataclass
 class Consumer:
-    """A running ``Consume.java`` (upstream's ``DefaultMQPushConsumer``)."""
+    """A running ``Consume.java`` (upstream's ``DefaultMQPushConsumer``) or ``LitePull.java``
+    (its ``DefaultLitePullConsumer``)."""
 
     instance: str
     process: subprocess.Popen[str]
@@ -764,20 +765,28 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
                    name: str | None = None, timeout_s: float = 120.0,
                    trace: bool = False, strategy: str = "AVG",
                    subscription: str = "*", model: str = "CLUSTERING",
-                   listener: str = "concurrently") -> Consumer:
+                   listener: str = "concurrently", kind: str = "push",
+                   assign: Sequence[str] = ()) -> Consumer:
     """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
     client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
     started. ``name`` (default: the instance name) names its folder and process; two consumers
     with one instance name need two names. ``strategy`` (``AVG``, ``AVG_BY_CIRCLE``,
     ``CONSISTENT_HASH``), ``subscription`` (a tag expression), ``model`` (``CLUSTERING`` or
     ``BROADCASTING``) and ``listener`` (``concurrently`` or ``orderly``) are ``Consume.java``'s.
-    Stop it with ``stop_consumer`` (clean) or ``kill_consumer`` (a crash)."""
+    ``kind="lite-pull"`` starts ``LitePull.java`` instead (upstream's
+    ``DefaultLitePullConsumer``: subscribed, or with ``assign`` its own queues, ``broker/id``);
+    it takes none of the push consumer's options. Stop it with ``stop_consumer`` (clean) or
+    ``kill_consumer`` (a crash)."""
     name = name or instance
     home, stop = _client_home(cluster, name, "stop")
+    command = ([*_client_command(cluster, home, "LitePull.java"), cluster.namesrv_addr, topic,
+                group, instance, str(stop), "on" if trace else "off", ",".join(assign)]
+               if kind == "lite-pull" else
+               [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic,
+                group, instance, str(stop), "on" if trace else "off", strategy, subscription,
+                model, listener])
     proc = subprocess.Popen(
-        [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic, group,
-         instance, str(stop), "on" if trace else "off", strategy, subscription, model,
-         listener],
+        command,
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = Consumer(instance, proc, stop, home, name)

@@ -117,6 +117,12 @@ kills, as a oneway producer's does: the topic's dump, which the check reads for 
 store times, reads every broker."""
 BROADCAST_GROUP = "GID_bc"
 
+LITE_PULL_SHARE = 0.3
+"""With ``modes``, how often one consumer of ``GID_live`` other than the first (and not one
+with another's ``instanceName``) is upstream's ``DefaultLitePullConsumer``, subscribing
+(``kind = "lite-pull"``: its own rebalance, checked as a push consumer's); drawn after the
+broadcasting group."""
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
@@ -144,8 +150,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     has a producer of another mode (the message trace, which the importer reads, records no
     oneway send); then each producer with ``fault_tolerance`` off that does not send by key
     draws its threads (``THREADS_SHARE``), and last, one of them still sending synchronously
-    from one thread may send asynchronously (``ASYNC_SHARE``), and last a broadcasting group
-    may join (``BROADCAST_SHARE``)."""
+    from one thread may send asynchronously (``ASYNC_SHARE``), then a broadcasting group may
+    join (``BROADCAST_SHARE``), and last one consumer may be a lite-pull one
+    (``LITE_PULL_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -230,6 +237,10 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                                  name))
         _restart_killed(rng, events, span)
         events.sort(key=lambda e: e.tenths)
+    lite: set[str] = set()
+    own = [n for n, instance in consumers[1:] if n == instance]
+    if modes and own and rng.random() < LITE_PULL_SHARE:
+        lite.add(rng.choice(own))
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -241,6 +252,7 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                f"{BROADCAST_GROUP} ("
                + ", ".join(f"{n} {'orderly' if o else 'concurrently'}" for n, o in broadcast)
                + ")" if broadcast else "")
+            + (f"; {', '.join(sorted(lite))} a lite-pull consumer" if lite else "")
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
     lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
@@ -262,7 +274,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
         lines += [""]
     for n, instance in consumers:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",
-                  f"instance = {_toml_str(instance)}", ""]
+                  f"instance = {_toml_str(instance)}"]
+        lines += ['kind = "lite-pull"'] if n in lite else []
+        lines += [""]
     for n, orderly in broadcast:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}",
                   f"group = {_toml_str(BROADCAST_GROUP)}", 'model = "broadcasting"']

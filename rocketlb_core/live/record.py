@@ -28,8 +28,10 @@ code)::
     instance = "c1"             # its instanceName (default: name); two alike: the trap
     client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
     kind = "simple"             # a gRPC consumer's (required): "simple" or "push"
-    model = "clustering"        # a remoting consumer's: or "broadcasting"
-    listener = "concurrently"   # a remoting consumer's: or "orderly"
+    model = "clustering"        # a push consumer's: or "broadcasting"
+    listener = "concurrently"   # a push consumer's: or "orderly"
+    kind = "lite-pull"          # a remoting consumer's: DefaultLitePullConsumer (else push)
+    assign = ["broker-a/0"]     # a lite-pull consumer's own queues (else it subscribes)
 
     [[events]]
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
@@ -100,12 +102,18 @@ A remoting consumer's ``model`` is ``"clustering"`` (the default) or ``"broadcas
 folder), its ``listener`` ``"concurrently"`` (the default) or ``"orderly"`` (a
 ``MessageListenerOrderly``: the broker's queue locks); a recording with a broadcasting member
 holds the topic's dump too (``trace.broadcast_agreement`` checks each member's first offset
-against its store times). A recording with consumers also keeps each remoting consumer's
+against its store times). ``kind = "lite-pull"`` makes a remoting consumer upstream's
+``DefaultLitePullConsumer`` (``live/java/LitePull.java``, polling until it stops), which
+subscribes (its own rebalance, logged as a push consumer's) or, with ``assign`` (1 to
+``MAX_ASSIGN`` distinct queues ``"broker-a/0"`` of the scenario), assigns itself those queues:
+no rebalance, yet its heartbeat still names its group, so the brokers list it; it has no
+``model``, ``listener`` or ``hang``. A recording with consumers also keeps each remoting consumer's
 highest consumed offset per queue (``consumed/<consumer>.json``, written at its stop), its
 first and last offset and how many distinct ones per queue (``ranges/<consumer>.json``:
 ``"broker/queue": [first, last, count]``) and, taken with the final snapshot before any
-consumer stops, ``mqadmin consumerProgress`` of each remoting group (``progress/<group>.txt``:
-the broker's and the committed consumer offset per queue).
+consumer stops, ``mqadmin consumerProgress`` of each remoting group but a broadcasting one
+(which commits nothing to the brokers) (``progress/<group>.txt``: the broker's and the
+committed consumer offset per queue).
 
 **The recorder keeps the scenario's clock.** Each event starts at its planned time, ``t0`` (when
 the producers were let go) plus ``at_s``, whatever the others are doing: every action runs on
@@ -206,6 +214,7 @@ class LiveProducer:
 
 CLIENTS = ("remoting", "grpc")
 MODELS = ("clustering", "broadcasting")
+MAX_ASSIGN = 64
 LISTENERS = ("concurrently", "orderly")
 MODES = SEND_MODES
 """How a remoting producer sends (issue 45; ``trace.ordered_agreement.SEND_MODES``, which the
@@ -230,6 +239,7 @@ class LiveConsumer:
     kind: str | None = None         # a gRPC consumer's: "simple" or "push"
     model: str = "clustering"       # a remoting consumer's: or "broadcasting" (issue 45)
     listener: str = "concurrently"  # a remoting consumer's: or "orderly" (issue 45)
+    assign: tuple[str, ...] = ()    # a lite-pull consumer's own queues, "broker-a/0"
 
 
 @dataclass(frozen=True)
@@ -338,11 +348,12 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     if sum(x.client == "grpc" for x in producers) > 1:
         raise r.fail("producers", "one gRPC producer a scenario: the Proxy keeps one queue "
                      "counter per topic, and the check follows one producer's attempts in it")
+    queues = r.num(top, "queues", "", 4, integer=True, minimum=1, maximum=64)
     consumers = []
     for i, c in enumerate(r.array(top, "consumers", "", MAX_CLIENTS)):
         where = f"consumers[{i}]"
         c = r.table(c, where, {"name", "group"},
-                    {"instance", "client", "kind", "model", "listener"})
+                    {"instance", "client", "kind", "model", "listener", "assign"})
         name = r.text(c, "name", where)
         client = r.text(c, "client", where, "remoting")
         if client not in CLIENTS:
@@ -360,7 +371,20 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
                 raise r.fail(f"{where}.instance", "only a remoting consumer has it (the gRPC "
                              "client has no instanceName)")
         elif "kind" in c:
-            raise r.fail(f"{where}.kind", "only a gRPC consumer has it")
+            kind = r.text(c, "kind", where)
+            if kind != "lite-pull":
+                raise r.fail(f"{where}.kind", "a remoting consumer's is \"lite-pull\" (or "
+                             f"none: a push consumer), got {kind!r}; simple and push are a "
+                             "gRPC consumer's")
+        assign: list[str] = []
+        if "assign" in c:
+            if kind != "lite-pull" or client != "remoting":
+                raise r.fail(f"{where}.assign", "only a lite-pull consumer has it")
+            assign = _assigned(r, c, where, brokers, queues)
+        if kind == "lite-pull":
+            for key in ("model", "listener"):
+                if key in c:
+                    raise r.fail(f"{where}.{key}", "only a push consumer has it")
         model = r.text(c, "model", where, "clustering")
         listener = r.text(c, "listener", where, "concurrently")
         for key, value, allowed in (("model", model, MODELS),
@@ -372,7 +396,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
                              "consumer's group is set on the Proxy)")
         consumers.append(LiveConsumer(name, r.text(c, "group", where),
                                       r.text(c, "instance", where, name), client, kind,
-                                      model, listener))
+                                      model, listener, tuple(assign)))
     names = [x.name for x in producers] + [x.name for x in consumers]
     for n in names:
         if names.count(n) > 1:
@@ -395,6 +419,9 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
                                                      if c.name == target).client != "remoting":
                 raise r.fail(f"{where}.action", f"{action} needs a remoting consumer (a gRPC "
                              "one's Proxy keeps its own table)")
+            if action == "hang" and next(c for c in consumers if c.name == target).kind:
+                raise r.fail(f"{where}.action", "hang needs a push consumer (a listener to "
+                             "hang in)")
         else:
             raise r.fail(f"{where}.action", f"one of {', '.join(BROKER_ACTIONS + CONSUMER_ACTIONS)}"
                          f", got {action!r}")
@@ -409,9 +436,29 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     return LiveScenario(
         r.text(top, "name", ""), r.text(top, "description", "", "", limit=4000), str(path),
         text, brokers, r.text(top, "topic", ""),
-        r.num(top, "queues", "", 4, integer=True, minimum=1, maximum=64), trace,
+        queues, trace,
         float(r.num(top, "settle_s", "", 8, minimum=0, maximum=600)), tuple(producers),
         tuple(consumers), tuple(events))
+
+
+def _assigned(r: _Reader, c: dict[str, Any], where: str, brokers: int,
+              queues: int) -> list[str]:
+    """A lite-pull consumer's ``assign``: 1 to ``MAX_ASSIGN`` distinct queues ``broker/id`` of
+    the scenario's brokers and queue ids (0 to ``queues`` - 1)."""
+    got = r.array(c, "assign", where, MAX_ASSIGN)
+    if not got:
+        raise r.fail(f"{where}.assign", "at least one queue, as \"broker-a/0\"")
+    names = live.BROKER_NAMES[:brokers]
+    out = []
+    for i, q in enumerate(got):
+        broker, _, queue = q.rpartition("/") if isinstance(q, str) else ("", "", "")
+        if broker not in names or not (queue.isascii() and queue.isdigit()) \
+                or not int(queue) < queues or q in out:
+            raise r.fail(f"{where}.assign[{i}]", f"a queue of this cluster, \"broker/id\" "
+                         f"with broker one of {', '.join(names)} and id from 0 to "
+                         f"{queues - 1}, once, got {q!r:.60}")
+        out.append(q)
+    return out
 
 
 BROKER_NEEDS = {"pause": ("running",), "resume": ("paused",), "kill": ("running", "paused"),
@@ -741,7 +788,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             k = specs[e.target]
             started = live.start_consumer(c, scenario.topic, k.group, k.instance,
                                           name=k.name, trace=scenario.trace,
-                                          model=k.model.upper(), listener=k.listener)
+                                          model=k.model.upper(), listener=k.listener,
+                                          kind=k.kind or "push", assign=k.assign)
             with lock:
                 consumers[k.name] = started
             if started.start_error is not None:
@@ -809,9 +857,13 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         if end.get("errors") or (groups and end["broker"] is None):
             raise LiveError(f"the final snapshot failed: {end.get('errors') or 'no broker runs'}")
         taken.append({"before": "end", **end})
-        if groups and end["broker"] is not None:
+        # a broadcasting group commits nothing to the brokers (its members keep their offsets
+        # in their own files): nothing to ask about it
+        broadcasting = {k.group for k in scenario.consumers if k.model == "broadcasting"}
+        committed = [g for g in groups if g not in broadcasting]
+        if committed and end["broker"] is not None:
             (tmp / "progress").mkdir()
-            for g in groups:                  # the committed offsets, before any consumer stops
+            for g in committed:               # the committed offsets, before any consumer stops
                 (tmp / "progress" / f"{g}.txt").write_text(
                     live.admin(c, "consumerProgress", "-g", g), encoding="utf-8")
     # the gRPC consumers are all told to close first: a push consumer's close waits for its
@@ -903,6 +955,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         "consumers": [{"name": k.name, "group": k.group, "client": k.client, "kind": k.kind}
                       if k.client == "grpc" else
                       {"name": k.name, "group": k.group, "instance": k.instance,
+                       **({"kind": k.kind, **({"assign": list(k.assign)} if k.assign else {})}
+                          if k.kind else {}),
                        **({"model": k.model} if k.model != "clustering" else {}),
                        **({"listener": k.listener} if k.listener != "concurrently" else {})}
                       for k in scenario.consumers],

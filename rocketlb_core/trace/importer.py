@@ -473,11 +473,18 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
     for i, c in enumerate(meta["consumers"]):
         check_name(path, None, "consumers.group", c["group"])
         # a remoting consumer's message model and listener (issue 45), when not the defaults
-        for key, allowed in (("model", ("broadcasting",)), ("listener", ("orderly",))):
+        remoting = c.get("client", "remoting") == "remoting"
+        for key, allowed in (("model", ("broadcasting",)), ("listener", ("orderly",)),
+                             ("kind", ("lite-pull",) if remoting else ("simple", "push"))):
             if key in c and c[key] not in allowed:
                 raise TraceError(path, None, f"consumers[{i}].{key}",
                                  f"{' or '.join(allowed)} (or absent) expected, got "
                                  f"{c[key]!r:.40}")
+        assign = c.get("assign", [])
+        if not isinstance(assign, list) or len(assign) > 64 or not all(
+                isinstance(q, str) and 0 < len(q) <= MAX_NAME_CHARS + 6 for q in assign):
+            raise TraceError(path, None, f"consumers[{i}].assign",
+                             f"a list of queues as 'broker/id' expected, got {assign!r:.60}")
     return meta
 
 

@@ -879,6 +879,54 @@ def live_broadcast_frame(live: Mapping[str, tuple[Path, Path]],
     return pd.DataFrame(rows).round({"joined (s)": 1, "took (s)": 1})
 
 
+def live_lite_pull_frame(live: Mapping[str, tuple[Path, Path]],
+                         results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The ``lite-pull`` recordings (issue 45), one row per line and member of the group: its
+    ``kind`` (push, lite-pull subscribing, or lite-pull assigning itself queues), the queues it
+    held just before the assigning member left (``while assigned``: its last logged rebalance
+    result by then; the assigning member's own queues) and when the scenario ended, before the
+    recorder stopped the consumers (``after``: ``check_recording``'s ``held_at_end``), how many
+    members the broker's list counted at that moment (``counted``: ``cidAllSize``), and, per
+    line, the queues no member held meanwhile (``read by nobody``, the same on each of its
+    rows)."""
+    import pandas as pd
+
+    from rocketlb_core.model import subscribe_queues
+    from rocketlb_core.trace.agreement import recording_route
+    from rocketlb_core.trace.clientlog import read_client_log, stamp_ms
+    from rocketlb_core.trace.importer import log_offset
+
+    rows = []
+    for name in sorted(k for k in results if k.startswith("lite-pull")):
+        rec = live[name][0]
+        meta = _recording(rec)
+        offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+        assigners = [k for k in meta["consumers"] if k.get("assign")]
+        left = min(int(e["wall_ms"]) for e in meta["events"]
+                   if e["action"] == "leave" and e["target"] in {k["name"] for k in assigners})
+        everything = {q.short() for q in subscribe_queues(meta["topic"], recording_route(meta))}
+        mine = []
+        for k in meta["consumers"]:
+            logged = [r for r in read_client_log(rec / "logs" / k["name"] /
+                                                 "rocketmq_client.log.gz").rebalances
+                      if r.topic == meta["topic"]]
+            before = [r for r in logged if stamp_ms(r.stamp, offset) < left]
+            held = (set(k["assign"]) if k.get("assign") else
+                    {q.short() for q in before[-1].result} if before else set())
+            after = set(results[name]["consumers"][k["name"]]["held_at_end"])
+            mine.append({"line": meta["client_version"], "member": k["name"],
+                         "kind": k.get("kind", "push") + (" (assign)" if k.get("assign")
+                                                          else ""),
+                         "while assigned": " ".join(sorted(held)),
+                         "counted": before[-1].cid_all_size if before else None,
+                         "after": " ".join(sorted(after))})
+        held_all = {q for r in mine for q in r["while assigned"].split()}
+        for r in mine:
+            r["read by nobody"] = " ".join(sorted(everything - held_all))
+        rows += mine
+    return pd.DataFrame(rows).astype({"counted": "Int64"})
+
+
 def batches_stored(recording: Path | str, producer: str) -> dict[str, int]:
     """A batch producer's sends (``send(Collection)``, bodies ``m<seq>.<k>``) against the
     topic's dump of a live recording: the batches the client saw stored, how many of them the
