@@ -264,3 +264,57 @@ def test_a_hostile_queue_line_is_read_or_refused_naming_it(which: int, cut: int,
         assert got.queue.queue_id >= -1
     elif got is not None:
         assert got.outcome in ("added", "lock_refused", "failed")
+
+
+NOT_LATEST = Path(__file__).parent / "fixtures" / "live" / "not-latest-4"
+"""A random scenario of soak seed 20261799 (scenario seed 127368869168593, line 4: 4.9.8 clients,
+4.9.7 brokers), cut to what the broadcasting check reads: `bc1` (broadcasting, concurrently) read
+broker-b's and broker-c's queues without a gap from its start, then nothing more of them: at its
+rebalance after broker-b's restart its subscription got a new version, its heartbeat was skipped
+(`lock heartBeat, but failed.`), and both brokers refused its pulls with code 25 to the end."""
+
+
+def test_a_member_stalled_by_an_old_subscription() -> None:
+    """Each of those eight queues is ``STALLED_NOT_LATEST``, not unexplained: read from the
+    model's start without a gap, short of the end, and refused as not latest after its last
+    read; without reading the refusals they are unexplained, and the member that was not
+    refused (``bc2``) read every queue to its end."""
+    from rocketlb_core.trace.broadcast_agreement import STALLED_NOT_LATEST, check_broadcast
+    from rocketlb_core.trace.clientlog import read_not_latest
+
+    got = check_broadcast(NOT_LATEST)
+    assert got["bc1"]["unexplained"] == 0
+    assert got["bc1"]["stalled_not_latest"] == 8
+    assert got["bc2"]["unexplained"] == got["bc2"]["stalled_not_latest"] == 0
+    refused = read_not_latest(NOT_LATEST / "logs" / "bc1" / "rocketmq_client.log.gz")
+    assert {addr for _, addr in refused} == {"127.0.0.1:20921", "127.0.0.1:20931"}
+    blind = check_broadcast(NOT_LATEST, stall=False)["bc1"]
+    assert blind["unexplained"] == 8
+    assert {c["queue"].split("/")[0] for c in blind["others"]} == {"broker-b", "broker-c"}
+    assert STALLED_NOT_LATEST not in {c["verdict"] for c in blind["others"]}
+
+
+@given(cut=st.integers(0, 200), insert=st.one_of(
+    st.text(max_size=6), st.sampled_from(["\n", "CODE: 25", " BROKER: ", "x" * 400, "\r"])))
+@settings(max_examples=80, derandomize=True, deadline=None, database=None)
+def test_a_hostile_not_latest_line_is_read_or_skipped(cut: int, insert: str) -> None:
+    """The code-25 reader over a log whose refusal line has text inserted anywhere: each record
+    it keeps has a stamp and an address within bounds; nothing else is raised."""
+    import gzip
+    import tempfile
+
+    from rocketlb_core.trace.clientlog import MAX_ADDRESS, read_not_latest
+
+    lines = ["2026-11-28 15:39:32,861 WARN RocketmqClient - execute the pull request exception",
+             "org.apache.rocketmq.client.exception.MQBrokerException: CODE: 25  DESC: the "
+             "consumer's subscription not latest BROKER: 127.0.0.1:20921"]
+    at = cut % (len(lines[1]) + 1)
+    lines[1] = lines[1][:at] + insert + lines[1][at:]
+    TRIED["live check: a code-25 refusal line"] += 1
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        path = Path(tmp) / "rocketmq_client.log.gz"
+        path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+        got = read_not_latest(path)
+    for stamp, addr in got:
+        assert stamp == "2026-11-28 15:39:32,861"
+        assert 0 < len(addr) <= MAX_ADDRESS

@@ -36,6 +36,14 @@ and the topic's dump (each message's queue, offset and store time). Each item ge
   queue's end (the member ran to the recording's end);
 * ``NOTHING_AFTER``: a queue the member created after its last message was stored: nothing
   to read, and nothing read;
+* ``STALLED_NOT_LATEST``: as ``START_AGREE`` from the model's start and without a gap, but
+  short of the queue's end, and the member's log holds pulls that queue's broker refused with
+  code 25, ``SUBSCRIPTION_NOT_LATEST``, after the last message it read was stored: a rebalance
+  that changes a push consumer's table gives its subscription a new version and sends a
+  heartbeat only if it can take the client's heartbeat lock (``lock heartBeat, but failed``
+  when the scheduled heartbeat holds it), and a broker still holding the older version refuses
+  every pull until the next heartbeat, up to 30 s later (fact
+  consumer.rebalance-change-new-sub-version-pull-refused-until-heartbeat);
 * ``UNEXPLAINED``: anything else (a set that is not the route's, a refusal with no holder or on
   a line that takes no lock, a lock granted while another member's was live, a first offset
   elsewhere, a gap, a queue read that the member never created).
@@ -63,6 +71,7 @@ AGREE = verdicts.text("broadcast", "AGREE")
 LOCK_HELD = verdicts.text("broadcast", "LOCK_HELD")
 START_AGREE = verdicts.text("broadcast", "START_AGREE")
 NOTHING_AFTER = verdicts.text("broadcast", "NOTHING_AFTER")
+STALLED_NOT_LATEST = verdicts.text("broadcast", "STALLED_NOT_LATEST")
 UNEXPLAINED = verdicts.text("broadcast", "UNEXPLAINED")
 ROUTE_RACE_MS = 100
 """A set logged this soon after a route change may still be the old route's."""
@@ -93,6 +102,7 @@ class BroadcastAgreement:
         return {"items": len(self.checks), "agree": self.count(AGREE),
                 "lock_held": self.count(LOCK_HELD), "start_agree": self.count(START_AGREE),
                 "nothing_after": self.count(NOTHING_AFTER),
+                "stalled_not_latest": self.count(STALLED_NOT_LATEST),
                 "unexplained": self.count(UNEXPLAINED)}
 
     def others(self) -> list[BroadcastCheck]:
@@ -111,6 +121,7 @@ class Member:
     ranges: Mapping[str, tuple[int, int, int]]                     # "broker/q": first, last, n
     stayed: bool = True       # ran to the recording's end (no leave, crash or freeze)
     first_pulls: Sequence[tuple[int, MessageQueue]] = ()         # an orderly member's
+    not_latest: Sequence[tuple[int, str]] = ()      # pulls refused with code 25: (t, broker)
 
 
 def _routes_at(routes: Sequence[tuple[int, TopicRoute]], first: TopicRoute,
@@ -218,11 +229,17 @@ def _reads(m: Member, created: Mapping[MessageQueue, int],
                                       NOTHING_AFTER if ok else UNEXPLAINED))
             continue
         first, last, n = got
-        ok = lo <= first <= hi and n == last - first + 1 and (last == end - 1 or not m.stayed)
+        whole = lo <= first <= hi and n == last - first + 1
+        ok = whole and (last == end - 1 or not m.stayed)
+        # stopped short: its broker refused its pulls as not latest after the last one it read
+        stalled = whole and not ok and last + 1 < end and any(
+            b == q.broker_name and at >= times[last] - SLACK_MS for at, b in m.not_latest)
         out.append(BroadcastCheck(
             m.name, "read", t, q.short(), f"offsets {first} to {last} ({n} read); the model "
-            f"starts at {lo}..{hi}, the queue ends at {end - 1}", START_AGREE if ok
-            else UNEXPLAINED))
+            f"starts at {lo}..{hi}, the queue ends at {end - 1}"
+            + ("; its broker refused its pulls as not latest (code 25) after the last"
+               if stalled else ""),
+            START_AGREE if ok else STALLED_NOT_LATEST if stalled else UNEXPLAINED))
     for key in sorted(set(m.ranges) - {q.short() for q in created}):
         out.append(BroadcastCheck(m.name, "read", 0, key, "read a queue it never created",
                                   UNEXPLAINED))
@@ -309,14 +326,15 @@ def read_store_times(path: Any) -> dict[str, list[int]]:
     return out
 
 
-def check_broadcast(recording: Any, *, line: str | None = None,
-                    first_pull: bool = True) -> dict[str, dict[str, Any]]:
+def check_broadcast(recording: Any, *, line: str | None = None, first_pull: bool = True,
+                    stall: bool = True) -> dict[str, dict[str, Any]]:
     """Every broadcasting member of a live recording against the model, per member: its group,
     listener, the counts (``BroadcastAgreement.summary``) and what did not agree. Times are
     milliseconds after the recording's ``t0_ms``. ``line`` holds the recording to another
     line's model (the tests' proof that the check can fail); by default its own.
     ``first_pull=False`` starts an orderly member's queue where its rebalance computed it,
-    ignoring the first pull's new start (the model before the 5.3.3 recording refuted it)."""
+    ignoring the first pull's new start (the model before the 5.3.3 recording refuted it);
+    ``stall=False`` reads no code-25 refusal (the check before a soak's member stalled)."""
     import json
     from pathlib import Path
 
@@ -325,6 +343,7 @@ def check_broadcast(recording: Any, *, line: str | None = None,
         QueueAdded,
         QueueSetChanged,
         read_client_log,
+        read_not_latest,
         read_queue_events,
         stamp_ms,
     )
@@ -347,6 +366,7 @@ def check_broadcast(recording: Any, *, line: str | None = None,
         if e["action"] == "kill":
             kills.setdefault(e["target"], []).append(int(e["wall_ms"]) - t0)
     gone = {e["target"] for e in events if e["action"] in ("leave", "crash", "freeze")}
+    names = {b["address"]: b["name"] for b in meta["brokers"]}
     stored = {k: [t - t0 for t in v]
               for k, v in read_store_times(recording / "topic.jsonl.gz").items()}
     groups: dict[str, list[Member]] = {}
@@ -366,7 +386,9 @@ def check_broadcast(recording: Any, *, line: str | None = None,
              if c.topic == topic],
             read_ranges(ranges_path) if ranges_path.is_file() else {}, k["name"] not in gone,
             [(stamp_ms(e.stamp, offset) - t0, e.queue) for e in mine
-             if isinstance(e, FirstPull) and e.queue.topic == topic and first_pull]))
+             if isinstance(e, FirstPull) and e.queue.topic == topic and first_pull],
+            [(stamp_ms(at, offset) - t0, names[addr]) for at, addr in read_not_latest(gz)
+             if addr in names and stall]))
     out = {}
     for group, members in sorted(groups.items()):
         a = broadcast_agreement(members, line=line, topic=topic, route=route, stored=stored,

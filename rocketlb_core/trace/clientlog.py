@@ -484,6 +484,31 @@ def read_queue_events(path: Path | str, *, skip_bad: bool = False
     return list(parsed_lines(Path(path), parse_queue_line, skip_bad, bad))
 
 
+NOT_LATEST = "the consumer's subscription not latest"
+_NOT_LATEST = re.compile(r"^\S*MQBrokerException: CODE: 25\s+DESC: the consumer's subscription not "
+                         r"latest BROKER: (?P<addr>[^\s,]+)", re.ASCII)
+
+
+def read_not_latest(path: Path | str) -> list[tuple[str, str]]:
+    """Every pull a broker refused with code 25, ``SUBSCRIPTION_NOT_LATEST`` (the broker holds
+    an older version of the consumer's subscription than the pull carries: 4.9.7
+    ``PullMessageProcessor``), in one client log: ``(stamp, broker address)``, the stamp of the
+    last stamped line before the exception's (its ``execute the pull request exception``)."""
+    from rocketlb_core.trace.textfile import read_lines
+
+    out: list[tuple[str, str]] = []
+    last = ""
+    for _, text in read_lines(Path(path), errors="replace"):
+        head = text[:23]
+        if _STAMP.match(head.strip()):
+            last = head.strip()
+        elif NOT_LATEST in text and last:
+            m = _NOT_LATEST.match(text)
+            if m is not None:
+                out.append((last, m["addr"][:MAX_ADDRESS]))
+    return out
+
+
 def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
     """Every record of one client log file (rebalances, failed attempts, route changes,
     isolations, producer groups), in file order."""

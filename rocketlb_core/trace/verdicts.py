@@ -741,6 +741,17 @@ VERDICTS: tuple[Verdict, ...] = (
         "as `START_AGREE`",
         ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
     Verdict(
+        "broadcast", "STALLED_NOT_LATEST", "stalled: its broker held an older subscription",
+        VERDICT, "stalled_not_latest",
+        "Read from the model's start without a gap, but short of the queue's end, and the "
+        "member's log holds pulls that queue's broker refused with code 25 (the consumer's "
+        "subscription not latest) after the last message it read: its rebalance gave its "
+        "subscription a new version, the heartbeat that carries it was skipped, and the broker "
+        "refuses its pulls until the next one.",
+        "fact consumer.rebalance-change-new-sub-version-pull-refused-until-heartbeat",
+        ("tests/test_consumer_broadcast.py::test_a_member_stalled_by_an_old_subscription",
+         "tests/fixtures/live/not-latest-4")),
+    Verdict(
         "broadcast", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
         "A set that is not the route's, a refusal with no live holder or on a line that takes "
         "no lock, a lock granted while another member's was live, a first offset elsewhere, a "

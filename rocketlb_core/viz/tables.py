@@ -927,6 +927,28 @@ def live_lite_pull_frame(live: Mapping[str, tuple[Path, Path]],
     return pd.DataFrame(rows).astype({"counted": "Int64"})
 
 
+def lite_pull_reads(recording: Path | str, queue: str) -> dict[str, Any]:
+    """What the members of a ``lite-pull`` recording read of two queues (their ``ranges/``):
+    ``queue`` (``"broker-a/1"``) as ``c1`` read it, with how many messages it held at the end
+    (``stored``: the broker offset ``consumerProgress`` gave, ``progress/GID_lp.txt``), and
+    ``broker-a/0``, which ``a1`` assigned itself, as ``a1`` and ``c1`` read it: ``[first,
+    last, count]`` each, and ``both``: how many offsets more than its span they read between
+    them (read twice, at least)."""
+    from rocketlb_core.doctor.inputs import _Bad, read_progress
+    from rocketlb_core.trace.broadcast_agreement import read_ranges
+
+    rec = Path(recording)
+    read = {m: read_ranges(rec / "ranges" / f"{m}.json") for m in ("c1", "a1")}
+    broker, _, qid = queue.rpartition("/")
+    progress = read_progress(rec / "progress" / "GID_lp.txt", _Bad(False, []))
+    stored = next(r.broker_offset for r in progress.rows
+                  if r.broker == broker and r.queue_id == int(qid))
+    (af, al, an), (cf, cl, cn) = read["a1"]["broker-a/0"], read["c1"]["broker-a/0"]
+    return {"stored": stored, "c1": list(read["c1"].get(queue, ())),
+            "a1_own": [af, al, an], "c1_own": [cf, cl, cn],
+            "both": an + cn - (max(al, cl) - min(af, cf) + 1)}
+
+
 def batches_stored(recording: Path | str, producer: str) -> dict[str, int]:
     """A batch producer's sends (``send(Collection)``, bodies ``m<seq>.<k>``) against the
     topic's dump of a live recording: the batches the client saw stored, how many of them the
