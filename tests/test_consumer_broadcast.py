@@ -318,3 +318,36 @@ def test_a_hostile_not_latest_line_is_read_or_skipped(cut: int, insert: str) -> 
     for stamp, addr in got:
         assert stamp == "2026-11-28 15:39:32,861"
         assert 0 < len(addr) <= MAX_ADDRESS
+
+
+MIXED = Path(__file__).parent / "fixtures" / "live" / "mixed-listeners-4"
+"""CI's random scenario of soak seed 475485046 (scenario seed 123309566245994, line 4), cut to what
+the broadcasting check reads: a broadcasting group whose `bc1` consumes concurrently and whose
+`bc2`, launched 20 s later, consumes orderly (brokers killed and restarted meanwhile)."""
+
+
+def test_a_concurrent_member_takes_no_lock() -> None:
+    """Only an orderly member (on a line that locks) takes the broker's lock: ``bc2`` created
+    the queues ``bc1`` had created 18 s before, and that is no lock granted twice. The rule is
+    still held: the same creations by two orderly members are unexplained."""
+    from rocketlb_core.model import MessageQueue, QueueData, TopicRoute
+    from rocketlb_core.trace.broadcast_agreement import (
+        AGREE,
+        UNEXPLAINED,
+        Member,
+        broadcast_agreement,
+        check_broadcast,
+    )
+
+    got = check_broadcast(MIXED)
+    assert got["bc1"]["listener"] == "concurrently"
+    assert got["bc2"]["listener"] == "orderly"
+    assert got["bc1"]["unexplained"] == got["bc2"]["unexplained"] == 0
+    mq = MessageQueue("T", "broker-a", 0)
+    route = TopicRoute((QueueData("broker-a", 1, 1, 6),))
+    for first_orderly, verdict in ((False, AGREE), (True, UNEXPLAINED)):
+        a = Member("a", first_orderly, [], [(0, mq, "added")], [], {})
+        b = Member("b", True, [], [(18_000, mq, "added")], [], {})
+        checked = broadcast_agreement([a, b], line="4.9.8", topic="T", route=route, stored={})
+        assert [c.verdict for c in checked.checks if c.member == "b"
+                and c.kind == "create"] == [verdict]

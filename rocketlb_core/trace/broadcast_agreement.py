@@ -154,6 +154,8 @@ def broadcast_agreement(members: Sequence[Member], *, line: str, topic: str,
     # every member's creations, in time order: who took each queue's lock last, and when
     taken: dict[MessageQueue, list[tuple[int, str]]] = {}
     for m in members:
+        if not (m.orderly and rules.broadcast_orderly_locks):
+            continue              # a concurrent member, or a line that takes none: no lock
         for t, q, took in m.queue_lines:
             if took == "added":
                 taken.setdefault(q, []).append((t, m.name))

@@ -425,9 +425,11 @@ def parse_queue_line(path: Path, n: int, text: str
     """A broadcasting member's queue set, or one queue's creation, on line ``n`` (``None``:
     neither). A line with the phrase that does not parse is a ``TraceError``.
 
-    >>> r = parse_queue_line(Path("c.log"), 3, "2026-11-28 10:00:00,001 INFO Rebalance"
-    ...     "Service - doRebalance, G, add a new mq failed, MessageQueue [topic=T, "
-    ...     "brokerName=broker-a, queueId=1], because lock failed")
+    >>> r = parse_queue_line(
+    ...     Path("c.log"), 3, "2026-11-28 10:00:00,001 WARN Rebalance - "
+    ...     "doRebalance, G, add a new mq failed, MessageQueue "
+    ...     "[topic=T, brokerName=broker-a, queueId=1], because "
+    ...     "lock failed")
     >>> r.group, r.queue.short(), r.outcome
     ('G', 'broker-a/1', 'lock_refused')
     """

@@ -888,7 +888,7 @@ def live_lite_pull_frame(live: Mapping[str, tuple[Path, Path]],
     recorder stopped the consumers (``after``: ``check_recording``'s ``held_at_end``), how many
     members the broker's list counted at that moment (``counted``: ``cidAllSize``), and, per
     line, the queues no member held meanwhile (``read by nobody``, the same on each of its
-    rows)."""
+    rows); queues are written without their ``broker-`` prefix (``a/0``)."""
     import pandas as pd
 
     from rocketlb_core.model import subscribe_queues
@@ -914,15 +914,18 @@ def live_lite_pull_frame(live: Mapping[str, tuple[Path, Path]],
             held = (set(k["assign"]) if k.get("assign") else
                     {q.short() for q in before[-1].result} if before else set())
             after = set(results[name]["consumers"][k["name"]]["held_at_end"])
+            def short(queues: set[str]) -> str:
+                return " ".join(sorted(q.removeprefix("broker-") for q in queues))
+
             mine.append({"line": meta["client_version"], "member": k["name"],
                          "kind": k.get("kind", "push") + (" (assign)" if k.get("assign")
                                                           else ""),
-                         "while assigned": " ".join(sorted(held)),
+                         "while assigned": short(held),
                          "counted": before[-1].cid_all_size if before else None,
-                         "after": " ".join(sorted(after))})
-        held_all = {q for r in mine for q in r["while assigned"].split()}
+                         "after": short(after)})
+        held_all = {f"broker-{q}" for r in mine for q in r["while assigned"].split()}
         for r in mine:
-            r["read by nobody"] = " ".join(sorted(everything - held_all))
+            r["read by nobody"] = short(everything - held_all)
         rows += mine
     return pd.DataFrame(rows).astype({"counted": "Int64"})
 
@@ -1016,7 +1019,8 @@ def oneway_during_pause(recording: Path | str, producer: str, broker: str
 
 def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The model against live recordings (``trace.agreement.check_recording`` results by
-    recording name): one row per producer (sends) and per consumer (logged assignments). A
+    recording name): one row per producer (sends) and per consumer (logged assignments; a
+    broadcasting member's ``items``: its sets, creations and reads). A
     consumer's ``agree`` counts every logged assignment the check matched: exactly, near a
     change, or on the list one broker held then (a broker's own view)."""
     import pandas as pd
@@ -1034,7 +1038,7 @@ def live_agreement_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFra
         for k, s in r["consumers"].items():
             if s.get("model") == "broadcasting":
                 # a broadcasting member allocates nothing: its sets, creations and reads
-                rows.append({"recording": name, "client": k, "checked": "broadcast items",
+                rows.append({"recording": name, "client": k, "checked": "items",
                              "total": s["items"],
                              "agree": s["agree"] + s["lock_held"] + s["start_agree"]
                              + s["nothing_after"],
