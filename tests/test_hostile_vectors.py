@@ -97,6 +97,34 @@ def test_a_count_the_port_divides_by_or_loops_over(tmp_path: Path, name: str, ch
     _refused(_write(tmp_path, obj), field)
 
 
+def _go_record(family: str, strategy: str | None = None) -> dict[str, Any]:
+    with gzip.open(VECTORS / "go" / "go-client-v2.1.2.jsonl.gz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            obj = json.loads(line)
+            if obj["go"] == family and strategy in (None, obj.get("strategy")):
+                assert isinstance(obj, dict)
+                return obj
+    raise AssertionError(f"no {family} {strategy} record")
+
+
+@pytest.mark.parametrize(("family", "strategy", "change", "field"), [
+    ("allocate", "consistent-hash", lambda o: o["params"].update(virtual_nodes=10**9),
+     "params.virtual_nodes"),
+    ("route", None, lambda o: o["queue_datas"].append(["b", 1, 10**9, 6]), "queue_datas["),
+    ("route", None, lambda o: o.update(order_topic_conf="broker-a:99999999999999999999"),
+     "order_topic_conf"),
+    ("selector", None, lambda o: o["ops"][0].update(route=10**6), "ops[0].route"),
+    ("selector", None, lambda o: o["ops"][0].update(route=-1), "ops[0].route"),
+    ("allocate", "averagely", lambda o: o["mq_all"].append(["T", "b"]), "mq_all["),
+    ("selector", None, lambda o: o["routes"][0].append(["T", 7, 0]), "routes[0]["),
+])
+def test_a_go_client_record_that_asks_too_much_or_is_malformed(
+        tmp_path: Path, family: str, strategy: str | None, change: Any, field: str) -> None:
+    obj = _go_record(family, strategy)
+    change(obj)
+    _refused(_write(tmp_path, obj), field)
+
+
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 def test_json_constants_are_not_numbers(tmp_path: Path, constant: str) -> None:
     obj = _first("grpc/grpc-send-5.0.8.jsonl.gz")

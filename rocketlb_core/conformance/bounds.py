@@ -18,6 +18,9 @@ the field before it runs.
 * gRPC families: ``max_attempts`` from 1 to ``MAX_VECTOR_ATTEMPTS``; a take's ``count`` from 0 to
   it; each of ``sizes`` from 1 to int32; a route's queue counts (``queue_datas``) at most
   ``MAX_QUEUES``;
+* the Go client: a consistent hash's ``virtual_nodes`` at most ``MAX_VECTOR_VIRTUAL_NODES`` and
+  consumers times them at most ``MAX_VECTOR_RING``; a route's queue counts (``queue_datas``) and
+  each count in its ``order_topic_conf`` at most ``MAX_QUEUES``;
 * allocation: a consistent hash's ``virtual_node_cnt`` at most ``MAX_VECTOR_VIRTUAL_NODES`` (a
   negative one is upstream's error to check), and
   consumers times virtual nodes at most ``MAX_VECTOR_RING``.
@@ -35,6 +38,7 @@ the field before it runs.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -145,21 +149,48 @@ def _allocation(obj: dict[str, Any]) -> str | None:
     params = obj.get("params")
     if not isinstance(params, dict) or "virtual_node_cnt" not in params:
         return None
-    nodes = params["virtual_node_cnt"]
     # below zero is the strategy's own IllegalArgumentException, which vectors check
-    why = _int_in(nodes, -INT32_MAX - 1, MAX_VECTOR_VIRTUAL_NODES, "params.virtual_node_cnt")
+    return _ring(params["virtual_node_cnt"], obj.get("cid_all"), "params.virtual_node_cnt")
+
+
+def _ring(nodes: object, consumers: object, field: str) -> str | None:
+    why = _int_in(nodes, -INT32_MAX - 1, MAX_VECTOR_VIRTUAL_NODES, field)
     if why:
         return why
-    consumers = obj.get("cid_all")
     if isinstance(nodes, int) and isinstance(consumers, list) and \
             nodes * len(consumers) > MAX_VECTOR_RING:
-        return (f"params.virtual_node_cnt: {nodes} virtual nodes for each of "
+        return (f"{field}: {nodes} virtual nodes for each of "
                 f"{len(consumers)} consumers, more than {MAX_VECTOR_RING} on the ring")
     return None
 
 
+def _go_client(obj: dict[str, Any]) -> str | None:
+    params = obj.get("params")
+    if isinstance(params, dict) and "virtual_nodes" in params:
+        why = _ring(params["virtual_nodes"], obj.get("cid_all"), "params.virtual_nodes")
+        if why:
+            return why
+    for i, row in enumerate(obj.get("queue_datas") or ()):
+        if isinstance(row, list):
+            for j, value in enumerate(row[1:3], start=1):     # (broker, read, write, perm)
+                why = _int_in(value, 0, MAX_QUEUES, f"queue_datas[{i}][{j}]")
+                if why:
+                    return why
+    conf = obj.get("order_topic_conf")
+    if isinstance(conf, str):
+        for item in conf.split(";"):
+            parts = item.split(":")
+            count = parts[1] if len(parts) > 1 else ""
+            digits = count.lstrip("+").lstrip("0")
+            if re.fullmatch(r"\+?[0-9]+", count) and (len(digits) > 9 or
+                                                      int(digits or "0") > MAX_QUEUES):
+                return (f"order_topic_conf: {item[:40]!r} asks for more than {MAX_QUEUES} "
+                        "queues")
+    return None
+
+
 _FAMILY = {"kafka-assignor": _kafka_assignor, "kafka-partitioner": _kafka_partitioner,
-           "grpc": _grpc, "allocation": _allocation}
+           "grpc": _grpc, "allocation": _allocation, "go-client": _go_client}
 
 
 def check_record(kind: str, obj: dict[str, Any]) -> str | None:

@@ -140,5 +140,12 @@ FAMILIES: tuple[Family, ...] = (
         "`grpc.python_client`", "rocketmq-python-client 5.1.2 (PyPI)", "-",
         ("tests/test_grpc_python_client.py::"
          "test_every_operation_answers_as_the_clients_own_selector",)),
+    Family(
+        "go-client", None, ("go/go-client-*.jsonl.gz",),
+        "The Go client's own code: its allocation strategies, its producer's queue selectors, "
+        "the order its producer and consumer give a route's queues, its client id.",
+        "`goclient`", "rocketmq-client-go v2.1.2 (Go module proxy; built with go1.26.8)",
+        "spec 2.1, 3.2, 3.3, 3.5, 3.7",
+        ("tests/test_go_client.py::test_every_go_vector_holds",)),
 )
 """Every family, in the page's order."""

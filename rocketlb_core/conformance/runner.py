@@ -195,6 +195,8 @@ def _kind_of(obj: dict[str, Any]) -> str | None:
         return "kafka-partitioner"
     if "grpc" in obj and "source" in obj:
         return "grpc"
+    if "go" in obj and "source" in obj:
+        return "go-client"
     return None
 
 
@@ -271,6 +273,10 @@ def _dispatch(kind: str, obj: dict[str, Any], report: Report) -> None:
         from rocketlb_core.grpc.conformance import run_grpc_case
 
         run_grpc_case(obj, report)
+    elif kind == "go-client":
+        from rocketlb_core.goclient.conformance import run_go_case
+
+        run_go_case(obj, report)
     else:
         from rocketlb_core.conformance.allocation_vectors import run_group
 
