@@ -20,7 +20,10 @@ Two kinds of claim:
   with ``re.MULTILINE``; write ``(?s)`` to let ``.`` cross lines), the ``releases`` where it must
   match and the releases where it must ``not_in`` (for "since X": the release before X);
   either list may be empty, not both. ``file = "*"`` searches every ``.java`` file of the jar
-  (for "no such property anywhere"). ``check_fact`` checks one. A chapter may point at a fact
+  (for "no such property anywhere"). An ``artifact`` may also be a Go module
+  (``gosources.MODULES``: ``rocketmq-client-go``, versions without Go's ``v``): ``file`` is then
+  a path from the module root (``producer/selector.go``) and ``"*"`` every ``.go`` file but its
+  tests. ``check_fact`` checks one. A chapter may point at a fact
   with ``<!-- fact: ID -->``; any other ``<!--`` comment that mentions a fact is an error
   (``fact_comment_problems``), so a misspelt pointer cannot be skipped silently.
 
@@ -28,12 +31,12 @@ Rules a fact keeps beyond its matches (each a test in ``tests/test_book_facts.py
 
 * **Since.** An evidence with ``since = "X"`` says its pattern holds from release X of its
   artifact on: X must be in its ``releases``, and the release of that artifact just before X on
-  Maven Central (``sources.predecessor``, from the versions the lock file records) in its
-  ``not_in`` and locked. A fact whose id ends ``-since-X`` or whose claim says "since X",
-  "from X" (not "from X to Y"), "new in X", "added in X", "X and later", "X onwards" or
-  "(X: or ...)" (an alternative X added) needs an evidence with ``since = "X"``
-  (``since_problems``). The phrases are a backstop that catches the usual wordings; the
-  ``since`` key is the declaration, and a claim worded otherwise still needs it.
+  Maven Central (the Go module proxy, for a Go module; ``sources.predecessor``, from the
+  versions the lock file records) in its ``not_in`` and locked. A fact whose id ends
+  ``-since-X`` or whose claim says "since X", "from X" (not "from X to Y"), "new in X", "added
+  in X", "X and later", "X onwards" or "(X: or ...)" (an alternative X added) needs an evidence
+  with ``since = "X"`` (``since_problems``). The phrases are a backstop that catches the usual
+  wordings; the ``since`` key is the declaration, and a claim worded otherwise still needs it.
 * **No vacuous absence.** An evidence with ``not_in`` and no ``releases`` must match its file
   in some locked release of its artifact, so a misspelt pattern cannot pass by matching
   nothing. A name that exists in no release at all is written ``nowhere = true``: the pattern
@@ -51,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.live import sources
+from rocketlb_core.live import gosources, sources
 from rocketlb_core.live.jars import LiveError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -354,6 +357,8 @@ def check_fact(fact: Fact) -> list[str]:
 
 
 def _texts(artifact: str, release: str, file: str) -> list[str]:
+    """The text of ``file`` in that release, or of every source file (``*``: each ``.java`` of a
+    jar, each ``.go`` but tests of a Go module)."""
     if file == ANY_FILE:
         return [t for _, t in sources.java_files(artifact, release)]
     return [sources.read(artifact, release, file)]
@@ -400,11 +405,12 @@ def since_problems(fact: Fact, *, lock: dict[str, str] | None = None,
             out.append(f"{where}: {e}")
             continue
         if before is None:
-            out.append(f"{where}: {ev.since} is the first release of {ev.artifact} on Maven "
-                       f"Central: 'since' it says nothing")
+            out.append(f"{where}: {ev.since} is the first release of {ev.artifact} on "
+                       f"{sources.registry(ev.artifact)}: 'since' it says nothing")
             continue
         if before not in ev.not_in:
-            out.append(f"{where}: the release before {ev.since} on Maven Central is {before}: "
+            out.append(f"{where}: the release before {ev.since} on "
+                       f"{sources.registry(ev.artifact)} is {before}: "
                        f"put it in not_in (the pattern must not match there)")
         if sources.key(ev.artifact, before) not in lock:
             out.append(f"{where}: {sources.key(ev.artifact, before)} (the release before "
@@ -431,9 +437,9 @@ def absence_problems(fact: Fact, *, lock: dict[str, str] | None = None) -> list[
         for release in locked:
             try:
                 texts = _texts(ev.artifact, release, ev.file)
+            except gosources.MissingFile:
+                continue                    # the file is not in that release
             except LiveError as e:
-                if "is not in" in str(e) and "sources jar" in str(e):
-                    continue                # the file is not in that release
                 out.append(f"{where}: {e}")
                 break
             if any(rx.search(t) for t in texts):

@@ -24,13 +24,21 @@ authority for what a release does.
   that release must be locked (``claims.since_problems``). The table is committed, so the check
   needs no network.
 
+* Go modules: an artifact of ``gosources.MODULES`` (``rocketmq-client-go``) is a Go module
+  instead, its versions written without Go's ``v``: its zip comes from the Go module proxy and
+  is locked by its go.sum hash (``h1:...``, in the same ``jars`` map), its versions are what the
+  proxy serves, and ``read``, ``java_files`` (for a Go module: its ``.go`` files but tests),
+  ``fetch`` and ``ensure`` take it as they take a jar (``gosources.py``).
+
 No network, no Maven: a ``LiveError`` that says so (the tests fail on it, they never skip).
 
 ``python -m rocketlb_core.live.sources`` fetches and verifies every locked jar;
 ``python -m rocketlb_core.live.sources --lock rocketmq-client:5.4.0 ...`` fetches new ones, adds
-them to the lock file and records their artifacts' versions;
+them to the lock file and records their artifacts' versions (``--lock rocketmq-client-go:2.1.2``:
+a Go module, from the proxy);
 ``python -m rocketlb_core.live.sources --versions [ARTIFACT ...]`` records the versions on Central
-of those artifacts (default: every artifact in the lock) again.
+(on the Go module proxy, for a Go module) of those artifacts (default: every artifact in the
+lock) again.
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ import zipfile
 from functools import lru_cache
 from pathlib import Path
 
+from rocketlb_core.live import gosources
+from rocketlb_core.live.gosources import MissingFile
 from rocketlb_core.live.jars import LiveError, cache_root, find_tool
 
 GROUP = "org.apache.rocketmq"
@@ -56,6 +66,7 @@ LOCK_FILE = Path(__file__).with_name("sources-lock.json")
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 SRC_MARK = "src/main/java/"
 CENTRAL = "https://repo.maven.apache.org/maven2"
+SHA256 = re.compile(r"[0-9a-f]{64}")
 PRE_RELEASE = re.compile(r"(?i)[-.](?:alpha|beta|preview|milestone|m|rc|cr|snapshot)[-.]?\d*$")
 _FAILED: dict[tuple[tuple[str, ...], bool], LiveError] = {}
 
@@ -83,11 +94,25 @@ def _read_lock(path: Path) -> dict[str, object]:
 
 
 def load_lock(path: Path = LOCK_FILE) -> dict[str, str]:
-    """``{"artifact:version": sha256}`` from the committed lock file."""
+    """``{"artifact:version": digest}`` from the committed lock file: a jar's SHA-256 (64
+    lowercase hex digits), a Go module's go.sum hash (``h1:`` and 44 base64 characters); an
+    entry of another shape is a ``LiveError`` naming it."""
     jars = _read_lock(path).get("jars", {})
     if not isinstance(jars, dict):
         raise LiveError(f"{path}: 'jars' must map artifact:version to a SHA-256")
-    return {str(k): str(v) for k, v in jars.items()}
+    lock: dict[str, str] = {}
+    for k, v in jars.items():
+        artifact, version = split_key(str(k))
+        if gosources.is_go(artifact):
+            gosources.module_version(version)
+            if not isinstance(v, str) or not gosources.HASH.fullmatch(v):
+                raise LiveError(f"{path}: {k} is a Go module, locked by its go.sum hash "
+                                f"('h1:' and 44 base64 characters), not {v!r}")
+        elif not isinstance(v, str) or not SHA256.fullmatch(v):
+            raise LiveError(f"{path}: {k} must be locked by the SHA-256 of its sources jar (64 "
+                            f"lowercase hex digits), not {v!r}")
+        lock[str(k)] = v
+    return lock
 
 
 def load_versions(path: Path = LOCK_FILE) -> dict[str, tuple[str, ...]]:
@@ -105,8 +130,11 @@ def save_lock(lock: dict[str, str], path: Path = LOCK_FILE, *,
     """Write the lock file: ``lock``'s jars, and ``versions`` (the file's own when ``None``)."""
     versions = load_versions(path) if versions is None else versions
     comment = ("SHA-256 of each org.apache.rocketmq sources jar the book is checked against "
-               "(rocketlb_core/live/sources.py); a changed jar fails. 'versions': each artifact's "
-               "versions on Maven Central (maven-metadata.xml), in version order, for the rule "
+               "(rocketlb_core/live/sources.py), and the go.sum hash (h1:) of each Go module zip "
+               "(rocketmq-client-go: github.com/apache/rocketmq-client-go/v2 from the Go module "
+               "proxy, versions without their v; rocketlb_core/live/gosources.py); a changed jar "
+               "or zip fails. 'versions': each artifact's versions on Maven Central "
+               "(maven-metadata.xml) or on the Go module proxy, in version order, for the rule "
                "'since X: the release before X is in not_in and locked'.")
     jars = [f"    {json.dumps(k)}: {json.dumps(v)}"
             for k, v in sorted(lock.items(), key=lambda kv: _order(kv[0]))]
@@ -154,6 +182,12 @@ def order_versions(versions: list[str] | tuple[str, ...]) -> list[str]:
     return sorted(dict.fromkeys(versions), key=version_key)
 
 
+def registry(artifact: str) -> str:
+    """Where ``artifact``'s releases are listed: Maven Central, or for a Go module the Go
+    module proxy."""
+    return "the Go module proxy" if gosources.is_go(artifact) else "Maven Central"
+
+
 def predecessor(artifact: str, version: str,
                 versions: dict[str, tuple[str, ...]] | None = None) -> str | None:
     """The release of ``artifact`` on Maven Central just before ``version`` (pre-releases
@@ -169,12 +203,12 @@ def predecessor(artifact: str, version: str,
     """
     table = load_versions() if versions is None else versions
     if artifact not in table:
-        raise LiveError(f"the versions of {artifact} on Maven Central are not recorded in "
+        raise LiveError(f"the versions of {artifact} on {registry(artifact)} are not recorded in "
                         f"{LOCK_FILE.name}: record them with `python -m rocketlb_core.live.sources "
                         f"--versions {artifact}`")
     known = order_versions(table[artifact])
     if version not in known:
-        raise LiveError(f"{artifact} {version} is not among its versions on Maven Central "
+        raise LiveError(f"{artifact} {version} is not among its versions on {registry(artifact)} "
                         f"recorded in {LOCK_FILE.name} (a typo, or record them again with "
                         f"`python -m rocketlb_core.live.sources --versions {artifact}`)")
     before = [v for v in known[:known.index(version)] if not is_pre_release(v)]
@@ -206,6 +240,10 @@ def sources_dir() -> Path:
 
 
 def jar_path(artifact: str, version: str) -> Path:
+    """Where the sources of ``artifact:version`` are cached: its sources jar, or for a Go module
+    its module zip."""
+    if gosources.is_go(artifact):
+        return gosources.zip_path(artifact, version)
     return sources_dir() / f"{artifact}-{version}-sources.jar"
 
 
@@ -219,8 +257,15 @@ def sha256(path: Path) -> str:
 
 def fetch(keys: list[str], *, offline: bool = False) -> list[Path]:
     """Download the sources jars ``keys`` (``artifact:version``) that are not cached yet, in one
-    Maven run (checksums enforced), into the cache. Returns their paths; verifies nothing
-    against the lock (``ensure`` does)."""
+    Maven run (checksums enforced), into the cache, and the Go modules among them from the Go
+    module proxy (``gosources.fetch``; ``offline``: none). Returns their paths; verifies
+    nothing against the lock (``ensure`` does)."""
+    for k in dict.fromkeys(keys):
+        artifact, version = split_key(k)
+        if gosources.is_go(artifact) and not jar_path(artifact, version).is_file():
+            if offline:
+                raise LiveError(f"{k} is not cached, and offline nothing is downloaded")
+            gosources.fetch(artifact, version)
     missing = [k for k in dict.fromkeys(keys) if not jar_path(*split_key(k)).is_file()]
     if missing:
         attempt = (tuple(sorted(missing)), offline)
@@ -313,7 +358,27 @@ def _verified(path: str, size: int, mtime_ns: int, expected: str) -> bool:
     return sha256(Path(path)) == expected
 
 
+def digest(k: str, path: Path) -> str:
+    """What the lock holds for ``k`` cached at ``path``: the go.sum hash of a Go module's zip
+    (``gosources.hash_zip``), else the jar's SHA-256."""
+    artifact, version = split_key(k)
+    if gosources.is_go(artifact):
+        return gosources.hash_zip(path, gosources.prefix(artifact, version))
+    return sha256(path)
+
+
 def _verify(k: str, path: Path, expected: str) -> None:
+    if gosources.is_go(split_key(k)[0]):
+        try:
+            got = digest(k, path)
+        except LiveError as e:
+            raise LiveError(f"{k}: {e}. Delete it from {path.parent} to fetch it again.") from None
+        if got != expected:
+            raise LiveError(f"{path.name}: its go.sum hash {got} is not the one locked for {k} "
+                            f"in {LOCK_FILE.name} ({expected}): the module zip changed. Delete "
+                            f"it from {path.parent} to fetch it again; if upstream really "
+                            f"republished it, re-lock it on purpose.")
+        return
     st = path.stat()
     if not _verified(str(path), st.st_size, st.st_mtime_ns, expected):
         raise LiveError(f"{path.name}: its SHA-256 {sha256(path)} is not the one locked for {k} "
@@ -332,22 +397,29 @@ def jar_member(path: str) -> str:
 
 @lru_cache(maxsize=512)
 def read(artifact: str, version: str, path: str) -> str:
-    """The text of ``path`` in the verified sources jar of ``artifact:version``."""
+    """The text of ``path`` in the verified sources jar of ``artifact:version`` (for a Go
+    module: ``path`` relative to the module root, in its verified zip). A file that is not there
+    is a ``MissingFile``."""
     jar = ensure(artifact, version)
+    if gosources.is_go(artifact):
+        return gosources.read(jar, artifact, version, path)
     member = jar_member(path)
     with zipfile.ZipFile(jar) as z:
         try:
             data = z.read(member)
         except KeyError:
-            raise LiveError(f"{member} is not in {artifact} {version}'s sources jar") from None
+            raise MissingFile(f"{member} is not in {artifact} {version}'s sources jar") from None
     return data.decode("utf-8")
 
 
 @lru_cache(maxsize=64)
 def java_files(artifact: str, version: str) -> tuple[tuple[str, str], ...]:
     """(path, text) of every ``.java`` file in the verified sources jar of
-    ``artifact:version``."""
+    ``artifact:version``; for a Go module, of every ``.go`` file but its tests (``_test.go``),
+    the path relative to the module root."""
     jar = ensure(artifact, version)
+    if gosources.is_go(artifact):
+        return gosources.go_files(jar, artifact, version)
     with zipfile.ZipFile(jar) as z:
         return tuple((n, z.read(n).decode("utf-8")) for n in sorted(z.namelist())
                      if n.endswith(".java"))
@@ -359,11 +431,13 @@ def main(argv: list[str] | None = None) -> int:
         description="Fetch and verify upstream's sources jars (every one in the lock file), or "
                     "lock new ones.")
     parser.add_argument("--lock", nargs="+", metavar="ARTIFACT:VERSION",
-                        help="fetch these, record their SHA-256 in the lock file, and record "
-                             "their artifacts' versions on Maven Central")
+                        help="fetch these, record their SHA-256 (a Go module: its go.sum hash) "
+                             "in the lock file, and record their artifacts' versions on Maven "
+                             "Central (a Go module: on the Go module proxy)")
     parser.add_argument("--versions", nargs="*", metavar="ARTIFACT",
-                        help="record the versions on Maven Central (maven-metadata.xml) of these "
-                             "artifacts (none named: every artifact in the lock file)")
+                        help="record the versions on Maven Central (maven-metadata.xml), or on "
+                             "the Go module proxy, of these artifacts (none named: every "
+                             "artifact in the lock file)")
     args = parser.parse_args(argv)
     try:
         lock = load_lock()
@@ -373,16 +447,22 @@ def main(argv: list[str] | None = None) -> int:
             paths = fetch(args.lock)
             for k, p in zip(args.lock, paths, strict=True):
                 artifact, _ = split_key(k)
-                digest = sha256(p)
-                if k in lock and lock[k] != digest:
-                    raise LiveError(f"{k} is locked with another SHA-256 ({lock[k]}); "
+                got = digest(k, p)
+                if k in lock and lock[k] != got:
+                    raise LiveError(f"{k} is locked with another digest ({lock[k]}); "
                                     f"remove its line first if that is on purpose")
-                lock[k] = digest
+                lock[k] = got
                 refresh.append(artifact)
         if args.versions is not None:
             refresh += args.versions or [split_key(k)[0] for k in lock]
         for artifact in dict.fromkeys(refresh):
-            versions[artifact] = tuple(central_versions(artifact))
+            if gosources.is_go(artifact):
+                known = [*versions.get(artifact, ()),
+                         *(split_key(k)[1] for k in lock if split_key(k)[0] == artifact)]
+                versions[artifact] = tuple(order_versions(
+                    gosources.proxy_versions(artifact, known)))
+            else:
+                versions[artifact] = tuple(central_versions(artifact))
         if args.lock or refresh:
             save_lock(lock, versions=versions)
         keys = sorted(lock, key=_order)
