@@ -36,6 +36,7 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +193,28 @@ def balance_order(mq_all: Sequence[GoQueue],
     return (sorted(mq_all, key=lambda q: (q.topic, q.broker_name, q.queue_id)),
             sorted(cid_all))
 
+
+class JavaView:
+    """A Go strategy behind the Java strategies' ``allocate(group, cid, mq_all, cid_all)`` on
+    ``model.MessageQueue`` (what ``trace.agreement.allocation_agreement`` calls): the lists put
+    in ``doBalance``'s order first, as the Go client does, whatever order they come in."""
+
+    def __init__(self, strategy: Strategy) -> None:
+        self.strategy = strategy
+
+    def allocate(self, group: str, current: str, mq_all: Sequence[Any],
+                 cid_all: Sequence[str]) -> list[Any] | None:
+        from rocketlb_core.model import MessageQueue
+
+        qs, ids = balance_order([GoQueue(q.topic, q.broker_name, q.queue_id) for q in mq_all],
+                                cid_all)
+        got = self.strategy(group, current, qs, ids)
+        return None if got is None else [MessageQueue(q.topic, q.broker_name, q.queue_id)
+                                         for q in got]
+
+
+LIVE_STRATEGIES = {"AVG": averagely, "CONSISTENT_HASH": consistent_hash(10)}
+"""The live Go driver's strategies by the names its scenarios use (``live/go``)."""
 
 STRATEGIES = ("averagely", "averagely-circle", "machine-nearby", "machine-room",
               "consistent-hash", "config")

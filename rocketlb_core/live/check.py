@@ -107,6 +107,11 @@ def render(result: dict[str, Any]) -> str:
         for name, entry in sorted(result.get(section, {}).items()):
             shown = ", ".join(f"{k} {v}" for k, v in counts(entry).items())
             lines.append(f"  {section[:-1]} {name}: {shown}")
+    for group, end in sorted(result.get("groups_at_end", {}).items()):
+        lines.append(f"  group {group} at the end: {len(end['running'])} running, held twice "
+                     f"{', '.join(end['held_twice']) or 'none'}, held by nobody "
+                     f"{', '.join(end['held_by_nobody']) or 'none'}; reads beyond one an "
+                     f"offset {end['read_twice']}")
     lines.append("the model explains everything" if result["unexplained"] == 0 else
                  f"UNEXPLAINED: {result['unexplained']} (--json gives each one's detail)")
     return "\n".join(lines)

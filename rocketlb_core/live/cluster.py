@@ -37,7 +37,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.live.jars import LiveError, class_path, find_tool, java, line, resolve
+from rocketlb_core.live.jars import (
+    LiveError,
+    cache_root,
+    class_path,
+    find_tool,
+    java,
+    line,
+    resolve,
+)
 from rocketlb_core.model import BrokerData, QueueData, TopicRoute
 from rocketlb_core.paths import FileRefused, json_object, read_small_file
 from rocketlb_core.paths import shown as _show
@@ -808,6 +816,68 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
             break
     kill_consumer(consumer)
     raise LiveError(f"consumer {instance} did not start; {_tail(home / 'stderr.log')}")
+
+
+@dataclass
+class GoConsumer(Consumer):
+    """A running ``live/go`` driver: rocketmq-client-go's push consumer (issue 47). Its log is
+    the Go client's own, ``rocketmq-client-go.log``; ``stop_consumer`` and ``kill_consumer``
+    stop it as they stop ``Consume.java``."""
+
+    @property
+    def client_log(self) -> Path:
+        return self.home / "logs" / "rocketmqlogs" / "rocketmq-client-go.log"
+
+
+GO_STRATEGIES = ("AVG", "CONSISTENT_HASH")
+
+
+def go_driver() -> Path:
+    """The live Go driver's binary (``live/go``, the Go client ``GO_CLIENT_VERSION``), built
+    once into the cache (``jars.go_build``)."""
+    from importlib import resources
+
+    from rocketlb_core.live.jars import GO_CLIENT_VERSION, go_build
+
+    source = Path(str(resources.files("rocketlb_core.live") / "go"))
+    return go_build(source, cache_root() / "live" / f"go-client-{GO_CLIENT_VERSION}" / "consume")
+
+
+def start_go_consumer(cluster: Cluster, topic: str, group: str, instance: str,
+                      name: str | None = None, timeout_s: float = 120.0,
+                      strategy: str = "AVG") -> GoConsumer:
+    """Start the Go client's push consumer of ``group`` on ``topic`` with instance name
+    ``instance`` (``strategy``: ``AVG`` or ``CONSISTENT_HASH``), and wait until it has started
+    (its client id is ``<address>@<instance>``; with no address but the loopback, as in an
+    isolated cluster, the Go client's address is empty: ``@<instance>``)."""
+    if strategy not in GO_STRATEGIES:
+        raise LiveError(f"the Go driver's strategy is one of {', '.join(GO_STRATEGIES)}, "
+                        f"not {strategy!r}")
+    name = name or instance
+    binary = go_driver()
+    home, stop = _client_home(cluster, name, "stop")
+    proc = subprocess.Popen(
+        [str(binary), cluster.namesrv_addr, topic, group, instance, str(stop), strategy],
+        stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
+        stdin=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ, HOME=str(home)))
+    consumer = GoConsumer(instance, proc, stop, home, name)
+    _track(cluster, name, "consumer", proc, home)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+        if not ready:
+            if proc.poll() is not None:
+                break
+            continue
+        line_out = proc.stdout.readline()
+        if line_out.startswith('{"started"'):
+            consumer.start_error = json.loads(line_out).get("start_error")
+            return consumer
+        if not line_out and proc.poll() is not None:
+            break
+    kill_consumer(consumer)
+    raise LiveError(f"Go consumer {instance} did not start; {_tail(home / 'stderr.log')}")
 
 
 def stop_consumer(consumer: Consumer, timeout_s: float = 60.0) -> None:

@@ -123,6 +123,12 @@ with another's ``instanceName``) is upstream's ``DefaultLitePullConsumer``, subs
 (``kind = "lite-pull"``: its own rebalance, checked as a push consumer's); drawn after the
 broadcasting group."""
 
+GO_SHARE = 0.3
+"""With ``modes``, how often one consumer of ``GID_live`` other than the first (not a lite-pull
+one, and neither one with another's ``instanceName`` nor one whose name another takes) is the Go
+client's push consumer (``language = "go"``, ``live/go``; issue 47): a group mixing the two
+clients, each member's assignments checked with its own client's model; drawn last."""
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
@@ -151,8 +157,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     oneway send); then each producer with ``fault_tolerance`` off that does not send by key
     draws its threads (``THREADS_SHARE``), and last, one of them still sending synchronously
     from one thread may send asynchronously (``ASYNC_SHARE``), then a broadcasting group may
-    join (``BROADCAST_SHARE``), and last one consumer may be a lite-pull one
-    (``LITE_PULL_SHARE``)."""
+    join (``BROADCAST_SHARE``), one consumer may be a lite-pull one (``LITE_PULL_SHARE``),
+    and last one may be the Go client's (``GO_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -241,6 +247,11 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     own = [n for n, instance in consumers[1:] if n == instance]
     if modes and own and rng.random() < LITE_PULL_SHARE:
         lite.add(rng.choice(own))
+    go: set[str] = set()
+    twins = {instance for n, instance in consumers if n != instance}
+    mixable = [n for n in own if n not in lite and n not in twins]
+    if modes and mixable and rng.random() < GO_SHARE:
+        go.add(rng.choice(mixable))
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -253,6 +264,7 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                + ", ".join(f"{n} {'orderly' if o else 'concurrently'}" for n, o in broadcast)
                + ")" if broadcast else "")
             + (f"; {', '.join(sorted(lite))} a lite-pull consumer" if lite else "")
+            + (f"; {', '.join(sorted(go))} the Go client's" if go else "")
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
     lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
@@ -276,6 +288,7 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",
                   f"instance = {_toml_str(instance)}"]
         lines += ['kind = "lite-pull"'] if n in lite else []
+        lines += ['language = "go"'] if n in go else []
         lines += [""]
     for n, orderly in broadcast:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}",

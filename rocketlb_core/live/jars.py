@@ -162,6 +162,41 @@ PYTHON_CLIENT_VERSION = "5.1.2"
 live recordings drive (``live/py/grpc_produce.py``) and the vectors come from."""
 
 
+GO_CLIENT_VERSION = "v2.1.2"
+"""The Go client (``github.com/apache/rocketmq-client-go/v2``) the live Go driver and the Go
+vectors are built on: pinned by ``go.mod`` and ``go.sum`` in ``live/go`` and ``vectorgen/go``."""
+
+
+def go_build(source: Path, out: Path) -> Path:
+    """``go build`` of the Go program in ``source`` (its ``go.mod`` and ``go.sum``: the modules
+    from the Go module proxy, each checked against ``go.sum``; ``-mod=readonly``: nothing in
+    ``source`` is written) to ``out``, through ``<out>.part``. Built once per process; a
+    ``LiveError`` when the go command is missing or fails."""
+    key = (str(source), str(out))
+    if key in _GO_BUILT and out.is_file():
+        return out
+    go = find_tool("go", "install Go (the project's machines have it) to build the Go client's "
+                         "programs")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_name(out.name + ".part")
+    env = dict(os.environ, GOFLAGS="-mod=readonly -modcacherw", CGO_ENABLED="0")
+    try:
+        got = subprocess.run([go, "build", "-trimpath", "-o", str(part), "."], cwd=source,
+                             env=env, capture_output=True, text=True, timeout=900, check=False)
+    except subprocess.TimeoutExpired:
+        raise LiveError(f"the go command took more than 900 s to build {source}: is the Go "
+                        f"module proxy reachable?") from None
+    if got.returncode != 0:
+        raise LiveError(f"the go command could not build {source} (no network for the module "
+                        f"proxy, or a module whose hash is not go.sum's?):\n{got.stderr[-1500:]}")
+    part.replace(out)
+    _GO_BUILT.add(key)
+    return out
+
+
+_GO_BUILT: set[tuple[str, str]] = set()
+
+
 def python_client(version: str = PYTHON_CLIENT_VERSION) -> Path:
     """The Python of a venv holding ``rocketmq-python-client==version`` from PyPI
     (``<cache>/vectors/rocketmq-python-client-<version>/``, made once, like the jars from Maven

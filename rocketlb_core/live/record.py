@@ -32,6 +32,8 @@ code)::
     listener = "concurrently"   # a push consumer's: or "orderly"
     kind = "lite-pull"          # a remoting consumer's: DefaultLitePullConsumer (else push)
     assign = ["broker-a/0"]     # a lite-pull consumer's own queues (else it subscribes)
+    language = "java"           # a remoting push consumer's: or "go" (live/go, issue 47)
+    strategy = "AVG"            # a remoting push consumer's: AVG_BY_CIRCLE, CONSISTENT_HASH
 
     [[events]]
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
@@ -114,6 +116,15 @@ first and last offset and how many distinct ones per queue (``ranges/<consumer>.
 consumer stops, ``mqadmin consumerProgress`` of each remoting group but a broadcasting one
 (which commits nothing to the brokers) (``progress/<group>.txt``: the broker's and the
 committed consumer offset per queue).
+
+A consumer with ``language = "go"`` (issue 47) is rocketmq-client-go's push consumer
+(``jars.GO_CLIENT_VERSION``, ``live/go``, built with the go command from the module proxy): a
+clustering member that consumes everything, in the same group as Java members if the scenario
+says so; it takes ``strategy`` ``AVG`` (``AllocateByAveragely``) or ``CONSISTENT_HASH``
+(``AllocateByConsistentHash(10)``), no ``kind``, ``model``, ``listener`` or ``hang``. Its log is
+the Go client's (``logs/<consumer>/rocketmq-client-go.log.gz``: ``MessageQueue do balance done``
+on every change of its share, read by ``trace.golog``); it writes ``consumed`` and ``ranges`` as
+``Consume.java`` does, and the recording's ``go_client`` names the module and version.
 
 **The recorder keeps the scenario's clock.** Each event starts at its planned time, ``t0`` (when
 the producers were let go) plus ``at_s``, whatever the others are doing: every action runs on
@@ -216,6 +227,12 @@ CLIENTS = ("remoting", "grpc")
 MODELS = ("clustering", "broadcasting")
 MAX_ASSIGN = 64
 LISTENERS = ("concurrently", "orderly")
+LANGUAGES = ("java", "go")
+STRATEGIES = {"java": ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH"),
+              "go": live.GO_STRATEGIES}
+"""A remoting push consumer's ``strategy`` by its ``language`` (issue 47): upstream's class the
+name stands for in each client (``Consume.java``; ``live/go``: ``AllocateByAveragely``,
+``AllocateByConsistentHash(10)``)."""
 MODES = SEND_MODES
 """How a remoting producer sends (issue 45; ``trace.ordered_agreement.SEND_MODES``, which the
 check reads recordings with): ``send(msg)``; ``send(msg, selector, key)`` with
@@ -240,6 +257,8 @@ class LiveConsumer:
     model: str = "clustering"       # a remoting consumer's: or "broadcasting" (issue 45)
     listener: str = "concurrently"  # a remoting consumer's: or "orderly" (issue 45)
     assign: tuple[str, ...] = ()    # a lite-pull consumer's own queues, "broker-a/0"
+    language: str = "java"          # a remoting push consumer's client: or "go" (issue 47)
+    strategy: str = "AVG"           # a remoting push consumer's allocation strategy
 
 
 @dataclass(frozen=True)
@@ -353,7 +372,8 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     for i, c in enumerate(r.array(top, "consumers", "", MAX_CLIENTS)):
         where = f"consumers[{i}]"
         c = r.table(c, where, {"name", "group"},
-                    {"instance", "client", "kind", "model", "listener", "assign"})
+                    {"instance", "client", "kind", "model", "listener", "assign", "language",
+                     "strategy"})
         name = r.text(c, "name", where)
         client = r.text(c, "client", where, "remoting")
         if client not in CLIENTS:
@@ -394,9 +414,24 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             if client == "grpc" and key in c:
                 raise r.fail(f"{where}.{key}", "only a remoting consumer has it (a gRPC "
                              "consumer's group is set on the Proxy)")
+        language = r.text(c, "language", where, "java")
+        if language not in LANGUAGES:
+            raise r.fail(f"{where}.language", f"one of {', '.join(LANGUAGES)}, got "
+                         f"{language!r:.40}")
+        if language == "go":
+            for key in ("client", "kind", "model", "listener"):
+                if key in c and (key != "client" or client != "remoting"):
+                    raise r.fail(f"{where}.{key}", "a Go consumer is the Go client's "
+                                 "clustering push consumer, concurrently (live/go): leave it out")
+        strategy = r.text(c, "strategy", where, "AVG")
+        if strategy not in STRATEGIES[language]:
+            raise r.fail(f"{where}.strategy", f"a {language} consumer's is one of "
+                         f"{', '.join(STRATEGIES[language])}, got {strategy!r:.40}")
+        if "strategy" in c and (client != "remoting" or kind is not None):
+            raise r.fail(f"{where}.strategy", "only a remoting push consumer has it")
         consumers.append(LiveConsumer(name, r.text(c, "group", where),
                                       r.text(c, "instance", where, name), client, kind,
-                                      model, listener, tuple(assign)))
+                                      model, listener, tuple(assign), language, strategy))
     names = [x.name for x in producers] + [x.name for x in consumers]
     for n in names:
         if names.count(n) > 1:
@@ -422,6 +457,10 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             if action == "hang" and next(c for c in consumers if c.name == target).kind:
                 raise r.fail(f"{where}.action", "hang needs a push consumer (a listener to "
                              "hang in)")
+            if action == "hang" and next(c for c in consumers
+                                         if c.name == target).language == "go":
+                raise r.fail(f"{where}.action", "hang needs a Java consumer (the Go driver's "
+                             "listener does not hang)")
         else:
             raise r.fail(f"{where}.action", f"one of {', '.join(BROKER_ACTIONS + CONSUMER_ACTIONS)}"
                          f", got {action!r}")
@@ -784,12 +823,19 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                                                     name=k.name)
             with lock:
                 consumers[k.name] = grpc_started
+        elif e.action == "join" and specs[e.target].language == "go":
+            k = specs[e.target]
+            go_started = live.start_go_consumer(c, scenario.topic, k.group, k.instance,
+                                                name=k.name, strategy=k.strategy)
+            with lock:
+                consumers[k.name] = go_started
         elif e.action == "join":
             k = specs[e.target]
             started = live.start_consumer(c, scenario.topic, k.group, k.instance,
                                           name=k.name, trace=scenario.trace,
                                           model=k.model.upper(), listener=k.listener,
-                                          kind=k.kind or "push", assign=k.assign)
+                                          kind=k.kind or "push", assign=k.assign,
+                                          strategy=k.strategy)
             with lock:
                 consumers[k.name] = started
             if started.start_error is not None:
@@ -816,6 +862,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         say(f"starting the Proxy {live.proxy_version(c)}")
         live.start_proxy(c)
     live.driver_classes(c)                    # compiled before the clock starts
+    if any(k.language == "go" for k in scenario.consumers):
+        live.go_driver()                      # built before the clock starts
     if any(k.client == "grpc" for k in scenario.consumers):
         live.grpc_consumer_class_path(c)      # compiled before the clock starts
     producers: dict[str, live.Producer] = {}
@@ -916,6 +964,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                 if f.stat().st_size:
                     _gzip_copy(f, tmp / "logs" / proc_.name / f"{f.name}.gz")
     extra: dict[str, Any] = {}
+    if any(k.language == "go" for k in scenario.consumers):
+        from rocketlb_core.live.jars import GO_CLIENT_VERSION
+
+        extra["go_client"] = {"module": "github.com/apache/rocketmq-client-go/v2",
+                              "version": GO_CLIENT_VERSION}
     if grpc:
         proxy = live.proxy(c)
         assert proxy is not None
@@ -958,7 +1011,9 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                        **({"kind": k.kind, **({"assign": list(k.assign)} if k.assign else {})}
                           if k.kind else {}),
                        **({"model": k.model} if k.model != "clustering" else {}),
-                       **({"listener": k.listener} if k.listener != "concurrently" else {})}
+                       **({"listener": k.listener} if k.listener != "concurrently" else {}),
+                       **({"language": k.language} if k.language != "java" else {}),
+                       **({"strategy": k.strategy} if k.strategy != "AVG" else {})}
                       for k in scenario.consumers],
         "t0_ms": t0_ms, "events": events, "max_late_ms": clock["max_late_ms"],
         "max_late_limit_ms": MAX_LATE_MS, "snapshots": taken,

@@ -959,16 +959,17 @@ reconnected consumer twice (issue 32: ``cidAllSize=6`` and ``7`` for a group of 
 
 
 def allocation_agreement(rebalances: Sequence[Any], lists: Any, queues: Any,
-                         strategy: str) -> AllocationAgreement:
+                         strategy: str, allocator: Any = None) -> AllocationAgreement:
     """Check logged rebalances (``clientlog.Rebalance``) against ``strategy``: ``lists(r)`` gives
     the candidate member lists for ``r`` (the first: a broker's list at the logged time; then
     the lists either side of a membership change within the logs' precision; a candidate given
     as ``(STALE_VIEW, members)`` is one broker's own view). ``queues`` is the topic's queues, or
     ``queues(r)`` the queue sets the consumer could have had then (its route as it logged it);
-    the logged ``mqAllSize`` and ``cidAllSize`` must match too."""
+    the logged ``mqAllSize`` and ``cidAllSize`` must match too. ``allocator`` (an object with
+    the strategies' ``allocate``) replaces the Java ``strategy``: another client's (issue 47)."""
     from rocketlb_core.consumer.registry import make
 
-    alloc = make(strategy)
+    alloc = make(strategy) if allocator is None else allocator
     out = AllocationAgreement()
     for r in rebalances:
         candidates = lists(r)
@@ -1448,18 +1449,33 @@ def check_recording(recording: Path | str, trace: Path | str,
                     "near_change": 0, "stale_view": 0, "held_at_end": [],
                     "unexplained_lines": [], "unexplained_detail": []}
                 continue
-            log = _client_log(recording, k["name"])
+            allocator = None
+            if k.get("language") == "go":
+                # the Go client's log and strategy (issue 47): its share of the same lists
+                from rocketlb_core.goclient.allocate import LIVE_STRATEGIES, JavaView
+                from rocketlb_core.trace.golog import LOG_NAME, read_go_log
+
+                strategy = k.get("strategy", "AVG")
+                log = read_go_log(recording / "logs" / k["name"] / f"{LOG_NAME}.gz",
+                                  utc_offset_minutes=offset, strategy=strategy)
+                allocator = JavaView(LIVE_STRATEGIES[strategy])
+            else:
+                log = _client_log(recording, k["name"])
             logged = [r for r in log.rebalances if r.topic == topic]
-            strategy = logged[0].strategy if logged else "AVG"
+            if allocator is None:
+                strategy = logged[0].strategy if logged else "AVG"
             routes = [(c.line, stamp_ms(c.stamp, offset) - origin, c.queue_datas)
                       for c in log.route_changes if c.topic == topic]
             a2 = allocation_agreement(
                 logged, _candidates(members, views, down, routes, route, offset, origin,
                                     slack_ms),
-                _queue_sets(routes, route, topic, offset, origin, slack_ms), strategy)
+                _queue_sets(routes, route, topic, offset, origin, slack_ms), strategy,
+                allocator)
             held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
             out["consumers"][k["name"]] = {
                 **a2.summary(), "group": k["group"], "at_end": state,
+                **({"language": "go", "strategy": strategy}
+                   if k.get("language") == "go" else {}),
                 "route_changes": len(routes),
                 "held_at_end": sorted(q.short() for q in held[-1].result or ())
                 if held and state == "running" else [],
@@ -1478,6 +1494,7 @@ def check_recording(recording: Path | str, trace: Path | str,
                 entry.update({"assigned": list(k["assign"]), "read": read,
                               "read_outside": len(outside),
                               "unexplained": entry["unexplained"] + len(outside)})
+        out["groups_at_end"] = groups_at_end(out["consumers"], meta, route, recording)
         stop = min(end_ms, 2**62) - origin
         out["brokers_disagree"] = {}
         for g in groups:
@@ -1485,6 +1502,49 @@ def check_recording(recording: Path | str, trace: Path | str,
             if joined and views.brokers:
                 out["brokers_disagree"][g] = views.disagreement(g, min(joined),
                                                                 max(stop, min(joined)), down)
+    return out
+
+
+def groups_at_end(consumers: Mapping[str, Any], meta: Mapping[str, Any], route: TopicRoute,
+                  recording: Path) -> dict[str, Any]:
+    """Each clustering group's queues when the scenario ended (issue 47): the members still
+    running, the topic's readable queues ``held_twice`` (by two members or more, from each
+    one's last logged share) and ``held_by_nobody``, and ``read_twice``: reads of the group's
+    members beyond one per offset in the whole recording (from their ``ranges``: a queue held
+    twice, or the handover of a rebalance, whose last messages the next owner reads again).
+    A group with a broadcasting or assign-mode member is left out (it owns no share)."""
+    from rocketlb_core.trace.broadcast_agreement import read_ranges
+
+    readable = sorted(f"{q.broker_name}/{i}" for q in route.queue_datas
+                      if q.perm & PERM_READ for i in range(q.read_queue_nums))
+    out: dict[str, Any] = {}
+    for g in sorted({k["group"] for k in meta["consumers"]}):
+        members = [k for k in meta["consumers"] if k["group"] == g]
+        if any(k.get("model") == "broadcasting" or k.get("assign") or k.get("client") == "grpc"
+               for k in members):
+            continue
+        running = [k["name"] for k in members
+                   if consumers.get(k["name"], {}).get("at_end") == "running"]
+        holders: dict[str, list[str]] = {}
+        for name in running:
+            for q in consumers[name].get("held_at_end", []):
+                holders.setdefault(q, []).append(name)
+        reads: dict[str, list[tuple[int, int, int]]] = {}
+        for k in members:
+            path = recording / "ranges" / f"{k['name']}.json"
+            for q, span in (read_ranges(path).items() if path.is_file() else ()):
+                reads.setdefault(q, []).append(span)
+        # the members' reads of a queue beyond the offsets from the first to the last any of
+        # them read: exact when together they read every offset between (a gap would hide as
+        # many repeats), a floor otherwise
+        twice = sum(max(0, sum(n for _, _, n in rs) - (max(b for _, b, _ in rs)
+                                                       - min(a for a, _, _ in rs) + 1))
+                    for rs in reads.values())
+        out[g] = {"running": running,
+                  "held_twice": sorted(q for q, hs in holders.items() if len(hs) > 1),
+                  "held_by_nobody": sorted(q for q in readable if q not in holders)
+                  if running else [],
+                  "read_twice": twice}
     return out
 
 

@@ -475,7 +475,9 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
         # a remoting consumer's message model and listener (issue 45), when not the defaults
         remoting = c.get("client", "remoting") == "remoting"
         for key, allowed in (("model", ("broadcasting",)), ("listener", ("orderly",)),
-                             ("kind", ("lite-pull",) if remoting else ("simple", "push"))):
+                             ("kind", ("lite-pull",) if remoting else ("simple", "push")),
+                             ("language", ("go",)),
+                             ("strategy", ("AVG_BY_CIRCLE", "CONSISTENT_HASH"))):
             if key in c and c[key] not in allowed:
                 raise TraceError(path, None, f"consumers[{i}].{key}",
                                  f"{' or '.join(allowed)} (or absent) expected, got "

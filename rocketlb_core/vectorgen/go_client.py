@@ -20,44 +20,26 @@ Not core (it runs the go command).
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
-from rocketlb_core.live.jars import LiveError, cache_root, find_tool
+from rocketlb_core.live.jars import GO_CLIENT_VERSION as VERSION
+from rocketlb_core.live.jars import LiveError, cache_root, go_build
 from rocketlb_core.numbers import INT32_MAX, int_option
 from rocketlb_core.vectorgen import write_or_check
 from rocketlb_core.vectorgen.remoting import REPO
 
-VERSION = "v2.1.2"
 MODULE = "github.com/apache/rocketmq-client-go/v2"
 SEED, CASES = 20261128, 1400
 NAME = f"go-client-{VERSION}.jsonl.gz"
 
 
 def build() -> Path:
-    """The generator's binary, built from ``go/`` by the go command (modules from the proxy,
-    checked against ``go.sum``; ``-mod=readonly``: nothing in the package is written)."""
-    go = find_tool("go", "install Go (the project's machines have it) to build the Go client's "
-                         "vector generator")
+    """The generator's binary, built from ``go/`` (``jars.go_build``)."""
     source = Path(str(resources.files("rocketlb_core.vectorgen") / "go"))
-    out = cache_root() / "vectors" / f"go-client-{VERSION}" / "rocketlbvectors"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_name(out.name + ".part")
-    env = dict(os.environ, GOFLAGS="-mod=readonly -modcacherw", CGO_ENABLED="0")
-    try:
-        got = subprocess.run([go, "build", "-trimpath", "-o", str(part), "."], cwd=source,
-                             env=env, capture_output=True, text=True, timeout=900, check=False)
-    except subprocess.TimeoutExpired:
-        raise LiveError("the go command took more than 900 s to build the Go client's vector "
-                        "generator: is the Go module proxy reachable?") from None
-    if got.returncode != 0:
-        raise LiveError(f"the go command could not build {source} (no network for the module "
-                        f"proxy, or a module whose hash is not go.sum's?):\n{got.stderr[-1500:]}")
-    part.replace(out)
-    return out
+    return go_build(source, cache_root() / "vectors" / f"go-client-{VERSION}" / "rocketlbvectors")
 
 
 def generate(cases: int, seed: int = SEED) -> str:

@@ -629,11 +629,11 @@ def live_sends_frame(recording: Path | str, trace: Path | str,
 _SCRATCH: list[Any] = []
 
 
-def import_live_recordings(folder: Path | str, into: Path | str | None = None
-                           ) -> dict[str, tuple[Path, Path]]:
-    """Import every recording under ``folder`` (``data/live``) into trace folders under
-    ``into`` (default: a temporary folder, removed when the process exits): name ->
-    (recording, trace)."""
+def import_live_recordings(folder: Path | str, into: Path | str | None = None,
+                           prefix: str = "") -> dict[str, tuple[Path, Path]]:
+    """Import every recording under ``folder`` (``data/live``) whose name starts with
+    ``prefix`` into trace folders under ``into`` (default: a temporary folder, removed when the
+    process exits): name -> (recording, trace)."""
     import tempfile
 
     from rocketlb_core.trace.importer import import_recording
@@ -644,7 +644,7 @@ def import_live_recordings(folder: Path | str, into: Path | str | None = None
         into = scratch.name
     into = Path(into)
     out = {}
-    for rec in sorted(p.parent for p in Path(folder).glob("*/recording.json")):
+    for rec in sorted(p.parent for p in Path(folder).glob(f"{prefix}*/recording.json")):
         import_recording(rec, into / rec.name)
         out[rec.name] = (rec, into / rec.name)
     return out
@@ -1282,3 +1282,45 @@ def mixed_subscriptions_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
         loads += [{"strategy": label[r.strategy], "member": m, "queues consumed": n}
                   for m, n in r.loads]
     return unconsumed, pd.DataFrame(loads)
+
+
+def mixed_clients_frame(seed: int = 47, count: int = 500) -> pd.DataFrame:
+    """Random groups of Java and Go members (issue 47; ``goclient.mixed.agreement_rows``): per
+    strategy both clients have, how many end with every queue held once, and how many hold a
+    queue twice or leave one to nobody."""
+    import pandas as pd
+
+    from rocketlb_core.goclient.mixed import agreement_rows
+
+    return pd.DataFrame(agreement_rows(seed, count))
+
+
+def live_mixed_clients_frame(results: Mapping[str, Mapping[str, Any]],
+                             prefix: str = "mixed-go-java") -> pd.DataFrame:
+    """The ``mixed-go-java`` recordings (issue 47), one row per line and group: its strategy,
+    its members (``g1 (Go)``), the assignments they logged and how many the model did not
+    explain (each member by its own client's model), and when the scenario ended the queues
+    held twice and held by nobody (without their ``broker-`` prefix) and the reads beyond one
+    an offset over the whole run (``check_recording``'s ``groups_at_end``)."""
+    import pandas as pd
+
+    rows = []
+    for name, r in sorted(results.items()):
+        if not name.startswith(prefix):
+            continue
+        line = r["line"]
+        for group, end in sorted(r.get("groups_at_end", {}).items()):
+            members = {n: c for n, c in r["consumers"].items() if c.get("group") == group}
+            strategy = next((c["strategy"] for c in members.values() if "strategy" in c),
+                            "AVG")
+            rows.append({
+                "line": line, "group": group, "strategy": strategy,
+                "members": " ".join(f"{n}{' (Go)' if c.get('language') == 'go' else ''}"
+                                    for n, c in members.items()),
+                "logged": sum(c["logged"] for c in members.values()),
+                "unexplained": sum(c["unexplained"] for c in members.values()),
+                "held twice": " ".join(q.removeprefix("broker-") for q in end["held_twice"]),
+                "held by nobody": " ".join(q.removeprefix("broker-")
+                                           for q in end["held_by_nobody"]),
+                "reads beyond one": end["read_twice"]})
+    return pd.DataFrame(rows)
