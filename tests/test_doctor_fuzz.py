@@ -1,5 +1,5 @@
 """Hostile inputs for ``rocketlb doctor``, found by machine: each input kind it reads (client and
-broker logs, message-trace dumps from ``data/live``; the ``mqadmin`` outputs of
+broker logs, the Go client's logs, message-trace dumps from ``data/live``; the ``mqadmin`` outputs of
 ``data/live/doctor``), mutated at the level of bytes, gzip, lines and single fields (the
 mutations of ``tests/test_fuzz_importers.py``), then diagnosed, with and without
 ``--skip-bad``.
@@ -35,7 +35,9 @@ LOGS = ("membership-day-4/logs/broker-a/broker.log.gz",
         "membership-day-4/logs/dup-1/rocketmq_client.log.gz",
         "membership-day-5/logs/other/rocketmq_client.log.gz",
         "producer-outage-4/logs/p-on/rocketmq_client.log.gz",
-        "producer-outage-5/msgtrace.jsonl.gz")
+        "producer-outage-5/msgtrace.jsonl.gz",
+        "mixed-go-java-4/logs/gh1/rocketmq-client-go.log.gz",       # the Go client's (issue 47)
+        "mixed-go-java-5/logs/g1/rocketmq-client-go.log.gz")
 TEXT_KINDS = ["field", "field", "field", "bytes", "truncate", "duplicate", "reorder", "empty",
               "delete", "fifo", "link", "binary"]
 

@@ -20,13 +20,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketlb_core.consumer.base import assign_all, rebalance_view
-from rocketlb_core.doctor.inputs import ClientLogFile, Evidence, Inputs, MemberLine
+from rocketlb_core.doctor.inputs import GO_UNKNOWN, ClientLogFile, Evidence, Inputs, MemberLine
 from rocketlb_core.doctor.kinds import KINDS, question_links
 from rocketlb_core.doctor.kinds import SEVERITIES as SEVERITIES
 from rocketlb_core.model import MessageQueue, TopicRoute, subscribe_queues
 
 BOOK = "notebooks/{}.ipynb#{}"
-COMPUTABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH")
+COMPUTABLE = ("AVG", "AVG_BY_CIRCLE", "CONSISTENT_HASH", "GO_CONSISTENT_HASH")
+GO_STRATEGIES = ("AVG", "AVG_BY_CIRCLE", "GO_CONSISTENT_HASH")
+"""What a Go member's logged share is tried with (issue 47): the Go client's
+``AllocateByAveragely`` and ``AllocateByAveragelyCircle`` (Java's AVG and AVG_BY_CIRCLE: the same
+function, so named alike) and ``AllocateByConsistentHash(10)`` (its own ring:
+``GO_CONSISTENT_HASH``)."""
 MAX_EVIDENCE = 8
 
 
@@ -244,23 +249,74 @@ def allocate(strategy: str, group: str, queues: list[MessageQueue], cids: list[s
              ) -> dict[str, list[MessageQueue]] | None:
     """Every distinct client id's share under ``strategy``, each computed from the same view
     (``None``: a strategy the doctor cannot compute without the deployment's configuration)."""
-    from rocketlb_core.consumer.registry import make
-
     if strategy not in COMPUTABLE or not queues or not cids:
         return None
     mq_all, cid_all = rebalance_view(queues, cids)
-    shares = assign_all(make(strategy), group, mq_all, cid_all)   # one pass where it can
+    shares = assign_all(_make(strategy), group, mq_all, cid_all)  # one pass where it can
     return {cid: list(shares.get(cid, [])) for cid in dict.fromkeys(cid_all)}
 
 
+def _make(strategy: str) -> Any:
+    from rocketlb_core.consumer.registry import make
+
+    if strategy == "GO_CONSISTENT_HASH":
+        from rocketlb_core.goclient.allocate import JavaView, consistent_hash
+
+        return JavaView(consistent_hash(10))
+    return make(strategy)
+
+
 def _strategies(grp: Group, topic: str) -> dict[str, str]:
-    """client id -> the strategy its last rebalance of ``topic`` names."""
+    """client id -> the strategy its last rebalance of ``topic`` names (``GO_UNKNOWN`` for a
+    Go client's: ``_infer_go`` names it)."""
     out: dict[str, str] = {}
     for cl in grp.logs:
         last = cl.last.get((grp.name, topic))
         if last is not None:
             out.setdefault(last.client_id, last.strategy)
     return out
+
+
+def _clients(grp: Group, topic: str) -> dict[str, str]:
+    """client id -> ``java`` or ``go``: whose log holds its last rebalance of ``topic``."""
+    out: dict[str, str] = {}
+    for cl in grp.logs:
+        last = cl.last.get((grp.name, topic))
+        if last is not None:
+            out.setdefault(last.client_id, cl.client)
+    return out
+
+
+def _infer_go(grp: Group, topic: str, strategies: dict[str, str], queues: list[MessageQueue],
+              cids: list[str]) -> list[str]:
+    """Name each Go member's strategy in ``strategies`` (in place) by its logged share: the
+    first of ``GO_STRATEGIES`` (a strategy the Java members name first) that gives it, on the
+    group's member list and queues, the share its latest rebalance made with as many members
+    and queues logged. Returns the Go members left unnamed (no such rebalance, or no strategy
+    gives it: a configured list, a machine room)."""
+    java = [s for s in strategies.values() if s != GO_UNKNOWN]
+    order = sorted(GO_STRATEGIES, key=lambda s: s not in java)
+    unnamed = []
+    for cid, s in list(strategies.items()):
+        if s != GO_UNKNOWN:
+            continue
+        logged = [x for cl in grp.logs for x in cl.history.get((grp.name, topic), [])
+                  if x.client_id == cid and x.cid_all_size == len(cids)
+                  and x.mq_all_size == len(queues)]
+        found = None
+        if logged and queues and cid in cids:
+            want = sorted(logged[-1].result)
+            for name in order:
+                share = (allocate(name, grp.name, queues, cids) or {}).get(cid, [])
+                if sorted(share) == want:
+                    found = name
+                    break
+        if found is None:
+            del strategies[cid]
+            unnamed.append(cid)
+        else:
+            strategies[cid] = found
+    return unnamed
 
 
 def _logged(grp: Group, topic: str, ids: list[str], size: int) -> list[Evidence]:
@@ -352,6 +408,8 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
     grp = Group(g, [], grp0.source, [cl for cl in grp0.logs if any(
         x.client_id in ids for k, x in cl.last.items() if k[0] == g)], grp0.topics)
     strategies = _strategies(grp, topic)
+    _infer_go(grp, topic, strategies, queues, cids)
+    clients = _clients(grp, topic)
     named = sorted(set(strategies.values()))
     strategy = named[0] if len(named) == 1 else "AVG"
     assumed = "" if strategies else " (assumed: no client log names it; AVG is upstream's " \
@@ -489,7 +547,26 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             out.append(tags)
 
     # -------------------------------------------------- mixed strategies
-    if len(named) > 1:
+    mixed_clients = len({clients.get(c) for c in strategies}) > 1
+    if len(named) > 1 and mixed_clients:
+        f = Finding(
+            "mixed-clients", "critical",
+            f"Java and Go members of {g} allocate {topic} differently: "
+            + ", ".join(f"{s} ({c}, {clients.get(c, 'java').title()})"
+                        for c, s in sorted(strategies.items())), g, topic,
+            "The group mixes the Java and the Go client, and their strategies are not the same "
+            "function: each member computes only its own share, with its own client's strategy, "
+            "so the shares overlap and leave gaps. The Go client's AVG and AVG_BY_CIRCLE "
+            "(AllocateByAveragely, AllocateByAveragelyCircle) compute what Java's do; its "
+            "consistent hash (AllocateByConsistentHash, here GO_CONSISTENT_HASH, inferred from "
+            "its logged share) builds another ring than Java's CONSISTENT_HASH, and its machine "
+            "room strategies differ too.",
+            "Configure AVG (AllocateByAveragely in Go, both clients' default) or AVG_BY_CIRCLE "
+            "in every member of the group.",
+            BOOK.format("05-allocation-strategies", "mixed-clients"),
+            members=sorted(strategies),
+            evidence=_logged(grp, topic, sorted(strategies), len(cids)))
+    elif len(named) > 1:
         f = Finding(
             "mixed-strategies", "critical",
             f"members of {g} allocate {topic} with different strategies: "
@@ -501,6 +578,7 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
             BOOK.format("05-allocation-strategies", "a-group-must-agree-on-the-strategy"),
             members=sorted(strategies),
             evidence=_logged(grp, topic, sorted(strategies), len(cids)))
+    if len(named) > 1:
         shares_by: dict[str, list[MessageQueue]] = {}
         computable = queues and all(s in COMPUTABLE for s in named)
         if computable:
@@ -508,7 +586,7 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
                 mine = allocate(strategies.get(cid, "AVG"), g, queues, cids) or {}
                 shares_by[cid] = mine.get(cid, [])
             unowned, double = _ownership(shares_by, list(dict.fromkeys(cids)), queues)
-            common = Counter(strategies.values()).most_common(1)[0][0]
+            common = "AVG" if mixed_clients else Counter(strategies.values()).most_common(1)[0][0]
             after = allocate(common, g, queues, cids) or {}
             un_after, double_after = _ownership(after, list(dict.fromkeys(cids)), queues)
             f.queues = [_short(q) for q in unowned + double]

@@ -25,6 +25,11 @@ Kinds (``KINDS``):
   (a name server's, a broker's ``stats.log``) is listed as ignored. A line stamped to the second
   (``yyyy-MM-dd HH:mm:ss``: a broker's, a name server's or a Proxy's log) is never read as a
   client's line: the remoting clients stamp to the millisecond (4.x ``,SSS``, 5.x ``.SSS``);
+* ``goClientLog``: rocketmq-client-go's log (issue 47; ``time="..." level=... msg=...`` lines,
+  logrus's text format, ``~/logs/rocketmqlogs/`` or wherever the application writes it): its
+  push consumers' ``MessageQueue do balance done`` lines (``trace.golog``), read as a client
+  log's rebalances; the Go client names no strategy there, so the group's check infers it from
+  the logged share;
 * logs the doctor recognises and does not read (``other_log``), listed as ignored with the
   reason, never an error: a RocketMQ Proxy's (rocketmq-proxy 5.x: ``proxy.log``, and the
   ``broker_default.log`` and ``broker.log`` its embedded clients and client manager write;
@@ -63,7 +68,7 @@ from rocketlb_core.trace.clientlog import Rebalance, RouteChange, SendFailure
 from rocketlb_core.trace.schema import TraceError
 
 KINDS = ("consumerConnection", "consumerProgress", "topicRoute", "clusterList", "brokerStatus",
-         "clientLog", "brokerLog", "msgtrace")
+         "clientLog", "brokerLog", "msgtrace", "goClientLog")
 MAX_FILES = 10_000                 # files of the folders given, in all
 MAX_DEPTH = 8                      # folders below a folder given
 SNIFF_LINES = 64                   # lines read to recognise a file
@@ -214,6 +219,9 @@ class SubscriptionSeen:
 class ClientLogFile:
     path: str
     client_ids: list[str] = field(default_factory=list)
+    client: str = "java"
+    """Whose log: ``java`` (the remoting client's ``rocketmq_client.log``) or ``go``
+    (rocketmq-client-go's, ``trace.golog``: its rebalances only, no strategy named)."""
     version: tuple[str, Evidence] | None = None
     consumer_groups: dict[str, Evidence] = field(default_factory=dict)
     producer_groups: dict[str, Evidence] = field(default_factory=dict)
@@ -374,6 +382,9 @@ _STATUS_KEYS = {"brokerVersionDesc", "brokerVersion", "msgPutTotalTodayNow", "bo
                 "putTps", "getTransferredTps", "runtime", "commitLogDirCapacity"}
 
 
+_GO_LINE = re.compile(r'^time="[^"]{10,40}" level=(?:trace|debug|info|warning|error|fatal|'
+                      r'panic) ', re.ASCII)
+"""A line of rocketmq-client-go's log (``rlog`` on logrus's text format)."""
 _SECONDS_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ", re.ASCII)
 """A server's log line (broker, name server, Proxy: ``%d{yyy-MM-dd HH:mm:ss}``), never a remoting
 client's (``,SSS`` on 4.x, ``.SSS`` on 5.x)."""
@@ -483,6 +494,8 @@ def sniff(path: Path) -> str | None:
         return "brokerStatus"
     if sum(1 for h in head if _LOG_STAMP.match(h)) >= max(1, len(stripped) // 4):
         return "log"
+    if sum(1 for h in stripped if _GO_LINE.match(h)) >= max(1, len(stripped) // 4):
+        return "goClientLog"
     return None
 
 
@@ -865,6 +878,48 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | str | Non
     return client if is_client else None
 
 
+def read_go_log(path: Path, bad: _Bad) -> ClientLogFile:
+    """rocketmq-client-go's log (issue 47): its ``MessageQueue do balance done`` lines, read by
+    ``trace.golog`` (each stamp kept in UTC), as a client log's rebalances. The Go client names
+    no strategy there: the group's check infers it (``findings``)."""
+    from rocketlb_core.trace.golog import parse_go_line
+    from rocketlb_core.trace.textfile import read_lines
+
+    client = ClientLogFile(str(path), client="go")
+    lines = read_lines(path, errors="replace")
+    try:
+        for n, text in lines:
+            try:
+                r = parse_go_line(path, n, text, utc_offset_minutes=0)
+            except TraceError as exc:
+                bad(exc)
+                continue
+            if r is None:
+                continue
+            client.end_stamp = r.stamp
+            client.rebalances += 1
+            if r.client_id not in client.client_ids:
+                client.client_ids.append(r.client_id[:255])
+            kept = LastRebalance(**{f.name: getattr(r, f.name) for f in fields(r)},
+                                 ev=quote(path, n, text))
+            kept = replace(kept, strategy=GO_UNKNOWN)
+            client.last[(r.group, r.topic)] = kept
+            client.consumer_groups.setdefault(r.group[:255], kept.ev)
+            for table, cap in ((client.history, HISTORY), (client.changes, MAX_CHANGES)):
+                row = table.setdefault((r.group, r.topic), [])
+                row.append(kept)
+                if len(row) > cap:
+                    del row[0]
+            client.seen.setdefault(r.topic, set()).update(r.result)
+    finally:
+        lines.close()                                   # type: ignore[attr-defined]
+    return client
+
+
+GO_UNKNOWN = "GO?"
+"""The strategy of a Go client's rebalance line until the check infers it."""
+
+
 def read_trace(path: Path, bad: _Bad) -> TraceFile:
     from rocketlb_core.trace.msgtrace import read_msgtrace
 
@@ -912,6 +967,13 @@ def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Input
                 out.statuses.append(read_status(path, bad))
             elif kind == "msgtrace":
                 out.traces.append(read_trace(path, bad))
+            elif kind == "goClientLog":
+                go = read_go_log(path, bad)
+                if not go.rebalances:
+                    out.ignored.append((str(path), "a Go client's log without a rebalance "
+                                        "(MessageQueue do balance done) the doctor reads"))
+                    continue
+                out.client_logs.append(go)
             else:
                 log = read_log(path, bad)
                 if log is None or isinstance(log, str):

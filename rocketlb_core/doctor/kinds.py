@@ -118,6 +118,17 @@ FINDINGS: tuple[FindingKind, ...] = (
         # covered yet, points to this section
         questions=("asked-rocketmq-client-go-419",)),
     FindingKind(
+        "mixed-clients", ("critical",), "group",
+        "The members of a group run the Java and the Go client, and their strategies compute "
+        "different shares (the Go client's consistent hash builds another ring than Java's): "
+        "each computes only its own share, so the shares overlap and leave gaps.",
+        "client logs (the strategy each Java `rebalanced result changed` line names; each Go "
+        "member's strategy inferred from its `MessageQueue do balance done` share)",
+        "spec 3.1, 3.7",
+        _book("05-allocation-strategies", "mixed-clients"),
+        ("tests/test_doctor_go.py::test_a_mixed_group_on_the_consistent_hash_is_found",),
+        questions=("asked-rocketmq-client-go-419",)),
+    FindingKind(
         "unowned-queues", ("critical", "warning"), "group",
         "`consumerProgress -s true` shows queues no member pulls, and no other finding "
         "explains them; critical when messages wait there.",
