@@ -1,6 +1,6 @@
 """Hostile inputs for ``rocketlb doctor``, found by machine: each input kind it reads (client and
-broker logs, the Go client's logs, message-trace dumps from ``data/live``; the ``mqadmin`` outputs of
-``data/live/doctor``), mutated at the level of bytes, gzip, lines and single fields (the
+broker logs, the Go client's logs, message-trace dumps from ``data/live``; the ``mqadmin``
+outputs of ``data/live/doctor``), mutated at the level of bytes, gzip, lines and single fields (the
 mutations of ``tests/test_fuzz_importers.py``), then diagnosed, with and without
 ``--skip-bad``.
 

@@ -1300,8 +1300,8 @@ def live_mixed_clients_frame(results: Mapping[str, Mapping[str, Any]],
     """The ``mixed-go-java`` recordings (issue 47), one row per line and group: its strategy,
     its members (``g1 (Go)``), the assignments they logged and how many the model did not
     explain (each member by its own client's model), and when the scenario ended the queues
-    held twice and held by nobody (without their ``broker-`` prefix) and the reads beyond one
-    an offset over the whole run (``check_recording``'s ``groups_at_end``)."""
+    held twice and held by nobody (without their ``broker-`` prefix), and the reads beyond one
+    an offset over the whole run (``extra reads``; ``check_recording``'s ``groups_at_end``)."""
     import pandas as pd
 
     rows = []
@@ -1320,7 +1320,21 @@ def live_mixed_clients_frame(results: Mapping[str, Mapping[str, Any]],
                 "logged": sum(c["logged"] for c in members.values()),
                 "unexplained": sum(c["unexplained"] for c in members.values()),
                 "held twice": " ".join(q.removeprefix("broker-") for q in end["held_twice"]),
-                "held by nobody": " ".join(q.removeprefix("broker-")
-                                           for q in end["held_by_nobody"]),
-                "reads beyond one": end["read_twice"]})
+                "by nobody": " ".join(q.removeprefix("broker-")
+                                      for q in end["held_by_nobody"]),
+                "extra reads": end["read_twice"]})
     return pd.DataFrame(rows)
+
+
+def go_sends_frame(sends: Sequence[Any], first: int = 10) -> pd.DataFrame:
+    """The first ``first`` of the Go producer's sends (``goclient.producer.sends``): each one's
+    attempts (``broker-a/0 -> broker-a/1``, without the ``broker-`` prefix) and where it was
+    stored (``FAILED`` when every attempt was refused)."""
+    import pandas as pd
+
+    def short(q: Any) -> str:
+        return f"{q.broker_name.removeprefix('broker-')}/{q.queue_id}"
+
+    return pd.DataFrame([{"send": i + 1, "attempts": " -> ".join(short(q) for q in s.attempts),
+                          "stored": short(s.stored) if s.stored else "FAILED"}
+                         for i, s in enumerate(sends[:first])])
