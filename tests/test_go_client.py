@@ -162,18 +162,30 @@ def _java_rows(qs: list[MessageQueue] | None) -> list[list[Any]] | None:
 
 
 def test_java_and_go_allocate_alike_with_avg_and_avg_by_circle() -> None:
-    """Where Go answers a share (not nil), Java's AVG and AVG_BY_CIRCLE answer the same share on
-    the same (unsorted) lists; the Go machine-nearby strategy is AVG."""
+    """Where Go answers a share (not nil), Java's AVG, AVG_BY_CIRCLE and CONFIG answer the same
+    share on the same (unsorted) lists; the Go machine-nearby strategy is AVG."""
     compared = Counter()
     for c in _cases("allocate"):
-        if c["strategy"] not in ("averagely", "averagely-circle", "machine-nearby") or \
-                c["expect"] is None:
+        if c["strategy"] not in ("averagely", "averagely-circle", "machine-nearby", "config") \
+                or c["expect"] is None:
             continue
-        strategy = java.avg_by_circle() if c["strategy"] == "averagely-circle" else java.avg()
+        strategy = java.avg_by_circle() if c["strategy"] == "averagely-circle" else \
+            java.config(_java(c["params"]["list"])) if c["strategy"] == "config" else java.avg()
         got = strategy.allocate(c["group"], c["current"], _java(c["mq_all"]), c["cid_all"])
         assert _java_rows(got) == c["expect"], c["id"]
         compared[c["strategy"]] += 1
     assert min(compared.values()) > 40
+
+
+def test_a_room_named_twice_runs_the_go_block_past_the_list() -> None:
+    """The Go machine room counts a room's queues once per time the room is listed; the block
+    then reaches past ``mq_all`` and Go panics, index out of range (Java's set of rooms counts
+    each queue once)."""
+    qs = [ga.GoQueue("T", "hz@b", i) for i in range(4)]
+    with pytest.raises(ga.GoPanic, match=r"index out of range \[4\] with length 4"):
+        ga.machine_room(["hz", "hz"])("g", "c1", qs, ["c1"])
+    assert [q.queue_id for q in ga.machine_room(["hz"])("g", "c1", qs, ["c1"]) or ()] == \
+        [0, 1, 2, 3]
 
 
 def test_java_and_go_differ_with_machine_room_and_consistent_hash() -> None:

@@ -89,13 +89,16 @@ def random_groups(seed: int, count: int) -> list[tuple[list[MessageQueue], dict[
 
 def agreement_rows(seed: int = 47, count: int = 500) -> list[dict[str, Any]]:
     """Per strategy of ``GO_NAMES``, over the same ``random_groups``: how many end with every
-    queue it allocates held once (for MACHINE_ROOM: the rooms' queues), and how many hold a
-    queue twice, or leave one to nobody."""
+    queue it allocates held once (for MACHINE_ROOM: the queues of ``ROOMS``, and only the
+    groups that have some, ``groups``), and how many hold a queue twice, or leave one to
+    nobody."""
     groups = random_groups(seed, count)
     rows = []
     for name, go_name in GO_NAMES.items():
         once = twice = nobody = 0
-        for qs, members in groups:
+        chosen = [(qs, m) for qs, m in groups if name != "MACHINE_ROOM"
+                  or any(q.broker_name.split("@")[0] in ROOMS for q in qs)]
+        for qs, members in chosen:
             owners = holders(name, qs, members)
             wanted = [q for q in qs if name != "MACHINE_ROOM"
                       or q.broker_name.split("@")[0] in ROOMS]
@@ -104,7 +107,7 @@ def agreement_rows(seed: int = 47, count: int = 500) -> list[dict[str, Any]]:
             twice += two
             nobody += none
             once += not two and not none
-        rows.append({"strategy": name, "Go client": go_name, "groups": len(groups),
+        rows.append({"strategy": name, "Go client": go_name, "groups": len(chosen),
                      "every queue held once": once, "a queue held twice": twice,
                      "a queue held by nobody": nobody})
     return rows
