@@ -212,13 +212,34 @@ def test_java_and_go_differ_with_machine_room_and_consistent_hash() -> None:
 
 
 def test_the_producers_queue_order_is_the_name_servers_reversed_up_to_twelve() -> None:
-    """The Go producer's list (vectors) against Java's (queue data sorted by broker name, spec
-    2.1): the same queues, another order, unless the name server already listed the brokers in
-    descending order of name."""
+    """One call of ``routeData2PublishInfo`` (vectors) reverses the name server's order up to
+    12 brokers (Go 1.19 and later) and permutes it otherwise past 12; Java sorts the queue data
+    by broker name (spec 2.1)."""
     orders = {c["n"]: c["order"] for c in _cases("publish-order")}
     assert all(orders[n] == list(range(n))[::-1] for n in range(13))
     assert all(orders[n] != list(range(n))[::-1] for n in range(13, 150))
     assert orders[13] == slice_permutation(13, lambda i, j: i >= j)
+
+
+def test_a_lone_2_1_2_producer_keeps_the_name_servers_order() -> None:
+    """2.1.2 runs the reordering twice for a lone producer (fact
+    go.publish-order-twice-since-2.1.2): the two reversals cancel up to 12 brokers; 2.1.1 runs
+    it once; producers sharing a 2.1.2 client get other passes."""
+    rows = [[f"broker-{i}", 1, 1, 6] for i in range(12)]
+    ids = {r[0]: [0] for r in rows}
+    names = [r[0] for r in rows]
+    assert [q.broker_name for q in gr.producer_queues("T", rows, ids)] == names
+    assert [q.broker_name for q in gr.producer_queues("T", rows, ids, release="2.1.1")] == \
+        names[::-1]
+    assert [q.broker_name for q in gr.producer_queues("T", rows, ids, producers=2,
+                                                     index=1)] == names[::-1]
+    many = [[f"broker-{i}", 1, 1, 6] for i in range(20)]
+    twice = [q.broker_name for q in gr.producer_queues("T", many, {r[0]: [0] for r in many})]
+    perm = gr.publish_order(20)
+    assert twice == [many[perm[perm[i]]][0] for i in range(20)]
+    assert twice != [many[i][0] for i in range(20)]          # past 12, not the identity
+    with pytest.raises(ValueError, match="release"):
+        gr.producer_queues("T", rows, ids, release="2.2.0")
 
 
 def test_the_order_before_allocating_differs_from_java_above_u_ffff() -> None:

@@ -22,7 +22,7 @@ from rocketlb_core.sim.scenario import ScenarioError
 from rocketlb_core.trace.golog import parse_go_line, read_go_log
 from rocketlb_core.trace.schema import TraceError
 from tests.test_live_record import SCENARIO
-from tests.test_producer_threads import imported_once
+from tests.test_producer_threads import checked_once
 
 LINES = ["4", "5", "5.5"]
 
@@ -34,10 +34,7 @@ def _recording(line: str) -> Path:
 @pytest.fixture(scope="module", params=LINES)
 def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
             ) -> tuple[str, Path, dict[str, Any]]:
-    from rocketlb_core.trace.agreement import check_recording
-
-    trace = imported_once(_recording(request.param), tmp_path_factory)
-    return request.param, trace, check_recording(_recording(request.param), trace)
+    return (request.param, *checked_once(_recording(request.param), tmp_path_factory))
 
 
 def test_every_member_is_explained_by_its_own_clients_model(

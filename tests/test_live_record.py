@@ -430,7 +430,8 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     several threads, each sending at its interval (its count that many times larger); last,
     one with the fault table off still sending ``send(msg)`` from one thread may send
     asynchronously, a broadcasting group of one or two members may join (every killed
-    broker then restarted too), and one consumer may be a lite-pull one."""
+    broker then restarted too), one consumer may be a lite-pull one, and one other the Go
+    client's."""
     from collections import Counter
 
     from rocketlb_core.live.generate import generate_scenario
@@ -456,7 +457,15 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
         assert len(lite) <= 1
         assert all(k.name != "c1" and k.instance == k.name for k in lite)
         seen["lite-pull"] += bool(lite)
-        assert [replace(k, kind=None) for k in mine] == list(plain.consumers)
+        # and one other may be the Go client's (issue 47): not the first, not lite-pull, not
+        # a twin nor one a twin takes the instance of
+        go = [k for k in mine if k.language == "go"]
+        assert len(go) <= 1
+        twins = {k.instance for k in mine if k.instance != k.name}
+        assert all(k.name != "c1" and k.kind is None and k.instance == k.name
+                   and k.name not in twins for k in go)
+        seen["go"] += bool(go)
+        assert [replace(k, kind=None, language="java") for k in mine] == list(plain.consumers)
         assert len(extra) <= 2
         assert all(k.group == "GID_bc" and k.model == "broadcasting" for k in extra)
         joins = {e.target: e.at_s for e in drawn.events if e.action == "join"}
@@ -485,5 +494,6 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     assert seen["threads"] >= 40, seen
     assert seen["broadcast"] >= 60, seen
     assert seen["lite-pull"] >= 40, seen
+    assert seen["go"] >= 30, seen
     assert min(seen["broadcast orderly"], seen["broadcast concurrently"]) >= 20, seen
     assert "generate --seed 1 --modes" in generate_scenario(1, modes=True)

@@ -39,10 +39,11 @@ def test_the_shipped_recordings() -> None:
     assert {p.name for p in RECORDINGS} == {
         f"{s}-{line}" for line in ("4", "5", "5.5")
         for s in ("producer-outage", "membership-day", "producer-modes", "producer-threads",
-                  "producer-async", "broadcasting", "lite-pull", "mixed-go-java")
+                  "producer-async", "broadcasting", "lite-pull", "mixed-go-java",
+                  "go-producer-outage")
     } | {"frozen-consumers-5", "hung-listener-5"}
     total = sum(f.stat().st_size for p in RECORDINGS for f in p.rglob("*") if f.is_file())
-    # small enough for the repo: 5 MiB for 26 recordings of 8 kinds (about 190 KB each)
+    # small enough for the repo: 5 MiB for 29 recordings of 9 kinds (about 160 KB each)
     assert total < 5 * 2**20
     for p in RECORDINGS:
         meta = json.loads((p / "recording.json").read_text())
@@ -83,8 +84,13 @@ def test_each_recording_imports_into_a_valid_trace(recording: Path,
     oneway = {p["group"] for p in meta["producers"] if p.get("mode") == "oneway"}
     ordered = {p["group"] for p in meta["producers"] if p.get("mode") == "hash"}
     asynchronous = {p["group"] for p in meta["producers"] if p.get("mode") == "async"}
+    go = {p["group"] for p in meta["producers"] if p.get("language") == "go"}
     for group, rows in sends.items():
-        if group in ordered or group in asynchronous:
+        if group in go:
+            # the Go client's producer writes no message trace and its log names no attempt
+            # (issue 47): the trace holds none of its sends; trace.go_agreement checks them
+            assert table["producer"].count(group) == 0, group
+        elif group in ordered or group in asynchronous:
             # an ordered send that failed is in neither the trace (no result) nor the client's
             # log (sendSelectImpl logs nothing); nor is an async one (its failed hops are
             # logged as "async send msg by retry", not as a send loop's failed attempts): the

@@ -52,6 +52,15 @@ def imported_once(recording: Path, factory: pytest.TempPathFactory) -> Path:
     return _TRACES[recording]
 
 
+def checked_once(recording: Path, factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """A shipped recording imported once a test session, and the model checked against it
+    (``check_recording``)."""
+    from rocketlb_core.trace.agreement import check_recording
+
+    trace = imported_once(recording, factory)
+    return trace, check_recording(recording, trace)
+
+
 def _imported(line: str, factory: pytest.TempPathFactory) -> Path:
     """The recording of ``line`` imported once a test session."""
     return imported_once(_recording(line), factory)

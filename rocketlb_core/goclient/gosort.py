@@ -8,8 +8,9 @@ comparison of positions, never of the elements, so the order it makes depends on
 there are. Up to 12 elements ``sort.Slice`` runs an insertion sort, which under that comparison
 moves every element to the front: the slice reversed. From 13 on, pdqsort's pivots, partitions
 and pattern breaking make another fixed permutation. Go releases before 1.19 sorted with another
-algorithm, so past 12 elements the order also depends on the Go that built the application; this
-is Go 1.19 and later (the vectors come from go1.26.8).
+algorithm (a gap-6 pass first), whose order differs from 7 elements on, so the order also
+depends on the Go that built the application; this is Go 1.19 and later (the vectors come from
+go1.26.8).
 
 Standard library only.
 

@@ -3,11 +3,12 @@
 
 * The producer (``routeData2PublishInfo``): with ``orderTopicConf`` (``"broker:n;..."``) its
   queues in that text's order; else it sorts the queue data with ``sort.Slice(qds, func(i, j
-  int) bool { return i-j >= 0 })``, a comparison of positions (``gosort``): up to 12 brokers the
-  name server's list reversed, past 12 a permutation fixed by their number. Then, for each
-  writable broker with a master address, queues ``0..writeQueueNums-1``. Java sorts the queue
-  data by broker name (spec 2.1), so the same route gives the two producers different lists.
-  The sort is in place: the route's own list is left in that order.
+  int) bool { return i-j >= 0 })``, a comparison of positions (``gosort``: with Go 1.19 and
+  later, up to 12 brokers the list reversed, past 12 a permutation fixed by their number; older
+  Go differs from 7). Then, for each writable broker with a master address, queues
+  ``0..writeQueueNums-1``. The sort is in place: the route's own list is left in that order,
+  and 2.1.2 runs the function twice on the same data (``producer_queues``). Java sorts the queue
+  data by broker name (spec 2.1), so the same route can give the two producers different lists.
 * The consumer (``routeData2SubscribeInfo``): the name server's order, readable brokers, queues
   ``0..readQueueNums-1``, masters or not; ``doBalance`` sorts them before allocating
   (``allocate.balance_order``).
@@ -80,6 +81,33 @@ def publish_queues(topic: str, queue_datas: Sequence[Sequence[object]],
     return out
 
 
+def producer_queues(topic: str, queue_datas: Sequence[Sequence[object]],
+                    broker_ids: Mapping[str, Sequence[int]], order_topic_conf: str = "",
+                    release: str = "2.1.2", producers: int = 1,
+                    index: int | None = None) -> list[GoQueue]:
+    """The list the selector of producer ``index`` (1 to ``producers``, default the last) of one
+    client is given after a route change, from the name server's route: 2.0.0 to 2.1.1 run
+    ``routeData2PublishInfo`` once; 2.1.2 runs it once for each producer in
+    ``UpdateTopicRouteInfoWithDefault`` (through the client it is bundled with), each run
+    reordering the route data in place, then on a clone of that data once more for each producer
+    in ``UpdatePublishInfo`` (fact ``go.publish-order-twice-since-2.1.2``): producer ``index``'s
+    list is what ``producers + index`` passes leave (a lone producer, up to 12 brokers with Go
+    1.19 and later: two reversals, the name server's order)."""
+    if release not in RELEASES:
+        raise ValueError(f"release: one of {', '.join(RELEASES)}, not {release!r}")
+    index = producers if index is None else index
+    if not 1 <= index <= producers:
+        raise ValueError(f"index: 1 to {producers}, not {index}")
+    passes = producers + index if release == "2.1.2" else 1
+    rows = list(queue_datas)
+    for _ in range(passes - 1):
+        rows = [rows[i] for i in publish_order(len(rows))]
+    return publish_queues(topic, rows, broker_ids, order_topic_conf)
+
+
+RELEASES = ("2.0.0", "2.1.0", "2.1.1", "2.1.2")
+
+
 def subscribe_queues(topic: str, queue_datas: Sequence[Sequence[object]]) -> list[GoQueue]:
     """``routeData2SubscribeInfo(topic, route)``."""
     out = []
@@ -92,7 +120,8 @@ def subscribe_queues(topic: str, queue_datas: Sequence[Sequence[object]]) -> lis
 
 def client_id(client_ip: str, instance_name: str, unit_name: str, pid: int | str) -> str:
     """``rmqClient.ClientID()``: ``ip@pid`` when the instance name is ``DEFAULT`` (else
-    ``ip@instance``), then ``@unit`` when a unit name is set. A push or pull consumer first
-    renames a ``DEFAULT`` instance ``pid#nanoseconds`` (``ChangeInstanceNameToPID``)."""
+    ``ip@instance``), then ``@unit`` when a unit name is set. A consumer's
+    ``ChangeInstanceNameToPID`` renames only its own copy of the options, so a consumer's id
+    keeps the plain pid too (fact ``go.client-id``)."""
     out = client_ip + "@" + (str(pid) if instance_name == "DEFAULT" else instance_name)
     return out + ("@" + unit_name if unit_name else "")

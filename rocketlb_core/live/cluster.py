@@ -623,18 +623,25 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
     messages a send; issue 45); ``threads`` application threads share it (each row then has
     its ``thread``)."""
     home, go_file = _client_home(cluster, instance, "go")
+    return _launch_producer(
+        cluster, instance, count, go, timeout_s, home, go_file, "producer",
+        [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
+         str(count), str(interval_ms), "on" if fault_tolerance else "off", instance,
+         "on" if trace else "off", str(go_file), mode, str(keys), str(threads), str(batch)])
+
+
+def _launch_producer(cluster: Cluster, instance: str, count: int, go: bool, timeout_s: float,
+                     home: Path, go_file: Path, what: str, command: list[str],
+                     env: dict[str, str] | None = None) -> Producer:
+    """Run a producer driver's ``command`` (its rows to ``home/sends.jsonl``), wait until it
+    has started, and let it send at once when ``go``."""
     output = home / "sends.jsonl"
     with output.open("wb") as sink:
-        proc = subprocess.Popen(
-            [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
-             str(count), str(interval_ms), "on" if fault_tolerance else "off", instance,
-             "on" if trace else "off", str(go_file), mode, str(keys), str(threads),
-             str(batch)],
-            stdout=sink, stderr=(home / "stderr.log").open("ab"), stdin=subprocess.DEVNULL,
-            start_new_session=True)
+        proc = subprocess.Popen(command, stdout=sink, stderr=(home / "stderr.log").open("ab"),
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=env)
     producer = Producer(instance, proc, output, go_file, count, home)
     _track(cluster, instance, "producer", proc, home)
-    _await_started(proc, output, timeout_s, f"producer {instance}", home)
+    _await_started(proc, output, timeout_s, f"{what} {instance}", home)
     if go:
         start_sending(producer)
     return producer
@@ -840,7 +847,7 @@ def go_driver() -> Path:
     from rocketlb_core.live.jars import GO_CLIENT_VERSION, go_build
 
     source = Path(str(resources.files("rocketlb_core.live") / "go"))
-    return go_build(source, cache_root() / "live" / f"go-client-{GO_CLIENT_VERSION}" / "consume")
+    return go_build(source, cache_root() / "live" / f"go-client-{GO_CLIENT_VERSION}" / "driver")
 
 
 def start_go_consumer(cluster: Cluster, topic: str, group: str, instance: str,
@@ -857,7 +864,8 @@ def start_go_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     binary = go_driver()
     home, stop = _client_home(cluster, name, "stop")
     proc = subprocess.Popen(
-        [str(binary), cluster.namesrv_addr, topic, group, instance, str(stop), strategy],
+        [str(binary), "consume", cluster.namesrv_addr, topic, group, instance, str(stop),
+         strategy],
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ, HOME=str(home)))
     consumer = GoConsumer(instance, proc, stop, home, name)
@@ -878,6 +886,21 @@ def start_go_consumer(cluster: Cluster, topic: str, group: str, instance: str,
             break
     kill_consumer(consumer)
     raise LiveError(f"Go consumer {instance} did not start; {_tail(home / 'stderr.log')}")
+
+
+def start_go_producer(cluster: Cluster, topic: str, count: int, *, group: str,
+                      interval_ms: int = 0, instance: str = "go-1", go: bool = True,
+                      timeout_s: float = 120.0) -> Producer:
+    """Start the Go client's producer (``live/go``: ``NewRoundRobinQueueSelector``,
+    ``RetryTimes`` 3, ``SendSync``) to send ``count`` messages, and wait until it has started;
+    it sends once ``start_sending`` is called (at once when ``go``), and writes the Java
+    driver's rows (``collect_sends``)."""
+    binary = go_driver()
+    home, go_file = _client_home(cluster, instance, "go")
+    return _launch_producer(
+        cluster, instance, count, go, timeout_s, home, go_file, "Go producer",
+        [str(binary), "produce", cluster.namesrv_addr, topic, group, instance, str(count),
+         str(interval_ms), str(go_file)], env=dict(os.environ, HOME=str(home)))
 
 
 def stop_consumer(consumer: Consumer, timeout_s: float = 60.0) -> None:

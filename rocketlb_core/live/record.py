@@ -13,6 +13,7 @@ code)::
     settle_s = 8                # after the last event (and after the producers finished)
 
     [[producers]]               # upstream's DefaultMQProducer (live/java/Produce.java)
+    language = "java"           # a remoting producer's: or "go" (live/go, sync, issue 47)
     name = "p-off"              # its instanceName, process and folder name
     group = "PG_off"
     count = 900                 # synchronous sends ...
@@ -116,6 +117,12 @@ first and last offset and how many distinct ones per queue (``ranges/<consumer>.
 consumer stops, ``mqadmin consumerProgress`` of each remoting group but a broadcasting one
 (which commits nothing to the brokers) (``progress/<group>.txt``: the broker's and the
 committed consumer offset per queue).
+
+A remoting producer with ``language = "go"`` (issue 47) is rocketmq-client-go's default
+producer (``live/go``: ``NewRoundRobinQueueSelector``, ``RetryTimes`` 3), sending with
+``SendSync`` from one goroutine and writing the Java driver's rows; it takes no ``mode``,
+``threads``, ``keys``, ``batch`` or ``fault_tolerance`` (the Go client has no latency fault
+tolerance), writes no message trace, and is checked by ``trace.go_agreement``.
 
 A consumer with ``language = "go"`` (issue 47) is rocketmq-client-go's push consumer
 (``jars.GO_CLIENT_VERSION``, ``live/go``, built with the go command from the module proxy): a
@@ -322,12 +329,20 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
                          "sendLatencyFaultEnable: leave it out")
         if client != "grpc" and "max_attempts" in p:
             raise r.fail(f"{where}.max_attempts", "only a gRPC producer has it")
-        if client != "grpc" and "language" in p:
-            raise r.fail(f"{where}.language", "only a gRPC producer has it")
         language = r.text(p, "language", where, "java")
-        if language not in live.GRPC_LANGUAGES:
+        allowed = live.GRPC_LANGUAGES if client == "grpc" else LANGUAGES
+        if language not in allowed:
             raise r.fail(f"{where}.language",
-                         f"one of {', '.join(live.GRPC_LANGUAGES)}, got {language!r}")
+                         f"a {client} producer's is one of {', '.join(allowed)}, got "
+                         f"{language!r:.40}")
+        if language == "go":
+            for key in ("mode", "threads", "keys", "batch"):
+                if key in p:
+                    raise r.fail(f"{where}.{key}", "a Go producer sends synchronously from one "
+                                 "goroutine (live/go): leave it out")
+            if ft:
+                raise r.fail(f"{where}.fault_tolerance", "the Go client has no latency fault "
+                             "tolerance: leave it out")
         attempts = r.num(p, "max_attempts", where, 3, integer=True, minimum=1, maximum=10)
         mode = r.text(p, "mode", where, "sync")
         if mode not in MODES:
@@ -868,6 +883,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         live.grpc_consumer_class_path(c)      # compiled before the clock starts
     producers: dict[str, live.Producer] = {}
     for p in scenario.producers:
+        if p.language == "go":
+            producers[p.name] = live.start_go_producer(
+                c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
+                instance=p.name, go=False)
+            continue
         if p.client == "grpc":
             producers[p.name] = live.start_grpc_producer(
                 c, scenario.topic, p.count, interval_ms=p.interval_ms,
@@ -964,7 +984,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                 if f.stat().st_size:
                     _gzip_copy(f, tmp / "logs" / proc_.name / f"{f.name}.gz")
     extra: dict[str, Any] = {}
-    if any(k.language == "go" for k in scenario.consumers):
+    if any(k.language == "go" for k in scenario.consumers) \
+            or any(p.language == "go" for p in scenario.producers):
         from rocketlb_core.live.jars import GO_CLIENT_VERSION
 
         extra["go_client"] = {"module": "github.com/apache/rocketmq-client-go/v2",

@@ -113,6 +113,10 @@ line is written, after the attempt ended (``sendDefaultImpl``: ``endTimestamp``,
 a loaded host, a refused connect that took 2 ms was logged 27 ms after the connection's
 ``closeChannel`` (issue 32's random scenario, p2-off). A logged failure may start this much
 later than ``FAILURE_MATCH_MS`` allows before (less than the 40 ms between two sends)."""
+_SEND_FAILED = re.compile(r"Send \[(?P<times>\d{1,3})\] times, still failed, cost "
+                          r"\[(?P<cost>\d{1,9})\]ms")
+"""``sendDefaultImpl``'s exception after its last attempt: how many it made and the send's cost
+(``System.currentTimeMillis() - beginTimestampFirst``)."""
 PERM_READ = 4
 """``PermName.PERM_READ``: a broker's queues of a topic are in a consumer's subscription when
 its permission has this bit."""
@@ -250,6 +254,13 @@ class ObservedBrokers:
     refused connection), whatever the broker's condition (a paused broker's socket takes
     the write, and the broker stores the message when it resumes)."""
     oneway_ms: int = 0
+    within_deadline: bool = False
+    """Whether the real send failed with "Send [N] times, still failed, cost [C]ms" where C
+    is at most the send's timeout: the loop's last ``timeout < costTime`` check found it not
+    yet spent, so a timeout the client logged with an ``RT`` past its budget (a request timeout
+    of 2,997 ms after 3 ms of the budget, ``RT: 3001ms``, the send's cost still ``[3000]ms``:
+    live on 5.3.3, fixture ``budget-race-5``) left the loop its 0 ms attempts: it ended in
+    the deadline's very millisecond (``overshoot_ms`` 0)."""
     call_timeout: bool = False
     """Whether the real send failed with "sendDefaultImpl call timeout": the loop's last
     selection found its budget spent (``timeout < costTime``) and made no attempt. A timeout
@@ -307,6 +318,8 @@ class ObservedBrokers:
             if code is not None and took < budget_ms:     # the broker answered an error code
                 return AttemptResult(Outcome.BROKER_ERROR, took, response_code=code)
             over = took - budget_ms if took >= budget_ms else None
+            if over is not None and self.within_deadline:
+                over = 0                    # the send's cost says the deadline held
             if over == 0 and self.call_timeout and not self._failed_near(end):
                 over = None                 # past the deadline: the loop stops (call_timeout)
             return AttemptResult(Outcome.REMOTING_ERROR, took, overshoot_ms=over)
@@ -631,6 +644,9 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         at, wait = now + late, max(0, wait - late)
         model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
         model.call_timeout = "sendDefaultImpl call timeout" in str(row.get("error", ""))
+        spent = _SEND_FAILED.search(str(row.get("error", "")))
+        model.within_deadline = spent is not None and int(spent["times"]) > 1 and \
+            int(spent["cost"]) <= SendConfig().send_msg_timeout_ms
         model.send_end = now + int(row["cost_ms"]) if "cost_ms" in row else None
         model.oneway_ms = int(row.get("cost_ms", 0))
         while changes and changes[0][0] <= now:
@@ -1338,6 +1354,27 @@ def check_recording(recording: Path | str, trace: Path | str,
     route = recording_route(meta)
     out: dict[str, Any] = {"line": line, "producers": {}, "consumers": {},
                            "nameserver_route": nameserver_route(recording, origin)}
+    go = [p for p in meta["producers"] if p.get("language") == "go"]
+    for p in go:
+        # the Go client's producer (issue 47): its own model, from its rows alone
+        from rocketlb_core.trace.go_agreement import go_producer_agreement
+
+        g = go_producer_agreement(
+            read_sends(recording / "sends" / f"{p['name']}.jsonl.gz"), topic=topic,
+            route_rows=[[q["broker_name"], q["read_queue_nums"], q["write_queue_nums"],
+                         q["perm"]] for q in meta["route"]],
+            origin_ms=origin, paused=stopped_spans(meta["events"], origin, ("pause",)),
+            killed=stopped_spans(meta["events"], origin, ("kill",)))
+        gs = g.summary()
+        # the Java producers' fields, so one table reads both: ``agree`` counts every send the
+        # model explained (``first_attempt`` stored at once, ``retried``, ``failed``)
+        out["producers"][p["name"]] = {
+            "sends": gs["sends"], "agree": gs["agree"] + gs["retried"] + gs["failed"],
+            "first_attempt": gs["agree"], "retried": gs["retried"], "failed": gs["failed"],
+            "inferred": 0, "reset": 0, "in_flight": 0, "route_changes": 0,
+            "unexplained": gs["unexplained"], "language": "go", "order": g.order,
+            "others": g.unexplained}
+    meta = {**meta, "producers": [p for p in meta["producers"] if p not in go]}
     logs = {p["name"]: _client_log(recording, p["name"]) for p in meta["producers"]}
     all_failures = {name: [(stamp_ms(f.stamp, offset) - origin - f.rt_ms, f.queue.broker_name,
                             f.rt_ms, f.response_code, f.queue.queue_id, f.thread)

@@ -1,7 +1,15 @@
-// rocketlb live driver: rocketmq-client-go's own push consumer (issue 47, item 2).
+// rocketlb live driver: rocketmq-client-go's own push consumer and producer (issue 47, item 2).
 //
-//	consume NAMESRV TOPIC GROUP INSTANCE STOP_FILE [STRATEGY]
+//	driver consume NAMESRV TOPIC GROUP INSTANCE STOP_FILE [STRATEGY]
+//	driver produce NAMESRV TOPIC GROUP INSTANCE COUNT INTERVAL_MS GO_FILE
 //
+// produce: the Go client's default producer (NewRoundRobinQueueSelector, RetryTimes 3) prints
+// {"started":CLIENT_ID}, waits until GO_FILE exists, then sends COUNT messages synchronously
+// (SendSync), one every INTERVAL_MS, and prints one JSON object per send, as the Java driver
+// does: {"seq":0,"sent_ms":...,"status":"SEND_OK","broker":"broker-a","queue":3,"msg_id":"...",
+// "cost_ms":2} or {"seq":1,"sent_ms":...,"error":"...","cost_ms":12004}; then {"done":COUNT}.
+//
+// consume:
 // Subscribes TOPIC ("*": every message) in GROUP as a clustering push consumer with instance
 // name INSTANCE, allocating with STRATEGY: AVG (AllocateByAveragely, the client's default) or
 // CONSISTENT_HASH (AllocateByConsistentHash(10): Java's default of virtual nodes). Consumes
@@ -22,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,6 +40,7 @@ import (
 	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/internal/utils"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/apache/rocketmq-client-go/v2/producer"
 	"github.com/apache/rocketmq-client-go/v2/rlog"
 )
 
@@ -56,25 +66,18 @@ func fail(format string, args ...any) {
 }
 
 func main() {
-	if len(os.Args) < 6 {
-		fail("usage: consume NAMESRV TOPIC GROUP INSTANCE STOP_FILE [STRATEGY]")
+	if len(os.Args) > 1 && os.Args[1] == "produce" {
+		produce(os.Args[2:])
+		return
 	}
-	namesrv, topic, group, instance, stop := os.Args[1], os.Args[2], os.Args[3], os.Args[4],
-		os.Args[5]
-	name := "AVG"
-	if len(os.Args) > 6 {
-		name = os.Args[6]
+	if len(os.Args) < 2 || os.Args[1] != "consume" {
+		fail("usage: driver consume|produce ...")
 	}
-	var strategy consumer.AllocateStrategy
-	switch name {
-	case "AVG":
-		strategy = consumer.AllocateByAveragely
-	case "CONSISTENT_HASH":
-		strategy = consumer.AllocateByConsistentHash(10)
-	default:
-		fail("unknown strategy %s (AVG or CONSISTENT_HASH)", name)
-	}
-	home := os.Getenv("HOME")
+	consume(os.Args[2:])
+}
+
+// logTo makes rlog write the client's lines to HOME/logs/rocketmqlogs/rocketmq-client-go.log.
+func logTo(home string) {
 	dir := filepath.Join(home, "logs", "rocketmqlogs")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fail("%v", err)
@@ -90,6 +93,86 @@ func main() {
 	l.Formatter = &logrus.TextFormatter{DisableColors: true, FullTimestamp: true,
 		TimestampFormat: "2006-01-02 15:04:05.000 -0700"}
 	rlog.SetLogger(logger{l})
+}
+
+func produce(args []string) {
+	if len(args) != 7 {
+		fail("usage: driver produce NAMESRV TOPIC GROUP INSTANCE COUNT INTERVAL_MS GO_FILE")
+	}
+	namesrv, topic, group, instance, goFile := args[0], args[1], args[2], args[3], args[6]
+	count, err1 := strconv.Atoi(args[4])
+	interval, err2 := strconv.Atoi(args[5])
+	if err1 != nil || err2 != nil || count < 0 || interval < 0 {
+		fail("COUNT and INTERVAL_MS must be whole numbers from 0")
+	}
+	logTo(os.Getenv("HOME"))
+	p, err := rocketmq.NewProducer(
+		producer.WithGroupName(group),
+		producer.WithNsResolver(primitive.NewPassthroughResolver([]string{namesrv})),
+		producer.WithInstanceName(instance),
+	)
+	if err != nil {
+		fail("%v", err)
+	}
+	if err := p.Start(); err != nil {
+		fail("%v", err)
+	}
+	emit(map[string]any{"started": utils.LocalIP + "@" + instance})
+	for {
+		if _, err := os.Stat(goFile); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	next := time.Now()
+	for seq := 0; seq < count; seq++ {
+		if wait := time.Until(next); wait > 0 {
+			time.Sleep(wait)
+		}
+		start := time.Now()
+		msg := primitive.NewMessage(topic, []byte(fmt.Sprintf("%s/m%d", instance, seq)))
+		msg.WithKeys([]string{fmt.Sprintf("seq-%d", seq)})
+		res, err := p.SendSync(context.Background(), msg)
+		row := map[string]any{"seq": seq, "sent_ms": start.UnixMilli(),
+			"cost_ms": time.Since(start).Milliseconds()}
+		if err != nil {
+			row["error"] = err.Error()
+		} else {
+			row["status"] = "SEND_OK"
+			if res.Status != primitive.SendOK {
+				row["status"] = fmt.Sprintf("STATUS_%d", res.Status)
+			}
+			row["broker"] = res.MessageQueue.BrokerName
+			row["queue"] = res.MessageQueue.QueueId
+			row["msg_id"] = res.MsgID
+		}
+		emit(row)
+		next = next.Add(time.Duration(interval) * time.Millisecond)
+	}
+	emit(map[string]any{"done": count})
+	_ = p.Shutdown()
+}
+
+func consume(args []string) {
+	if len(args) < 5 {
+		fail("usage: driver consume NAMESRV TOPIC GROUP INSTANCE STOP_FILE [STRATEGY]")
+	}
+	namesrv, topic, group, instance, stop := args[0], args[1], args[2], args[3], args[4]
+	name := "AVG"
+	if len(args) > 5 {
+		name = args[5]
+	}
+	var strategy consumer.AllocateStrategy
+	switch name {
+	case "AVG":
+		strategy = consumer.AllocateByAveragely
+	case "CONSISTENT_HASH":
+		strategy = consumer.AllocateByConsistentHash(10)
+	default:
+		fail("unknown strategy %s (AVG or CONSISTENT_HASH)", name)
+	}
+	home := os.Getenv("HOME")
+	logTo(home)
 
 	var mu sync.Mutex
 	seen := map[string]map[int64]bool{}
