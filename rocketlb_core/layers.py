@@ -17,7 +17,7 @@ CORE = ("rocketlb_core.javamath", "rocketlb_core.model", "rocketlb_core.errors",
         "rocketlb_core.kafka.assignors", "rocketlb_core.kafka.conformance",
         "rocketlb_core.kafka.group", "rocketlb_core.kafka.partitioner",
         "rocketlb_core.kafka.sticky_general", "rocketlb_core.kafka.uniform_heterogeneous",
-        "rocketlb_core.grpc")
+        "rocketlb_core.grpc", "rocketlb_core.goclient")
 """Modules, and packages (every module under them), that make up the core."""
 
 PACKAGE = Path(__file__).resolve().parent

@@ -28,10 +28,15 @@ def test_a_shipped_remoting_recording_is_imported_and_explained() -> None:
     out = run.stdout.splitlines()
     assert out[0].endswith("remoting clients (rocketmq-client 5.3.3), servers 5.3.3 "
                            "(line 5.3.3), scenario membership-day")
-    rows = {line.split(":")[0].strip(): line for line in out[1:-1]}
+    rows = {line.split(":")[0].strip(): line for line in out[1:-1]
+            if not line.strip().startswith("group ")}
     # every client of the recording, with its own counts (the duplicate-id trap's three too)
     assert set(rows) == {"producer p-slow", "consumer c1", "consumer c2", "consumer c3",
                          "consumer dup-1", "consumer dup-2", "consumer other"}
+    # then each group's queues at the end (issue 47)
+    groups = [line.split(":")[0].strip() for line in out[1:-1]
+              if line.strip().startswith("group ")]
+    assert groups == ["group GID_dup at the end", "group GID_live at the end"]
     assert "sends 300, agree 299" in rows["producer p-slow"]
     assert all("unexplained 0" in r for r in rows.values())
     assert out[-1] == "the model explains everything"

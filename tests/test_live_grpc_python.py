@@ -72,8 +72,9 @@ topic = "T"
 
 @pytest.mark.parametrize(("producer", "where", "message"), [
     ('client = "remoting"\nlanguage = "python"', "producers[0].language",
-     "only a gRPC producer has it"),
-    ('client = "grpc"\nlanguage = "go"', "producers[0].language", "one of java, python"),
+     "a remoting producer's is one of java, go"),
+    ('client = "grpc"\nlanguage = "go"', "producers[0].language",
+     "a grpc producer's is one of java, python"),
     ('client = "grpc"\nlanguage = "python"\nmax_attempts = 5', "producers[0].max_attempts",
      "the Python client takes its attempts from the Proxy"),
 ])
