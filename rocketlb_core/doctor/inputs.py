@@ -790,18 +790,10 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | str | Non
         r = None if _SECONDS_STAMP.match(text) else clientlog.record_of_line(path, n, text)
         if isinstance(r, Rebalance):
             is_client = True
-            client.rebalances += 1
             if r.client_id not in client.client_ids:
                 client.client_ids.append(r.client_id)
-            kept = LastRebalance(**{f.name: getattr(r, f.name) for f in fields(r)},
-                                 ev=quote(path, n, text))
-            client.last[(r.group, r.topic)] = kept
-            for table, cap in ((client.history, HISTORY), (client.changes, MAX_CHANGES)):
-                row = table.setdefault((r.group, r.topic), [])
-                row.append(kept)
-                if len(row) > cap:
-                    del row[0]
-            client.seen.setdefault(r.topic, set()).update(r.result)
+            _note_rebalance(client, LastRebalance(
+                **{f.name: getattr(r, f.name) for f in fields(r)}, ev=quote(path, n, text)))
             return
         if isinstance(r, clientlog.BrokerError):
             if last is not None and last.failure.line == n - 1:
@@ -897,23 +889,28 @@ def read_go_log(path: Path, bad: _Bad) -> ClientLogFile:
             if r is None:
                 continue
             client.end_stamp = r.stamp
-            client.rebalances += 1
             if r.client_id not in client.client_ids:
                 client.client_ids.append(r.client_id[:255])
             kept = LastRebalance(**{f.name: getattr(r, f.name) for f in fields(r)},
                                  ev=quote(path, n, text))
-            kept = replace(kept, strategy=GO_UNKNOWN)
-            client.last[(r.group, r.topic)] = kept
             client.consumer_groups.setdefault(r.group[:255], kept.ev)
-            for table, cap in ((client.history, HISTORY), (client.changes, MAX_CHANGES)):
-                row = table.setdefault((r.group, r.topic), [])
-                row.append(kept)
-                if len(row) > cap:
-                    del row[0]
-            client.seen.setdefault(r.topic, set()).update(r.result)
+            _note_rebalance(client, replace(kept, strategy=GO_UNKNOWN))
     finally:
         lines.close()                                   # type: ignore[attr-defined]
     return client
+
+
+def _note_rebalance(client: ClientLogFile, kept: LastRebalance) -> None:
+    """A client log's rebalance line: counted, its group and topic's last, in their history
+    and changes (each capped), its queues seen."""
+    client.rebalances += 1
+    client.last[(kept.group, kept.topic)] = kept
+    for table, cap in ((client.history, HISTORY), (client.changes, MAX_CHANGES)):
+        row = table.setdefault((kept.group, kept.topic), [])
+        row.append(kept)
+        if len(row) > cap:
+            del row[0]
+    client.seen.setdefault(kept.topic, set()).update(kept.result)
 
 
 GO_UNKNOWN = "GO?"

@@ -805,7 +805,16 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True)
     consumer = Consumer(instance, proc, stop, home, name)
-    _track(cluster, name, "consumer", proc, home)
+    return _await_consumer(cluster, consumer, timeout_s, "consumer")
+
+
+def _await_consumer(cluster: Cluster, consumer: Consumer, timeout_s: float,
+                    what: str) -> Consumer:
+    """Track a started consumer driver and wait for its ``started`` line (its ``start_error``
+    noted); if it exits or ``timeout_s`` passes first, kill it and raise ``LiveError`` with the
+    tail of its ``stderr.log``."""
+    proc, home = consumer.process, consumer.home
+    _track(cluster, consumer.name, "consumer", proc, home)
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -822,7 +831,8 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
         if not line_out and proc.poll() is not None:
             break
     kill_consumer(consumer)
-    raise LiveError(f"consumer {instance} did not start; {_tail(home / 'stderr.log')}")
+    raise LiveError(f"{what} {consumer.instance} did not start; "
+                    f"{_tail(home / 'stderr.log')}")
 
 
 @dataclass
@@ -869,23 +879,8 @@ def start_go_consumer(cluster: Cluster, topic: str, group: str, instance: str,
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,
         stdin=subprocess.DEVNULL, start_new_session=True, env=dict(os.environ, HOME=str(home)))
     consumer = GoConsumer(instance, proc, stop, home, name)
-    _track(cluster, name, "consumer", proc, home)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if not ready:
-            if proc.poll() is not None:
-                break
-            continue
-        line_out = proc.stdout.readline()
-        if line_out.startswith('{"started"'):
-            consumer.start_error = json.loads(line_out).get("start_error")
-            return consumer
-        if not line_out and proc.poll() is not None:
-            break
-    kill_consumer(consumer)
-    raise LiveError(f"Go consumer {instance} did not start; {_tail(home / 'stderr.log')}")
+    _await_consumer(cluster, consumer, timeout_s, "Go consumer")
+    return consumer
 
 
 def start_go_producer(cluster: Cluster, topic: str, count: int, *, group: str,
