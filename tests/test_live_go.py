@@ -22,19 +22,14 @@ from rocketlb_core.sim.scenario import ScenarioError
 from rocketlb_core.trace.golog import parse_go_line, read_go_log
 from rocketlb_core.trace.schema import TraceError
 from tests.test_live_record import SCENARIO
-from tests.test_producer_threads import checked_once
-
-LINES = ["4", "5", "5.5"]
+from tests.test_producer_threads import shipped_lines
 
 
 def _recording(line: str) -> Path:
     return data_path("live", f"mixed-go-java-{line}")
 
 
-@pytest.fixture(scope="module", params=LINES)
-def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-            ) -> tuple[str, Path, dict[str, Any]]:
-    return (request.param, *checked_once(_recording(request.param), tmp_path_factory))
+checked = shipped_lines("mixed-go-java")
 
 
 def test_every_member_is_explained_by_its_own_clients_model(

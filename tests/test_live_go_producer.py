@@ -17,19 +17,14 @@ from rocketlb_core import data_path
 from rocketlb_core.live.record import parse_scenario
 from rocketlb_core.sim.scenario import ScenarioError
 from tests.test_live_record import SCENARIO
-from tests.test_producer_threads import checked_once
-
-LINES = ["4", "5", "5.5"]
+from tests.test_producer_threads import shipped_lines
 
 
 def _recording(line: str) -> Path:
     return data_path("live", f"go-producer-outage-{line}")
 
 
-@pytest.fixture(scope="module", params=LINES)
-def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-            ) -> tuple[str, Path, dict[str, Any]]:
-    return (request.param, *checked_once(_recording(request.param), tmp_path_factory))
+checked = shipped_lines("go-producer-outage")
 
 
 def test_every_go_send_is_where_the_go_model_puts_it(

@@ -61,6 +61,19 @@ def checked_once(recording: Path, factory: pytest.TempPathFactory) -> tuple[Path
     return trace, check_recording(recording, trace)
 
 
+def shipped_lines(prefix: str, lines: tuple[str, ...] = ("4", "5", "5.5")) -> Any:
+    """A module fixture ``checked`` over the shipped recordings ``data/live/<prefix>-<line>``:
+    ``(line, trace, check_recording's result)``, each imported and checked once."""
+    from rocketlb_core import data_path
+
+    @pytest.fixture(scope="module", params=lines)
+    def checked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                ) -> tuple[str, Path, dict[str, Any]]:
+        recording = data_path("live", f"{prefix}-{request.param}")
+        return (request.param, *checked_once(recording, tmp_path_factory))
+    return checked
+
+
 def _imported(line: str, factory: pytest.TempPathFactory) -> Path:
     """The recording of ``line`` imported once a test session."""
     return imported_once(_recording(line), factory)

@@ -266,25 +266,18 @@ def _make(strategy: str) -> Any:
     return make(strategy)
 
 
-def _strategies(grp: Group, topic: str) -> dict[str, str]:
+def _strategies(grp: Group, topic: str) -> tuple[dict[str, str], dict[str, str]]:
     """client id -> the strategy its last rebalance of ``topic`` names (``GO_UNKNOWN`` for a
-    Go client's: ``_infer_go`` names it)."""
-    out: dict[str, str] = {}
+    Go client's: ``_infer_go`` names it), and client id -> ``java`` or ``go``, whose log holds
+    that rebalance."""
+    strategies: dict[str, str] = {}
+    clients: dict[str, str] = {}
     for cl in grp.logs:
         last = cl.last.get((grp.name, topic))
-        if last is not None:
-            out.setdefault(last.client_id, last.strategy)
-    return out
-
-
-def _clients(grp: Group, topic: str) -> dict[str, str]:
-    """client id -> ``java`` or ``go``: whose log holds its last rebalance of ``topic``."""
-    out: dict[str, str] = {}
-    for cl in grp.logs:
-        last = cl.last.get((grp.name, topic))
-        if last is not None:
-            out.setdefault(last.client_id, cl.client)
-    return out
+        if last is not None and last.client_id not in strategies:
+            strategies[last.client_id] = last.strategy
+            clients[last.client_id] = cl.client
+    return strategies, clients
 
 
 def _infer_go(grp: Group, topic: str, strategies: dict[str, str], queues: list[MessageQueue],
@@ -407,9 +400,8 @@ def _check_topic(inputs: Inputs, grp0: Group, members: list[Member], topic: str,
     ids = set(cids)
     grp = Group(g, [], grp0.source, [cl for cl in grp0.logs if any(
         x.client_id in ids for k, x in cl.last.items() if k[0] == g)], grp0.topics)
-    strategies = _strategies(grp, topic)
+    strategies, clients = _strategies(grp, topic)
     _infer_go(grp, topic, strategies, queues, cids)
-    clients = _clients(grp, topic)
     named = sorted(set(strategies.values()))
     strategy = named[0] if len(named) == 1 else "AVG"
     assumed = "" if strategies else " (assumed: no client log names it; AVG is upstream's " \
