@@ -1338,3 +1338,12 @@ def go_sends_frame(sends: Sequence[Any], first: int = 10) -> pd.DataFrame:
     return pd.DataFrame([{"send": i + 1, "attempts": " -> ".join(short(q) for q in s.attempts),
                           "stored": short(s.stored) if s.stored else "FAILED"}
                          for i, s in enumerate(sends[:first])])
+
+
+def failed_sends(recording: Path | str, producer: str) -> int:
+    """How many sends of ``producer`` failed in a live recording (its rows, ``sends/``, read by
+    ``trace.agreement.read_sends``)."""
+    from rocketlb_core.trace.agreement import read_sends
+
+    return sum("error" in row
+               for row in read_sends(Path(recording) / "sends" / f"{producer}.jsonl.gz"))
