@@ -1,8 +1,8 @@
 """Hostile inputs for ``rocketlb doctor``, found by machine: each input kind it reads (client and
-broker logs, the Go client's logs, message-trace dumps from ``data/live``; the ``mqadmin``
-outputs of ``data/live/doctor``), mutated at the level of bytes, gzip, lines and single fields (the
-mutations of ``tests/test_fuzz_importers.py``), then diagnosed, with and without
-``--skip-bad``.
+broker logs, the Go and gRPC Java clients' logs, message-trace dumps from ``data/live``; the
+``mqadmin`` outputs of ``data/live/doctor``), mutated at the level of bytes, gzip, lines and
+single fields (the mutations of ``tests/test_fuzz_importers.py``), then diagnosed, with and
+without ``--skip-bad``.
 
 The oracle: exit 0 (nothing found) or 3 (findings) with a report, or exit 2 with one line that
 starts ``error:`` and names the file; never a traceback (exit 1) and never a hang (each case
@@ -37,7 +37,10 @@ LOGS = ("membership-day-4/logs/broker-a/broker.log.gz",
         "producer-outage-4/logs/p-on/rocketmq_client.log.gz",
         "producer-outage-5/msgtrace.jsonl.gz",
         "mixed-go-java-4/logs/gh1/rocketmq-client-go.log.gz",       # the Go client's (issue 47)
-        "mixed-go-java-5/logs/g1/rocketmq-client-go.log.gz")
+        "mixed-go-java-5/logs/g1/rocketmq-client-go.log.gz",
+        # the gRPC Java client's, a push consumer of a group with remoting members (issue 47)
+        "grpc/grpc-remoting-mixed-5/logs/p1/rocketmq-client.log.gz",
+        "grpc/grpc-remoting-mixed-5.5/logs/p1/rocketmq-client.log.gz")
 TEXT_KINDS = ["field", "field", "field", "bytes", "truncate", "duplicate", "reorder", "empty",
               "delete", "fifo", "link", "binary"]
 
@@ -91,6 +94,26 @@ def test_mutated_producer_days(which: str, rng: Any, kind: str, skip_bad: bool) 
             shutil.copyfile(data_path("live", f), folder / f)
         _mutate_file(rng, folder / which, kind)
         _diagnose(folder, skip_bad, "doctor: producer days")
+
+
+MIXED = ("grpc/grpc-remoting-mixed-5/logs/p1/rocketmq-client.log.gz",
+         "grpc/grpc-remoting-mixed-5/logs/r1/rocketmq_client.log.gz",
+         "grpc/grpc-remoting-mixed-5/logs/r2/rocketmq_client.log.gz")
+
+
+@FUZZ
+@given(which=st.sampled_from(MIXED), rng=st.randoms(use_true_random=False),
+       kind=st.sampled_from(KINDS), skip_bad=st.booleans())
+def test_mutated_mixed_groups(which: str, rng: Any, kind: str, skip_bad: bool) -> None:
+    """A group of remoting and gRPC consumers (the gRPC push consumer's log and both remoting
+    members', what ``grpc-beside-remoting`` reads; issue 47), one file mutated."""
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-doctor-") as tmp:
+        folder = Path(tmp) / "in"
+        for f in MIXED:
+            (folder / Path(f).parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(data_path("live", f), folder / Path(f).parent.name / Path(f).name)
+        _mutate_file(rng, folder / Path(which).parent.name / Path(which).name, kind)
+        _diagnose(folder, skip_bad, "doctor: mixed groups")
 
 
 def _mutate_plain(rng: Any, path: Path, kind: str) -> None:

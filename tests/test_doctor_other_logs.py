@@ -64,21 +64,25 @@ def test_a_proxys_logs_are_ignored_as_proxy_logs_not_an_error(tmp_path: Path) ->
     assert max(len(t) for t in text.splitlines()) <= 100
 
 
-def test_a_grpc_java_clients_log_is_listed_as_not_read(tmp_path: Path) -> None:
+def test_a_grpc_java_clients_log_is_read_and_noted(tmp_path: Path) -> None:
+    """A gRPC Java client's log is read (issue 47): its clients, a push consumer's group and
+    assignments; the report notes what such a log cannot show, and a simple consumer's log
+    names no group."""
     files = _copy(tmp_path, "s2/rocketmq-client.log.gz", "g1/rocketmq-client.log.gz")
     status, out, err = run_command(["doctor", "--json", str(tmp_path)])
     assert status == 0, err
     doc = json.loads(out)
-    assert doc["inputs"] == []
-    assert doc["ignored"] == [{"file": str(p), "reason": GRPC_JAVA_LOG}
-                              for p in sorted(files.values())]
-    assert len(doc["notes"]) == 1
-    assert doc["notes"][0].startswith(
-        "2 gRPC client log(s) not read: they hold none of the remoting clients' rebalance")
+    assert doc["inputs"] == [{"file": str(p), "kind": "grpcClientLog"}
+                             for p in sorted(files.values())]
+    assert doc["ignored"] == []
+    assert doc["notes"] == [
+        "1 gRPC simple consumer(s) in the gRPC client logs read: a simple consumer's log names "
+        "no group, so whether it shares one with remoting consumers was not checked",
+        "2 gRPC Java client log(s) read for a push consumer's group and assignment only: the "
+        "Proxy balances the gRPC clients' sends and receives, which their logs do not show"]
     status, text, _ = run_command(["doctor", str(tmp_path)])
     assert status == 0
-    assert "~/logs/rocketmq/rocketmq-client.log), not read" in " ".join(text.split())
-    assert "note: 2 gRPC client log(s) not read" in text
+    assert "note: 2 gRPC Java client log(s) read" in text
 
 
 def test_a_small_grpc_java_client_log_written_in_its_format(tmp_path: Path) -> None:
@@ -99,6 +103,14 @@ def test_a_small_grpc_java_client_log_written_in_its_format(tmp_path: Path) -> N
         "org.apache.rocketmq.shaded.io.grpc.StatusRuntimeException: DEADLINE_EXCEEDED\n")
     assert other_log(log.read_text().splitlines()[0]) == GRPC_JAVA_LOG
     inputs = read_inputs([tmp_path])
+    assert inputs.read == [(str(log), "grpcClientLog")]
+    (grpc,) = inputs.grpc_logs
+    assert grpc.client_ids == ["host@4242@0@abc"]
+    assert (grpc.groups, grpc.assignments) == ({}, {})
+    # a log of its format that names no client is listed as ignored, with the reason
+    log.write_text("2026-11-27 10:00:00.101 INFO  [4242] [main] [o.a.r.c.j.i.ClientImpl#?:?] - "
+                   "Begin to start the client manager\n")
+    inputs = read_inputs([tmp_path])
     assert inputs.read == []
     assert inputs.ignored == [(str(log), GRPC_JAVA_LOG)]
 
@@ -117,9 +129,13 @@ def test_other_logs_beside_a_capture_change_nothing_of_its_findings(tmp_path: Pa
     assert status == status2 == 3, err
     a, b = json.loads(alone), json.loads(both)
     assert a["findings"] == b["findings"]
-    assert a["inputs"] == b["inputs"]
-    assert [r["reason"] for r in b["ignored"][len(a["ignored"]):]] == [GRPC_JAVA_LOG, PROXY_LOG]
-    assert b["notes"] == a["notes"] + [n for n in b["notes"] if "not read" in n]
+    # the gRPC push consumer's log is read (a group of its own: nothing found), the Proxy's
+    # ignored, and each adds its note
+    assert b["inputs"] == a["inputs"] + [{"file": str(tmp_path / "p1-rocketmq-client.log.gz"),
+                                          "kind": "grpcClientLog"}]
+    assert [r["reason"] for r in b["ignored"][len(a["ignored"]):]] == [PROXY_LOG]
+    assert b["notes"] == a["notes"] + [n for n in b["notes"] if "not read" in n
+                                       or "gRPC Java client log(s) read" in n]
     assert len(b["notes"]) == len(a["notes"]) + 2
 
 
@@ -169,8 +185,9 @@ def test_a_malformed_client_line_is_still_an_error_unless_the_log_is_a_proxys(
 def test_the_brokers_logs_of_a_grpc_recording_are_still_read() -> None:
     """A broker logs the Proxy's heartbeat-syncer topic and group too (``create new topic``,
     ``new consumer connected, group: CID_DefaultHeartBeatSyncerTopic``, ``stats.log``): not a
-    Proxy marker. Every shipped gRPC recording's logs, by folder: the Proxy's and the gRPC
-    clients' are ignored as such, the brokers' broker.log is read, nothing is an error."""
+    Proxy marker. Every shipped gRPC recording's logs, by folder: the Proxy's and the gRPC Python
+    clients' are ignored as such, the gRPC Java clients' and the brokers' broker.log are read,
+    nothing is an error."""
     for rec in sorted(data_path("live", "grpc").iterdir()):
         inputs = read_inputs([rec / "logs"])
         why = dict(inputs.ignored)
@@ -180,7 +197,7 @@ def test_the_brokers_logs_of_a_grpc_recording_are_still_read() -> None:
             if where == "proxy" and p.name != "remoting.log.gz":
                 assert why.get(str(p)) == PROXY_LOG, p
             elif p.name == "rocketmq-client.log.gz":
-                assert why.get(str(p)) == GRPC_JAVA_LOG, p
+                assert read.get(str(p)) == "grpcClientLog", p
             elif where.startswith("py"):
                 assert why.get(str(p)) == GRPC_PYTHON_LOG, p
             elif where.startswith("broker") and p.name == "broker.log.gz":

@@ -16,9 +16,11 @@ folder and run ``rocketlb doctor FOLDER``. Only the consumers' client logs say w
 strategy each member uses (its rebalance lines) and which tags it subscribes (its heartbeat
 lines): mixed strategies and different tags on one topic are found from them (give every
 member's log; the broker lists one subscription per topic for the whole group). Those are the
-remoting clients' logs (rocketmq-client 4.x and 5.x): a gRPC client's log (rocketmq-client-java
-5.x writes ~/logs/rocketmq/rocketmq-client.log) and a RocketMQ Proxy's logs are recognised and
-listed as not read, with the reason, and the notes say what that leaves unchecked.
+remoting clients' logs (rocketmq-client 4.x and 5.x). A gRPC Java client's log (rocketmq-client-
+java 5.x writes ~/logs/rocketmq/rocketmq-client.log) is read for a push consumer's group and the
+assignment the Proxy gave it, which finds a group shared by remoting and gRPC consumers; a gRPC
+Python client's log and a RocketMQ Proxy's logs are recognised and listed as not read, with the
+reason, and the notes say what that leaves unchecked.
 
 What a producer finding's fix would change (the switch on or off, 5.3.3's rules) is found by
 replaying the recorded producer day when the inputs hold one (the trace dump and the producers'

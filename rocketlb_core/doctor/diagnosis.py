@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from rocketlb_core.doctor.findings import SEVERITIES, Finding, consumer_findings
+from rocketlb_core.doctor.grpcgroups import grpc_findings
 from rocketlb_core.doctor.inputs import GRPC_JAVA_LOG, GRPC_PYTHON_LOG, PROXY_LOG, Inputs
 from rocketlb_core.doctor.producers import producer_findings
 
@@ -12,6 +13,9 @@ def diagnose(inputs: Inputs, *, zone_4x: int | None = None) -> tuple[list[Findin
     """Every finding, most severe first, and notes on what could not be checked; ``zone_4x``:
     the 4.x logs' offset from UTC in minutes (``rocketlb doctor --log-zone``; ``None``: UTC)."""
     findings, notes = consumer_findings(inputs)
+    grpc, grpc_notes = grpc_findings(inputs)
+    findings += grpc
+    notes += grpc_notes
     findings += producer_findings(inputs, zone_4x)[0]
     findings.sort(key=lambda f: (SEVERITIES.index(f.severity), f.group or "", f.topic or "",
                                  f.id))
@@ -25,9 +29,12 @@ def not_read(inputs: Inputs) -> list[str]:
     proxy = sum(1 for _, why in inputs.ignored if why == PROXY_LOG)
     notes = []
     if grpc:
-        notes.append(f"{grpc} gRPC client log(s) not read: they hold none of the remoting "
-                     "clients' rebalance, failed-send or route lines the doctor reads, so "
-                     "nothing of those clients' balancing was checked")
+        notes.append(f"{grpc} gRPC client log(s) not read (a Python client's, or a Java one "
+                     "naming no client): nothing of those clients' balancing was checked")
+    if inputs.grpc_logs:
+        notes.append(f"{len(inputs.grpc_logs)} gRPC Java client log(s) read for a push "
+                     "consumer's group and assignment only: the Proxy balances the gRPC "
+                     "clients' sends and receives, which their logs do not show")
     if proxy:
         notes.append(f"{proxy} RocketMQ Proxy log(s) not read: what the Proxy did for its "
                      "gRPC clients was not checked")

@@ -37,18 +37,21 @@ Kinds (``KINDS``):
   channels, its ``GrpcClientManagerThreadPool``, ``ProducerProcessorExecutor`` and
   ``ConsumerProcessorExecutor`` threads, its ``rmq-proxy.json``, its own client's lines about its
   heartbeat syncer's consumer ``CID_DefaultHeartBeatSyncerTopic``);
-  a gRPC Java client's (rocketmq-client-java 5.x, ``~/logs/rocketmq/rocketmq-client.log``:
-  loggers ``o.a.r.c.j.*`` and the shaded ``o.a.r.s.*`` in its ``[%logger{12}#%M:%L]`` field); a
-  gRPC Python client's (``YYYY-MM-DD HH:MM:SS,mmm [LEVEL]`` lines naming a ``client_id:``).
+  a gRPC Python client's (``YYYY-MM-DD HH:MM:SS,mmm [LEVEL]`` lines naming a ``client_id:``).
   None holds the remoting clients' rebalance, failed-send or route lines the doctor reads;
+* ``grpcClientLog``: a gRPC Java client's log (rocketmq-client-java 5.x,
+  ``~/logs/rocketmq/rocketmq-client.log``: loggers ``o.a.r.c.j.*`` and the shaded ``o.a.r.s.*``
+  in its ``[%logger{12}#%M:%L]`` field; issue 47): the clients it names, a push consumer's
+  group and its assignments (``read_grpc_log``), what the ``grpc-beside-remoting`` finding
+  reads; one that names no client is ignored (``GRPC_JAVA_LOG``);
 * ``msgtrace``: a dump of ``RMQ_SYS_TRACE_TOPIC`` (JSON lines with a ``body``), read with
   ``trace.msgtrace``.
 
 Every file is read through ``trace.textfile.read_lines`` (regular files only, gzip by the name's
 ``.gz``, bounded by ``limits.MAX_IMPORT_BYTES``, ``MAX_IMPORT_LINES``, ``MAX_LINE_BYTES``). A file
-of no known kind, or of a kind the doctor does not read (a Proxy's or a gRPC client's log), is
-*ignored*: listed with the reason, never an error. A known file with a line that does not parse
-is a ``TraceError`` naming the file and the line, or with ``skip_bad`` is counted.
+of no known kind, or of a kind the doctor does not read (a Proxy's or a gRPC Python client's
+log), is *ignored*: listed with the reason, never an error. A known file with a line that does
+not parse is a ``TraceError`` naming the file and the line, or with ``skip_bad`` is counted.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from rocketlb_core.trace.clientlog import Rebalance, RouteChange, SendFailure
 from rocketlb_core.trace.schema import TraceError
 
 KINDS = ("consumerConnection", "consumerProgress", "topicRoute", "clusterList", "brokerStatus",
-         "clientLog", "brokerLog", "msgtrace", "goClientLog")
+         "clientLog", "brokerLog", "msgtrace", "goClientLog", "grpcClientLog")
 MAX_FILES = 10_000                 # files of the folders given, in all
 MAX_DEPTH = 8                      # folders below a folder given
 SNIFF_LINES = 64                   # lines read to recognise a file
@@ -249,6 +252,33 @@ class ClientLogFile:
 
 
 @dataclass(frozen=True)
+class GrpcAssignment:
+    """A gRPC push consumer's assignment of ``topic`` (its log's last "Assignments of topic=...
+    has changed" line): ``(broker, queue id)`` in the Proxy's order, ``-1`` for a broker popped
+    whole."""
+
+    client_id: str
+    topic: str
+    queues: tuple[tuple[str, int], ...]
+    ev: Evidence
+
+
+@dataclass
+class GrpcLogFile:
+    """A gRPC Java client's log (rocketmq-client-java 5.x, ``rocketmq-client.log``; issue 47):
+    the clients it names (one process may run several), each one's role and a push consumer's
+    group (its statistics and consume-service lines name it; a simple consumer's and a
+    producer's lines name none), and each push consumer's last assignment per topic."""
+
+    path: str
+    client_ids: list[str] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)              # client id -> role
+    groups: dict[str, tuple[str, Evidence]] = field(default_factory=dict)   # client id -> group
+    assignments: dict[tuple[str, str], GrpcAssignment] = field(default_factory=dict)
+    version: tuple[str, Evidence] | None = None
+
+
+@dataclass(frozen=True)
 class MemberLine:
     event: str                       # join | leave | kill | crash
     group: str
@@ -294,6 +324,7 @@ class Inputs:
     clusters: list[ClusterFile] = field(default_factory=list)
     statuses: list[StatusFile] = field(default_factory=list)
     client_logs: list[ClientLogFile] = field(default_factory=list)
+    grpc_logs: list[GrpcLogFile] = field(default_factory=list)
     broker_logs: list[BrokerLogFile] = field(default_factory=list)
     traces: list[TraceFile] = field(default_factory=list)
     read: list[tuple[str, str]] = field(default_factory=list)        # (path, kind)
@@ -404,7 +435,9 @@ thread pools of ``GrpcMessagingApplication`` and ``DefaultMessagingProcessor``, 
 patterns do not match: checked on every log of the shipped gRPC recordings."""
 PROXY_LOG = "a RocketMQ Proxy's log (rocketmq-proxy 5.x), not read"
 GRPC_JAVA_LOG = ("a gRPC Java client's log (rocketmq-client-java 5.x, "
-                 "~/logs/rocketmq/rocketmq-client.log), not read")
+                 "~/logs/rocketmq/rocketmq-client.log) without a client line the doctor reads")
+"""Why a gRPC Java client's log is ignored: none of its lines names a client (``clientId=``);
+one that does is read (``read_grpc_log``)."""
 GRPC_PYTHON_LOG = "a gRPC Python client's log (the RocketMQ 5.x Python client), not read"
 _GRPC_JAVA = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} +[A-Z]+ +\[\d+\] \[.*?\] "
                         r"\[o\.a\.r\.(?:c\.j|s)\.", re.ASCII)
@@ -913,6 +946,72 @@ def _note_rebalance(client: ClientLogFile, kept: LastRebalance) -> None:
     client.seen.setdefault(kept.topic, set()).update(kept.result)
 
 
+MAX_GRPC_CLIENTS = 1_000          # client ids kept per gRPC client log
+_GRPC_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ", re.ASCII)
+_GRPC_CLIENT = re.compile(r"clientId=([^,\s]{1,255})")
+_GRPC_ROLE = re.compile(r"The rocketmq (push consumer|simple consumer|producer) starts "
+                        r"successfully, clientId=")
+_GRPC_GROUP = re.compile(r"consumerGroup=([^,\s]{1,255})")
+_GRPC_VERSION = re.compile(r"Start to log statistics, clientVersion=([^,\s]{1,64})")
+_GRPC_ASSIGNED = re.compile(r"Assignments of topic=([^,\s]{1,255}) has changed, .* => "
+                            r"Assignments\{assignmentList=\[(.*)\]\}, clientId=")
+_GRPC_QUEUE = re.compile(r"messageQueue=([^,}\]]+)")
+
+
+def read_grpc_log(path: Path, bad: _Bad) -> GrpcLogFile:
+    """A gRPC Java client's log (``GrpcLogFile``; rocketmq-client-java 5.0.8's lines, checked on
+    the live recordings ``data/live/grpc``): its lines stamped ``yyyy-MM-dd HH:mm:ss.SSS``, the
+    others (a stack trace's) passed over. An assignment's queue that is not
+    ``broker.topic.queueId`` (a queue id from -1 to 65,535) is a ``TraceError`` naming the file,
+    the line and the field."""
+    from rocketlb_core.trace.textfile import read_lines
+
+    out = GrpcLogFile(str(path))
+    lines = read_lines(path, errors="replace")
+    try:
+        for n, text in lines:
+            if not _GRPC_STAMP.match(text) or "clientId=" not in text:
+                continue
+            ids = _GRPC_CLIENT.findall(text)
+            if not ids:
+                continue
+            cid = ids[-1]
+            if cid not in out.roles and cid not in out.client_ids:
+                if len(out.client_ids) >= MAX_GRPC_CLIENTS:
+                    continue
+                out.client_ids.append(cid)
+            if (m := _GRPC_ROLE.search(text)) is not None:
+                out.roles[cid] = m.group(1)
+            if (m := _GRPC_GROUP.search(text)) is not None:
+                out.groups.setdefault(cid, (m.group(1), quote(path, n, text)))
+            if out.version is None and (m := _GRPC_VERSION.search(text)) is not None:
+                out.version = (m.group(1), quote(path, n, text))
+            if (m := _GRPC_ASSIGNED.search(text)) is not None:
+                try:
+                    queues = tuple(_grpc_queue(path, n, item, m.group(1))
+                                   for item in _GRPC_QUEUE.findall(m.group(2))[:MAX_QUEUES])
+                except TraceError as exc:
+                    bad(exc)
+                    continue
+                out.assignments[(cid, m.group(1))] = GrpcAssignment(
+                    cid, m.group(1), queues, quote(path, n, text))
+    finally:
+        lines.close()                                   # type: ignore[attr-defined]
+    return out
+
+
+def _grpc_queue(path: Path, n: int, item: str, topic: str) -> tuple[str, int]:
+    """``MessageQueueImpl.toString``: ``broker.topic.queueId`` (a broker name holds no dot in
+    what the Proxy answers; the topic is the line's)."""
+    broker, sep, rest = item.partition(f".{topic}.")
+    if not sep or not broker or len(broker) > 255 or not (
+            rest.isascii() and (rest.isdigit() or rest == "-1")) or int(rest) > 65_535:
+        raise TraceError(path, n, "assignmentList",
+                         f"a queue as 'broker.{topic:.60}.queueId' (-1 to 65535) expected, got "
+                         f"{item!r:.80}")
+    return broker, int(rest)
+
+
 GO_UNKNOWN = "GO?"
 """The strategy of a Go client's rebalance line until the check infers it."""
 
@@ -946,6 +1045,9 @@ def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Input
                 why = other_of_head(path)
             except TraceError:
                 why = None
+            if why == GRPC_JAVA_LOG:
+                _add_grpc(out, path, bad)
+                continue
             out.ignored.append((str(path), why or "not an input the doctor reads"))
             continue
         try:
@@ -973,6 +1075,9 @@ def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Input
                 out.client_logs.append(go)
             else:
                 log = read_log(path, bad)
+                if log == GRPC_JAVA_LOG:
+                    _add_grpc(out, path, bad)
+                    continue
                 if log is None or isinstance(log, str):
                     out.ignored.append((str(path), log or "a log without records the doctor "
                                         "reads"))
@@ -989,6 +1094,20 @@ def read_inputs(paths: Sequence[Path | str], *, skip_bad: bool = False) -> Input
         out.read.append((str(path), kind))
     name_routes(out)
     return out
+
+
+def _add_grpc(out: Inputs, path: Path, bad: _Bad) -> None:
+    """A gRPC Java client's log read (``read_grpc_log``), or ignored when it names no client."""
+    try:
+        grpc = read_grpc_log(path, bad)
+    except TraceError as exc:
+        bad(exc)
+        return
+    if grpc.client_ids:
+        out.grpc_logs.append(grpc)
+        out.read.append((str(path), "grpcClientLog"))
+    else:
+        out.ignored.append((str(path), GRPC_JAVA_LOG))
 
 
 def name_routes(inputs: Inputs) -> None:

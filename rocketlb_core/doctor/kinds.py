@@ -129,6 +129,21 @@ FINDINGS: tuple[FindingKind, ...] = (
         ("tests/test_doctor_go.py::test_a_mixed_group_on_the_consistent_hash_is_found",),
         questions=("asked-rocketmq-client-go-419",)),
     FindingKind(
+        "grpc-beside-remoting", ("critical",), "group",
+        "A group has remoting consumers and gRPC push consumers of one topic: the brokers list "
+        "the remoting members alone (a cluster-mode Proxy keeps its gRPC clients to itself), "
+        "so they share every queue among themselves, while the Proxy assigns each gRPC member "
+        "every broker to pop: each message is consumed by both sides.",
+        "client logs (a remoting member's `rebalanced result changed` lines; a gRPC Java "
+        "client's `consumerGroup=` and `Assignments of topic=... has changed` lines)",
+        "spec 5.1, 6",
+        _book("11-rocketmq5-clients", "grpc-in-remoting-group"),
+        ("tests/test_doctor_grpc.py::test_a_group_of_remoting_and_grpc_consumers_is_found",
+         "tests/test_doctor_grpc.py::test_grpc_groups_without_remoting_members_are_not_found"),
+        # no collected question asks it: the closest, rocketmq#5312 (4.x to 5.x), asks about
+        # producers and upgrades, not a group shared by both clients
+        questions=()),
+    FindingKind(
         "unowned-queues", ("critical", "warning"), "group",
         "`consumerProgress -s true` shows queues no member pulls, and no other finding "
         "explains them; critical when messages wait there.",

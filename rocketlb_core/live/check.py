@@ -12,7 +12,11 @@ way the live tests check theirs, and the counts printed, one row per client:
   writes none; the Proxy traces no gRPC send): ``trace.grpc_agreement.check_grpc_recording``
   reads it as it is (the clients' rows and logs, the topic's stored messages), and
   ``trace.grpc_consumer_agreement.check_grpc_consumers`` its simple and push consumers and
-  their groups (every stored message consumed).
+  their groups (every stored message consumed);
+* a recording through the Proxy that holds remoting clients too (issue 47: remoting and gRPC
+  consumers in one group) has both checks: the remoting clients imported and checked as in
+  the first case, the gRPC ones as in the second, and each group's messages counted by which
+  side consumed them.
 
 ``--json`` prints the whole result instead (every verdict, every unexplained detail). Exit
 status: 0 when the model explains everything, 3 when something is unexplained (the rows say
@@ -25,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.trace.importer import load_recording
+from rocketlb_core.trace.importer import load_recording, remoting_clients
 
 SECTIONS = ("producers", "consumers", "groups")
 
@@ -51,14 +55,16 @@ def check_live_recording(recording: Path | str) -> dict[str, Any]:
             consumers = check_grpc_consumers(recording)
             result["consumers"] = {**consumers["simple"], **consumers["push"]}
             result["groups"] = consumers["groups"]
+        if remoting_clients(meta):
+            # remoting clients beside the gRPC ones (issue 47): their own checks, as below
+            remoting = _remoting_check(recording)
+            result["producers"] = {**remoting["producers"], **result["producers"]}
+            result["consumers"] = {**remoting["consumers"], **result.get("consumers", {})}
+            for key in ("groups_at_end", "brokers_disagree", "nameserver_route"):
+                if key in remoting:
+                    result[key] = remoting[key]
     else:
-        from rocketlb_core.trace.agreement import check_recording
-        from rocketlb_core.trace.importer import import_recording
-
-        with tempfile.TemporaryDirectory(prefix="rocketlb-check-") as scratch:
-            trace = Path(scratch) / "trace"
-            import_recording(recording, trace)
-            result = check_recording(recording, trace)
+        result = _remoting_check(recording)
     total = sum(_unexplained(entry) for section in SECTIONS
                 for entry in result.get(section, {}).values())
     grpc, python = meta.get("grpc_client"), meta.get("python_client")
@@ -70,12 +76,25 @@ def check_live_recording(recording: Path | str) -> dict[str, Any]:
         named.append(f"{grpc.get('artifact', 'gRPC client')} {grpc.get('version', '?')}")
     if isinstance(python, dict):
         named.append(f"{python.get('package', 'Python client')} {python.get('version', '?')}")
+    if remoting_clients(meta):
+        named.append(f"rocketmq-client {meta['client_version']}")
     clients = (", ".join(named) if is_grpc(meta)
                else f"rocketmq-client {meta['client_version']}")
     return {"recording": str(recording), "kind": "grpc" if is_grpc(meta) else "remoting",
             "scenario": meta["scenario"], "line": meta["line"],
             "server_version": meta["server_version"], "clients": clients,
             **result, "unexplained": total}
+
+
+def _remoting_check(recording: Path) -> dict[str, Any]:
+    """The remoting clients of ``recording``, imported and checked (``trace.agreement``)."""
+    from rocketlb_core.trace.agreement import check_recording
+    from rocketlb_core.trace.importer import import_recording
+
+    with tempfile.TemporaryDirectory(prefix="rocketlb-check-") as scratch:
+        trace = Path(scratch) / "trace"
+        import_recording(recording, trace)
+        return check_recording(recording, trace)
 
 
 def _unexplained(entry: Any) -> int:

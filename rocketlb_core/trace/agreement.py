@@ -1348,6 +1348,10 @@ def check_recording(recording: Path | str, trace: Path | str,
 
     recording, trace = Path(recording), Path(trace)
     meta = json.loads((recording / "recording.json").read_text(encoding="utf-8"))
+    # a recording through the Proxy may hold remoting clients beside gRPC ones (issue 47): the
+    # gRPC clients have their own checks (live.check), the remoting ones are checked here
+    meta = {**meta, **{side: [x for x in meta[side] if x.get("client", "remoting") != "grpc"]
+                       for side in ("producers", "consumers")}}
     origin = origin_ms(json.loads((trace / "trace.json").read_text(encoding="utf-8")))
     line, topic = meta["client_version"], meta["topic"]
     offset = log_offset(line, int(meta.get("utc_offset_minutes", 0)))
@@ -1514,6 +1518,7 @@ def check_recording(recording: Path | str, trace: Path | str,
                 **({"language": "go", "strategy": strategy}
                    if k.get("language") == "go" else {}),
                 "route_changes": len(routes),
+                "members_counted": sorted({r.cid_all_size for r in logged}),
                 "held_at_end": sorted(q.short() for q in held[-1].result or ())
                 if held and state == "running" else [],
                 "unexplained_lines": [r.line for r, _ in a2.bad],

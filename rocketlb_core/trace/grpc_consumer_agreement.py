@@ -27,6 +27,12 @@ crashed).
   (``rocketlb_core.grpc.assignment.proxy_query_assignment``: every readable broker, queue -1,
   in the route's order); every consumed message must have come through a queue of the
   consumer's assignment at the time (the last logged before it) and from that queue's broker.
+* **A group with remoting members too** (issue 47): the remoting members are checked like any
+  remoting consumer (``trace.agreement``: the brokers' lists hold them alone, the Proxy keeps
+  its gRPC clients to itself); the group's messages read by them (``ranges/<member>.json``) count
+  as consumed, and the group reports how many stored messages both sides consumed
+  (``consumed_by_both``), only the gRPC members (``grpc_only``), only the remoting ones
+  (``remoting_only``), and how many the gRPC members consumed more than once (``grpc_twice``).
 * **Both, per group**: every consumed message must be a stored message of the topic (a first
   delivery: its broker, queue and offset in the dump, with the same body; a redelivery comes
   from the group's retry topic, so only its body and broker are matched), else a ``stray``;
@@ -250,16 +256,49 @@ def group_agreement(recording: Path | str, group: str) -> dict[str, Any]:
                     consumed[key] += 1
                 continue
             strays.append({"consumer": k["name"], **m})
+    remoting = [k for k in meta["consumers"]
+                if k.get("client", "remoting") != "grpc" and k["group"] == group]
+    pulled = _remoting_reads(rec, remoting, stored)
     missing = [{"broker": b, "queue": q, "offset": o, "body": stored[(b, q, o)]}
-               for b, q, o in sorted(stored) if not consumed[(b, q, o)]]
+               for b, q, o in sorted(stored) if not consumed[(b, q, o)]
+               and (b, q, o) not in pulled]
+    mixed = {
+        "remoting_consumers": [k["name"] for k in remoting],
+        "consumed_by_both": sum(1 for key in stored if consumed[key] and key in pulled),
+        "grpc_only": sum(1 for key in stored if consumed[key] and key not in pulled),
+        "remoting_only": sum(1 for key in stored if not consumed[key] and key in pulled),
+        "grpc_twice": sum(1 for key in stored if consumed[key] > 1),
+    } if remoting else {}
     return {
         "group": group, "consumers": [k["name"] for k in members], "stored": len(stored),
         "deliveries": deliveries, "consumed_stored": sum(1 for key in stored if consumed[key]),
         "redelivered": sum(max(0, c - 1) for c in consumed.values()),
-        "later_attempts": attempts_later, "strays": len(strays), "missing": len(missing),
-        "unexplained": len(strays) + len(missing),
+        "later_attempts": attempts_later, "strays": len(strays), **mixed,
+        "missing": len(missing), "unexplained": len(strays) + len(missing),
         "unexplained_detail": (strays + missing)[:50],
     }
+
+
+def _remoting_reads(rec: Path, members: list[dict[str, Any]],
+                    stored: dict[tuple[str, int, int], str]) -> set[tuple[str, int, int]]:
+    """The stored messages the group's remoting members read (issue 47: a group of remoting
+    and gRPC consumers), from each member's ``ranges/<member>.json`` (per queue the first and
+    last offset read and how many reads): a queue's whole range when its reads fill it, else
+    only its first and last offsets (which of the others were read is not recorded: they
+    count as not read)."""
+    from rocketlb_core.trace.broadcast_agreement import read_ranges
+
+    out: set[tuple[str, int, int]] = set()
+    for k in members:
+        path = rec / "ranges" / f"{k['name']}.json"
+        if not path.is_file():
+            continue                          # a member that read nothing writes no ranges
+        for key, (first, last, count) in read_ranges(path).items():
+            broker, _, queue = key.rpartition("/")
+            offsets = (range(first, last + 1) if count == last - first + 1
+                       else (first, last))
+            out.update(q for o in offsets if (q := (broker, int(queue), o)) in stored)
+    return out
 
 
 def check_grpc_consumers(recording: Path | str) -> dict[str, Any]:

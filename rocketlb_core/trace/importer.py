@@ -532,6 +532,14 @@ def recording_logs(recording: Path) -> tuple[list[Path], list[Path]]:
     return client_logs, broker_logs
 
 
+def remoting_clients(meta: dict[str, Any]) -> bool:
+    """Does a recording hold a remoting client (a producer or consumer without ``client =
+    "grpc"``)? A recording through the Proxy may (issue 47: a group of remoting and gRPC
+    consumers); its remoting part is imported and checked like any other recording's."""
+    return any(x.get("client", "remoting") != "grpc"
+               for x in [*meta.get("producers", []), *meta.get("consumers", [])])
+
+
 def import_recording(recording: Path | str, out: Path | str, *, skip_bad: bool = False,
                      force: bool = False) -> dict[str, Any]:
     """Import a folder ``rocketlb_core.live.record`` wrote: its message trace, every client and
@@ -539,7 +547,7 @@ def import_recording(recording: Path | str, out: Path | str, *, skip_bad: bool =
     be, hold or lie inside it."""
     recording = Path(recording)
     meta = load_recording(recording)
-    if "proxy" in meta or "grpc_client" in meta:
+    if ("proxy" in meta or "grpc_client" in meta) and not remoting_clients(meta):
         raise TraceError(recording / "recording.json", None, "grpc_client",
                          "a recording of gRPC clients through the Proxy has no message trace "
                          "to import (rocketmq-client-java writes none, and the Proxy traces no "
@@ -559,7 +567,8 @@ def import_recording(recording: Path | str, out: Path | str, *, skip_bad: bool =
                     f"{meta['client_version']} clients, scenario {meta['scenario']} "
                     f"({meta.get('command', '')})."),
         utc_offset_minutes=int(meta.get("utc_offset_minutes", 0)), skip_bad=skip_bad,
-        groups_kept=sorted({c["group"] for c in meta.get("consumers", [])}),
+        groups_kept=sorted({c["group"] for c in meta.get("consumers", [])
+                            if c.get("client", "remoting") != "grpc"}),
         broadcasting=sorted({c["group"] for c in meta.get("consumers", [])
                              if c.get("model") == "broadcasting"}),
         force=force, inputs=[recording])
