@@ -136,13 +136,15 @@ def _run(args: argparse.Namespace) -> int:
                     from rocketlb_core.live.jars import python_client
 
                     python_client()                        # its venv, from PyPI, before
-                if any(x.client == "grpc" for x in [*scenario.producers, *scenario.consumers]):
+                if any(x.client == "grpc" for x in scenario.producers) \
+                        or any(x.client == "grpc" for x in scenario.consumers):
                     from rocketlb_core.live.jars import line as line_of
 
                     # the Proxy's and the gRPC client's jars, from Maven, before
                     live.artifact_jars("rocketmq-proxy", line_of(args.line).server_version)
                     live.artifact_jars("rocketmq-client-java", live.GRPC_CLIENT_VERSION)
-                if any(x.language == "go" for x in [*scenario.producers, *scenario.consumers]):
+                if any(x.language == "go" for x in scenario.producers) \
+                        or any(x.language == "go" for x in scenario.consumers):
                     live.go_driver()                       # built from the Go proxy, before
                 argv_in = [sys.executable, "-m", "rocketlb_core.live", "record",
                            str(args.scenario), "--line", args.line, "--out", str(args.out)]
