@@ -8,7 +8,9 @@ member and nothing is found."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -74,3 +76,52 @@ def test_a_bad_assignment_names_the_file_and_line(tmp_path: Path) -> None:
     status, out, err = run_command(["doctor", "--json", "--skip-bad", str(tmp_path)])
     assert status == 0, err
     assert json.loads(out)["skipped_bad_lines"] == 1
+
+
+def _stamped_after(src: Path, dest: Path, stamp: str) -> int:
+    """``src``'s lines stamped after ``stamp`` written to ``dest`` (gzip); how many rebalances
+    of TopicMix they hold."""
+    lines = [x for x in gzip.decompress(src.read_bytes()).decode().splitlines(keepends=True)
+             if x[:23] > stamp]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(gzip.compress("".join(lines).encode()))
+    return sum("rebalanced result changed" in x and "topic=TopicMix" in x for x in lines)
+
+
+def test_a_cut_over_is_not_a_finding(tmp_path: Path) -> None:
+    """The gRPC consumer's whole log, and the remoting members' lines from after it shut down
+    (r2 rebalanced then): the two kinds never ran at once, so nothing is found."""
+    logs = data_path("live", "grpc", "grpc-remoting-mixed-5", "logs")
+    shutil.copytree(logs / "p1", tmp_path / "p1")
+    stop = next(x for x in gzip.decompress((logs / "p1" / "rocketmq-client.log.gz")
+                                           .read_bytes()).decode().splitlines()
+                if "Begin to shutdown the rocketmq push consumer" in x)[:23]
+    later = sum(_stamped_after(logs / r / "rocketmq_client.log.gz",
+                               tmp_path / r / "rocketmq_client.log.gz", stop)
+                for r in ("r1", "r2"))
+    assert later >= 1                            # a remoting rebalance after the cut-over
+    _, out, err = run_command(["doctor", "--json", str(tmp_path)])
+    doc = json.loads(out)
+    assert "grpcClientLog" in {x["kind"] for x in doc["inputs"]}, err
+    assert not [f for f in doc["findings"] if f["id"] == "grpc-beside-remoting"]
+
+
+def test_an_orderly_assignment_and_missing_logs_are_said(tmp_path: Path) -> None:
+    """An orderly group's assignment (every read queue, no -1) is named as such; with one
+    remoting member's log of two, the member count it last logged (2) exceeds the logs given, and
+    the finding says why that may be."""
+    logs = data_path("live", "grpc", "grpc-remoting-mixed-5", "logs")
+    shutil.copytree(logs / "r1", tmp_path / "r1")
+    text = gzip.decompress((logs / "p1" / "rocketmq-client.log.gz").read_bytes()).decode()
+    orderly = ", ".join(f"Assignment{{messageQueue=broker-{b}.TopicMix.{q}}}"
+                        for b in "ab" for q in range(4))
+    text = re.sub(r"assignmentList=\[[^\]]*\]", f"assignmentList=[{orderly}]", text)
+    (tmp_path / "p1").mkdir()
+    (tmp_path / "p1" / "rocketmq-client.log").write_text(text)
+    _, out, _ = run_command(["doctor", "--json", str(tmp_path)])
+    (f,) = [f for f in json.loads(out)["findings"] if f["id"] == "grpc-beside-remoting"]
+    assert f["details"]["orderly"] is True
+    assert f["details"]["popped_brokers"] == []
+    assert "every read queue of the topic (an orderly group)" in f["explanation"]
+    assert f["details"]["remoting_members_counted"] == [2]
+    assert "either some members' logs are missing" in f["explanation"]

@@ -33,8 +33,9 @@ def not_read(inputs: Inputs) -> list[str]:
                      "naming no client): nothing of those clients' balancing was checked")
     if inputs.grpc_logs:
         notes.append(f"{len(inputs.grpc_logs)} gRPC Java client log(s) read for a push "
-                     "consumer's group and assignment only: the Proxy balances the gRPC "
-                     "clients' sends and receives, which their logs do not show")
+                     "consumer's group and assignment only: the Proxy and the brokers' pops "
+                     "balance the gRPC clients' sends and receives, which their logs do not "
+                     "show")
     if proxy:
         notes.append(f"{proxy} RocketMQ Proxy log(s) not read: what the Proxy did for its "
                      "gRPC clients was not checked")

@@ -261,6 +261,7 @@ class GrpcAssignment:
     topic: str
     queues: tuple[tuple[str, int], ...]
     ev: Evidence
+    first: str = ""                 # the stamp of its first assignment of the topic
 
 
 @dataclass
@@ -276,6 +277,8 @@ class GrpcLogFile:
     groups: dict[str, tuple[str, Evidence]] = field(default_factory=dict)   # client id -> group
     assignments: dict[tuple[str, str], GrpcAssignment] = field(default_factory=dict)
     version: tuple[str, Evidence] | None = None
+    stopped: dict[str, str] = field(default_factory=dict)     # client id -> its shutdown stamp
+    end_stamp: str = ""                 # the last line's timestamp
 
 
 @dataclass(frozen=True)
@@ -951,6 +954,8 @@ _GRPC_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ", re.ASCII)
 _GRPC_CLIENT = re.compile(r"clientId=([^,\s]{1,255})")
 _GRPC_ROLE = re.compile(r"The rocketmq (push consumer|simple consumer|producer) starts "
                         r"successfully, clientId=")
+_GRPC_STOP = re.compile(r"Begin to shutdown the rocketmq (?:push consumer|simple consumer|"
+                        r"producer), clientId=")
 _GRPC_GROUP = re.compile(r"consumerGroup=([^,\s]{1,255})")
 _GRPC_VERSION = re.compile(r"Start to log statistics, clientVersion=([^,\s]{1,64})")
 _GRPC_ASSIGNED = re.compile(r"Assignments of topic=([^,\s]{1,255}) has changed, .* => "
@@ -970,7 +975,10 @@ def read_grpc_log(path: Path, bad: _Bad) -> GrpcLogFile:
     lines = read_lines(path, errors="replace")
     try:
         for n, text in lines:
-            if not _GRPC_STAMP.match(text) or "clientId=" not in text:
+            if (stamp := _GRPC_STAMP.match(text)) is None:
+                continue
+            out.end_stamp = stamp.group(1)
+            if "clientId=" not in text:
                 continue
             ids = _GRPC_CLIENT.findall(text)
             if not ids:
@@ -982,6 +990,8 @@ def read_grpc_log(path: Path, bad: _Bad) -> GrpcLogFile:
                 out.client_ids.append(cid)
             if (m := _GRPC_ROLE.search(text)) is not None:
                 out.roles[cid] = m.group(1)
+            if _GRPC_STOP.search(text) is not None:
+                out.stopped.setdefault(cid, stamp.group(1))
             if (m := _GRPC_GROUP.search(text)) is not None:
                 out.groups.setdefault(cid, (m.group(1), quote(path, n, text)))
             if out.version is None and (m := _GRPC_VERSION.search(text)) is not None:
@@ -993,8 +1003,10 @@ def read_grpc_log(path: Path, bad: _Bad) -> GrpcLogFile:
                 except TraceError as exc:
                     bad(exc)
                     continue
+                before = out.assignments.get((cid, m.group(1)))
                 out.assignments[(cid, m.group(1))] = GrpcAssignment(
-                    cid, m.group(1), queues, quote(path, n, text))
+                    cid, m.group(1), queues, quote(path, n, text),
+                    before.first if before is not None else stamp.group(1))
     finally:
         lines.close()                                   # type: ignore[attr-defined]
     return out

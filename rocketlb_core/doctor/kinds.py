@@ -130,10 +130,9 @@ FINDINGS: tuple[FindingKind, ...] = (
         questions=("asked-rocketmq-client-go-419",)),
     FindingKind(
         "grpc-beside-remoting", ("critical",), "group",
-        "A group has remoting consumers and gRPC push consumers of one topic: the brokers list "
-        "the remoting members alone (a cluster-mode Proxy keeps its gRPC clients to itself), "
-        "so they share every queue among themselves, while the Proxy assigns each gRPC member "
-        "every broker to pop: each message is consumed by both sides.",
+        "A group has remoting and gRPC push consumers of one topic at once: the remoting "
+        "members share every queue among themselves (a cluster-mode Proxy lists its gRPC "
+        "clients in no broker's table), and the Proxy gives each gRPC member every queue too.",
         "client logs (a remoting member's `rebalanced result changed` lines; a gRPC Java "
         "client's `consumerGroup=` and `Assignments of topic=... has changed` lines)",
         "spec 5.1, 6",

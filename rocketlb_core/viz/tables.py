@@ -1326,6 +1326,37 @@ def live_mixed_clients_frame(results: Mapping[str, Mapping[str, Any]],
     return pd.DataFrame(rows)
 
 
+def live_grpc_mixed_frame(results: Mapping[str, Mapping[str, Any]],
+                          group: str = "GID_mix") -> pd.DataFrame:
+    """The ``grpc-remoting-mixed`` recordings (issue 47; ``live.check.check_live_recording``'s
+    results by name), one row per line: the members of ``group`` the remoting members counted
+    (their logged ``cidAllSize``), the assignments they logged, the gRPC members' logged
+    assignments (``A(-1) B(-1)``: every broker's queue -1), how many of either the models left
+    unexplained, and the group's stored messages split by who consumed them: both sides, only
+    the remoting members, only the gRPC members; the gRPC members' deliveries of a message
+    already delivered to one of them (``gRPC again``), and the messages nobody consumed."""
+    import pandas as pd
+
+    rows = []
+    for _, r in sorted(results.items()):
+        g = r["groups"][group]
+        remoting = [r["consumers"][n] for n in g["remoting_consumers"]]
+        grpc = [r["consumers"][n] for n in g["consumers"]]
+        rows.append({
+            "line": r["line"], "servers": r["server_version"],
+            "remoting counted": " or ".join(str(n) for n in sorted(
+                {n for c in remoting for n in c["members_counted"]})),
+            "remoting logged": sum(c["logged"] for c in remoting),
+            "gRPC assigned": " ".join(sorted(
+                f"{b.removeprefix('broker-').upper()}({q})"
+                for c in grpc for b, q in c["model_assignment"])),
+            "unexplained": sum(c["unexplained"] for c in remoting + grpc) + g["unexplained"],
+            "stored": g["stored"], "both": g["consumed_by_both"],
+            "remoting only": g["remoting_only"], "gRPC only": g["grpc_only"],
+            "gRPC again": g["redelivered"], "nobody": g["missing"]})
+    return pd.DataFrame(rows)
+
+
 def go_sends_frame(sends: Sequence[Any], first: int = 10) -> pd.DataFrame:
     """The first ``first`` of the Go producer's sends (``goclient.producer.sends``): each one's
     attempts (``broker-a/0 -> broker-a/1``, without the ``broker-`` prefix) and where it was
