@@ -208,6 +208,14 @@ def test_each_verdict_counts_where_the_registry_says() -> None:
     for v in VERDICTS:
         if v.check in prefix:
             assert v.name == v.counted_as == f"{prefix[v.check]}.{v.value}", v
+    from collections import Counter
+
+    from rocketlb_core.trace.go_agreement import GoProducerAgreement
+
+    for v in verdicts.of_check("go-producer"):
+        summary = GoProducerAgreement(Counter({str(v.value): 1})).summary()
+        assert summary[v.counted_as or ""] == 1, v.name
+        assert summary["sends"] == 1
 
 
 def _allocation_counts() -> dict[str, int]:

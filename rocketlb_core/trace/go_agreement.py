@@ -9,7 +9,7 @@ attempt on a broker the scenario had stopped (paused or killed, ``ordered_agreem
 broker; any other attempt is stored. The recording's row says where the real client stored the
 message (or that it failed), and the counter steps once for each attempt the model makes.
 
-What it counts (not yet a check of ``trace.verdicts``' registry):
+Each send's verdict (the check ``go-producer`` of ``trace.verdicts``' registry):
 
 * ``AGREE``: stored where the model's first attempt goes;
 * ``RETRIED``: stored after the model's failed attempts on stopped brokers, where its last
@@ -23,6 +23,7 @@ Standard library only.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,12 @@ from typing import Any
 from rocketlb_core.goclient.allocate import GoQueue
 from rocketlb_core.goclient.producer import RETRY_TIMES
 from rocketlb_core.goclient.route import producer_queues
+from rocketlb_core.trace import verdicts
+
+AGREE = verdicts.text("go-producer", "AGREE")
+RETRIED = verdicts.text("go-producer", "RETRIED")
+FAILED = verdicts.text("go-producer", "FAILED")
+UNEXPLAINED = verdicts.text("go-producer", "UNEXPLAINED")
 
 SLACK_MS = 300
 """An attempt this close to a stretch's start or end may have met the broker either way (the
@@ -42,16 +49,17 @@ TIMEOUT_MS = 3000
 
 @dataclass
 class GoProducerAgreement:
-    agree: int = 0
-    retried: int = 0
-    failed: int = 0
+    """Each send's verdict counted (``verdicts``), the name server's order taken, and the
+    detail of every unexplained send."""
+
+    verdicts: Counter[str] = field(default_factory=Counter)
     order: list[str] = field(default_factory=list)
     unexplained: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        return {"sends": self.agree + self.retried + self.failed + len(self.unexplained),
-                "agree": self.agree, "retried": self.retried, "failed": self.failed,
-                "unexplained": len(self.unexplained)}
+        return {"sends": sum(self.verdicts.values()), "agree": self.verdicts[AGREE],
+                "retried": self.verdicts[RETRIED], "failed": self.verdicts[FAILED],
+                "unexplained": self.verdicts[UNEXPLAINED]}
 
 
 def _state(broker: str, t: int, spans: Mapping[str, Sequence[tuple[int, int]]],
@@ -133,13 +141,11 @@ def _agreement(truth: Sequence[Mapping[str, Any]], topic: str, rows: list[Sequen
                       if (None if q is None else (q.broker_name, q.queue_id)) == real), None)
         if match is not None:
             counter += match[1]
-            if match[0] is None:
-                out.failed += 1
-            elif match[1] == 1:
-                out.agree += 1
-            else:
-                out.retried += 1
+            verdict = FAILED if match[0] is None else AGREE if match[1] == 1 else RETRIED
+            out.verdicts[verdict] += 1
             continue
+        verdict = UNEXPLAINED
+        out.verdicts[verdict] += 1
         out.unexplained.append({"seq": row["seq"], "t_ms": start, "real": real,
                                 "model": [None if q is None else q.short()
                                           for q, _ in possible]})

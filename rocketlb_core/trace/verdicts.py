@@ -99,6 +99,10 @@ CHECKS = (
     Check("broadcast", "A broadcasting group's members (concurrently and orderly)",
           "rocketlb_core.trace.broadcast_agreement", ("broadcast_agreement",),
           "`live check`: `consumer NAME: items N, agree N, lock_held N, ...`"),
+    Check("go-producer", "The Go client's producer's sends (rocketmq-client-go 2.1.2)",
+          "rocketlb_core.trace.go_agreement", ("go_producer_agreement",),
+          "`live check`: `producer NAME: ..., first_attempt N, retried N, failed N, ...`; "
+          "`check_recording`: `producers`, each send not agreeing in `others`"),
     Check("consumer-model", "A frozen consumer's drop, a hung listener's queue",
           "rocketlb_core.trace.agreement", ("frozen_drops", "hung_listener"),
           "each row's `verdict` and `why`"),
@@ -758,6 +762,42 @@ VERDICTS: tuple[Verdict, ...] = (
         "gap, or a queue read that the member never created.",
         "none: a disagreement with the model",
         ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
+    # ------------------------------------------------------------------ the Go client's producer
+    Verdict(
+        "go-producer", "AGREE", "stored at the first attempt's queue", VERDICT, "agree",
+        "A Go send stored at the queue the model's first attempt takes: the producer's one "
+        "round-robin counter stepped once before it, on the route in the name server's order "
+        "as a lone 2.1.2 producer reorders it.",
+        "rocketmq-client-go 2.1.2's `SendSync` with the default round-robin selector (facts "
+        "go.producer-with-retry, go.publish-order-twice-since-2.1.2)",
+        ("tests/test_live_go_producer.py::test_every_go_send_is_where_the_go_model_puts_it",
+         "data/live/go-producer-outage-4", "data/live/go-producer-outage-5",
+         "data/live/go-producer-outage-5.5")),
+    Verdict(
+        "go-producer", "RETRIED", "stored after failed attempts", VERDICT, "retried",
+        "A Go send stored at the model's last attempt after attempts on stopped brokers failed: "
+        "each failed attempt took the next queue, whatever its broker (2.1.2 does not skip the "
+        "broker that failed), and a paused broker's waited out the 3 s timeout.",
+        "the sync loop retries on a request error and 2.1.2 forgets the last broker (facts "
+        "go.sync-loop-retries-request-errors, go.sync-retry-forgets-last-broker-since-2.1.2, "
+        "go.sync-attempt-timeout-3s)",
+        ("tests/test_live_go_producer.py::test_every_go_send_is_where_the_go_model_puts_it",
+         "tests/test_live_go_producer.py::test_the_check_fails_under_the_java_retry_rule")),
+    Verdict(
+        "go-producer", "FAILED", "every attempt failed", VERDICT, "failed",
+        "A Go send that failed, and the model's every attempt (one and `RetryTimes`, 3, more) "
+        "met a stopped broker.",
+        "the sync loop gives up after `RetryTimes` + 1 attempts (facts go.producer-with-retry, "
+        "go.sync-loop-retries-request-errors)",
+        ("tests/test_live_go_producer.py::test_every_go_send_is_where_the_go_model_puts_it",)),
+    Verdict(
+        "go-producer", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
+        "A Go send stored where none of the model's possible attempts goes, or failed where "
+        "one of them would have been stored; the counter is then re-synchronised on the "
+        "stored queue.",
+        "none: a disagreement with the model",
+        ("tests/test_live_go_producer.py::test_the_check_fails_with_a_counter_that_starts_"
+         "elsewhere",)),
     # ------------------------------------------------------------------ frozen and hung consumers
     Verdict(
         "consumer-model", "agree", "agree", VERDICT, None,
