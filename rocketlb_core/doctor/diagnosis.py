@@ -33,9 +33,8 @@ def not_read(inputs: Inputs) -> list[str]:
                      "naming no client): nothing of those clients' balancing was checked")
     if inputs.grpc_logs:
         notes.append(f"{len(inputs.grpc_logs)} gRPC Java client log(s) read for a push "
-                     "consumer's group and assignment only: the Proxy and the brokers' pops "
-                     "balance the gRPC clients' sends and receives, which their logs do not "
-                     "show")
+                     "consumer's group and assignment only: where the gRPC clients' sends and "
+                     "receives went is not in their logs")
     if proxy:
         notes.append(f"{proxy} RocketMQ Proxy log(s) not read: what the Proxy did for its "
                      "gRPC clients was not checked")
