@@ -730,6 +730,16 @@ def _fastjson(text: str) -> Any:
     return json.loads(re.sub(r'([{,]\s*)(-?\d+)\s*:', r'\1"\2":', body))
 
 
+def set_consume_mode(cluster: Cluster, topic: str, group: str, mode: str,
+                     pop_share: int = -1) -> None:
+    """Set ``group``'s request mode on ``topic`` on every broker of the cluster (upstream's
+    ``mqadmin setConsumeMode -c CLUSTER -t TOPIC -g GROUP -m MODE -q POP_SHARE``: a
+    ``SET_MESSAGE_REQUEST_MODE`` to each master; 5.x): ``PULL`` or ``POP``, with
+    ``popShareQueueNum``."""
+    admin(cluster, "setConsumeMode", "-c", CLUSTER_NAME, "-t", topic, "-g", group,
+          "-m", mode, "-q", str(pop_share))
+
+
 def topic_route(cluster: Cluster, topic: str, *, brokers: int = 1,
                 wait_s: float = 30.0) -> TopicRoute:
     """The topic's route as the cluster's name server answers it (``mqadmin topicRoute``),
@@ -781,7 +791,7 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
                    trace: bool = False, strategy: str = "AVG",
                    subscription: str = "*", model: str = "CLUSTERING",
                    listener: str = "concurrently", kind: str = "push",
-                   assign: Sequence[str] = ()) -> Consumer:
+                   assign: Sequence[str] = (), rebalance: str = "client") -> Consumer:
     """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
     client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
     started. ``name`` (default: the instance name) names its folder and process; two consumers
@@ -790,8 +800,10 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     ``BROADCASTING``) and ``listener`` (``concurrently`` or ``orderly``) are ``Consume.java``'s.
     ``kind="lite-pull"`` starts ``LitePull.java`` instead (upstream's
     ``DefaultLitePullConsumer``: subscribed, or with ``assign`` its own queues, ``broker/id``);
-    it takes none of the push consumer's options. Stop it with ``stop_consumer`` (clean) or
-    ``kill_consumer`` (a crash)."""
+    it takes none of the push consumer's options. ``rebalance="broker"`` (5.x clients): the
+    push consumer asks a broker for its queues (``setClientRebalance(false)``) and writes
+    ``offsets.json``. Stop it with ``stop_consumer`` (clean) or ``kill_consumer`` (a
+    crash)."""
     name = name or instance
     home, stop = _client_home(cluster, name, "stop")
     command = ([*_client_command(cluster, home, "LitePull.java"), cluster.namesrv_addr, topic,
@@ -799,7 +811,7 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
                if kind == "lite-pull" else
                [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic,
                 group, instance, str(stop), "on" if trace else "off", strategy, subscription,
-                model, listener])
+                model, listener, rebalance])
     proc = subprocess.Popen(
         command,
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,

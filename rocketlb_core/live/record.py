@@ -183,6 +183,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -231,6 +232,11 @@ class LiveProducer:
 
 
 CLIENTS = ("remoting", "grpc")
+REBALANCES = ("client", "broker")
+"""Where a remoting push consumer's queues are computed: by itself, or by a broker
+(``setClientRebalance(false)``, 5.x)."""
+REQUEST_MODES = ("PULL", "POP")
+"""A group's request modes (``MessageRequestMode``; ``mqadmin setConsumeMode -m``)."""
 MODELS = ("clustering", "broadcasting")
 MAX_ASSIGN = 64
 LISTENERS = ("concurrently", "orderly")
@@ -266,6 +272,18 @@ class LiveConsumer:
     assign: tuple[str, ...] = ()    # a lite-pull consumer's own queues, "broker-a/0"
     language: str = "java"          # a remoting push consumer's client: or "go" (issue 47)
     strategy: str = "AVG"           # a remoting push consumer's allocation strategy
+    rebalance: str = "client"       # a remoting push consumer's: or "broker" (5.x, issue 45)
+
+
+@dataclass(frozen=True)
+class ConsumeMode:
+    """A group's request mode on the scenario's topic, set before the clock starts (upstream's
+    ``mqadmin setConsumeMode``: ``SET_MESSAGE_REQUEST_MODE`` to every broker; 5.x only):
+    ``PULL`` or ``POP``, with ``popShareQueueNum`` (``pop_share``)."""
+
+    group: str
+    mode: str
+    pop_share: int
 
 
 @dataclass(frozen=True)
@@ -289,6 +307,7 @@ class LiveScenario:
     producers: tuple[LiveProducer, ...]
     consumers: tuple[LiveConsumer, ...]
     events: tuple[LiveEvent, ...]
+    consume_modes: tuple[ConsumeMode, ...] = ()
 
 
 def load_scenario(path: Path | str) -> LiveScenario:
@@ -309,7 +328,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     r = _Reader(path)
     top = r.table(r.toml(text), "", {"name", "topic"},
                   {"description", "brokers", "queues", "trace", "settle_s", "producers",
-                   "consumers", "events"})
+                   "consumers", "events", "consume_modes"})
     brokers = r.num(top, "brokers", "", 2, integer=True, minimum=1,
                     maximum=len(live.BROKER_NAMES))
     producers = []
@@ -388,7 +407,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         where = f"consumers[{i}]"
         c = r.table(c, where, {"name", "group"},
                     {"instance", "client", "kind", "model", "listener", "assign", "language",
-                     "strategy"})
+                     "strategy", "rebalance"})
         name = r.text(c, "name", where)
         client = r.text(c, "client", where, "remoting")
         if client not in CLIENTS:
@@ -444,9 +463,20 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
                          f"{', '.join(STRATEGIES[language])}, got {strategy!r:.40}")
         if "strategy" in c and (client != "remoting" or kind is not None):
             raise r.fail(f"{where}.strategy", "only a remoting push consumer has it")
+        rebalance = r.text(c, "rebalance", where, "client")
+        if rebalance not in REBALANCES:
+            raise r.fail(f"{where}.rebalance", f"one of {', '.join(REBALANCES)}, got "
+                         f"{rebalance!r:.40}")
+        if rebalance == "broker" and (client != "remoting" or kind is not None
+                                      or language != "java" or model != "clustering"
+                                      or listener != "concurrently"):
+            raise r.fail(f"{where}.rebalance", "\"broker\" needs a Java remoting push "
+                         "consumer, clustering and concurrently (an orderly or broadcasting "
+                         "one allocates on the client whatever it is told)")
         consumers.append(LiveConsumer(name, r.text(c, "group", where),
                                       r.text(c, "instance", where, name), client, kind,
-                                      model, listener, tuple(assign), language, strategy))
+                                      model, listener, tuple(assign), language, strategy,
+                                      rebalance))
     names = [x.name for x in producers] + [x.name for x in consumers]
     for n in names:
         if names.count(n) > 1:
@@ -487,12 +517,31 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     trace = top.get("trace", True)
     if not isinstance(trace, bool):
         raise r.fail("trace", f"expected true or false, got {trace!r}")
+    modes: list[ConsumeMode] = []
+    remoting_groups = {k.group for k in consumers if k.client == "remoting"}
+    for i, m in enumerate(r.array(top, "consume_modes", "", MAX_CLIENTS)):
+        where = f"consume_modes[{i}]"
+        m = r.table(m, where, {"group", "mode"}, {"pop_share"})
+        group = r.text(m, "group", where)
+        if group not in remoting_groups:
+            raise r.fail(f"{where}.group", f"a group of the scenario's remoting consumers, got "
+                         f"{group!r:.60}")
+        if any(x.group == group for x in modes):
+            raise r.fail(f"{where}.group", f"{group!r:.60} has a mode already")
+        mode = r.text(m, "mode", where)
+        if mode not in REQUEST_MODES:
+            raise r.fail(f"{where}.mode", f"one of {', '.join(REQUEST_MODES)}, got "
+                         f"{mode!r:.40}")
+        share = r.num(m, "pop_share", where, -1, integer=True, minimum=-1, maximum=64)
+        if mode != "POP" and "pop_share" in m:
+            raise r.fail(f"{where}.pop_share", "only the POP mode has it")
+        modes.append(ConsumeMode(group, mode, int(share)))
     return LiveScenario(
         r.text(top, "name", ""), r.text(top, "description", "", "", limit=4000), str(path),
         text, brokers, r.text(top, "topic", ""),
         queues, trace,
         float(r.num(top, "settle_s", "", 8, minimum=0, maximum=600)), tuple(producers),
-        tuple(consumers), tuple(events))
+        tuple(consumers), tuple(events), tuple(modes))
 
 
 def _assigned(r: _Reader, c: dict[str, Any], where: str, brokers: int,
@@ -571,6 +620,16 @@ route lookup can fail (seen live: ``RemotingTimeoutException ... 1689(ms)`` and
 then ``Can not find Message Queue for this topic``); a remoting failure is retried after
 ``DUMP_RETRY_S``, any other failure is not."""
 DUMP_RETRY_S = 2.0
+
+
+_LOGBACK_STATUS = re.compile(r"^\d\d:\d\d:\d\d,\d{3} \|-")
+
+
+def _without_logback_status(text: str) -> str:
+    """``mqadmin``'s output without the status lines its logback prints first (``HH:mm:ss,SSS
+    |-INFO in ...``, nine tenths of a ``consumerProgress`` output's bytes in the recordings before
+    issue 45's pop one)."""
+    return "".join(x for x in text.splitlines(keepends=True) if not _LOGBACK_STATUS.match(x))
 
 
 def dump_topic(cluster: live.Cluster, topic: str, timeout_s: float = 120.0) -> list[str]:
@@ -791,6 +850,14 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                  trace_brokers=1 if scenario.trace else 0)
     c = _SharedCluster(**{f.name: getattr(c0, f.name) for f in fields(c0)})
     live.create_topic(c, scenario.topic, scenario.queues)
+    if (scenario.consume_modes or any(k.rebalance == "broker" for k in scenario.consumers)) \
+            and not spec.server_version.startswith("5"):
+        raise LiveError(f"line {line_name} runs RocketMQ {spec.server_version}: a consumer "
+                        "rebalanced by the broker, and a group's POP mode, came with 5.0")
+    for m in scenario.consume_modes:
+        live.set_consume_mode(c, scenario.topic, m.group, m.mode, m.pop_share)
+        say(f"{m.group} on {scenario.topic}: {m.mode}"
+            + (f", popShareQueueNum {m.pop_share}" if m.mode == "POP" else ""))
     # the route names a broker once it has registered the topic with the name server; on a
     # loaded host a soak waited 60 s and saw 2 brokers of 3 (line 5, issue 32)
     route = live.topic_route(c, scenario.topic, brokers=scenario.brokers, wait_s=150)
@@ -850,7 +917,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                                           name=k.name, trace=scenario.trace,
                                           model=k.model.upper(), listener=k.listener,
                                           kind=k.kind or "push", assign=k.assign,
-                                          strategy=k.strategy)
+                                          strategy=k.strategy, rebalance=k.rebalance)
             with lock:
                 consumers[k.name] = started
             if started.start_error is not None:
@@ -933,7 +1000,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             (tmp / "progress").mkdir()
             for g in committed:               # the committed offsets, before any consumer stops
                 (tmp / "progress" / f"{g}.txt").write_text(
-                    live.admin(c, "consumerProgress", "-g", g), encoding="utf-8")
+                    _without_logback_status(live.admin(c, "consumerProgress", "-g", g)),
+                    encoding="utf-8")
     # the gRPC consumers are all told to close first: a push consumer's close waits for its
     # receive in flight (PushConsumerImpl.waitingReceiveRequestFinished: up to the long-polling
     # timeout plus the request timeout, 23 s here), which one after another would add up
@@ -948,7 +1016,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     for name, running in sorted(consumers.items()):
         if isinstance(running, live.GrpcConsumer):
             continue
-        for kind in ("consumed", "hung", "ranges"):
+        for kind in ("consumed", "hung", "ranges", "offsets"):
             made = running.home / f"{kind}.json"
             if made.is_file():
                 (tmp / kind).mkdir(exist_ok=True)
@@ -965,9 +1033,11 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     if grpc:
         live.stop_proxy(c)            # its logs complete; the dump reads the brokers directly
     if grpc or any(p.mode == "oneway" for p in scenario.producers) \
-            or any(k.model == "broadcasting" for k in scenario.consumers):
+            or any(k.model == "broadcasting" or k.rebalance == "broker"
+                   for k in scenario.consumers):
         # a gRPC receipt names the client's queue, a oneway send none: the dump says where;
-        # a broadcasting member's first offset is checked against the store times it holds
+        # a broadcasting member's first offset is checked against the store times it holds;
+        # what a broker-assigned group consumed, against every stored message
         stored = dump_topic(c, scenario.topic)
         _gzip_text(tmp / "topic.jsonl.gz", "".join(r + "\n" for r in stored))
         say(f"{len(stored)} messages of {scenario.topic} dumped")
@@ -1034,8 +1104,12 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                        **({"model": k.model} if k.model != "clustering" else {}),
                        **({"listener": k.listener} if k.listener != "concurrently" else {}),
                        **({"language": k.language} if k.language != "java" else {}),
-                       **({"strategy": k.strategy} if k.strategy != "AVG" else {})}
+                       **({"strategy": k.strategy} if k.strategy != "AVG" else {}),
+                       **({"rebalance": k.rebalance} if k.rebalance != "client" else {})}
                       for k in scenario.consumers],
+        **({"consume_modes": [{"group": m.group, "mode": m.mode, "pop_share": m.pop_share}
+                              for m in scenario.consume_modes]}
+           if scenario.consume_modes else {}),
         "t0_ms": t0_ms, "events": events, "max_late_ms": clock["max_late_ms"],
         "max_late_limit_ms": MAX_LATE_MS, "snapshots": taken,
         "isolated": bool(os.environ.get(live.ENV_ISOLATED)),

@@ -1490,6 +1490,12 @@ def check_recording(recording: Path | str, trace: Path | str,
                     "near_change": 0, "stale_view": 0, "held_at_end": [],
                     "unexplained_lines": [], "unexplained_detail": []}
                 continue
+            if k.get("rebalance") == "broker":
+                # a broker computes its queues (issue 45, pop): its own check
+                out["consumers"][k["name"]] = _broker_assigned(
+                    recording, k, meta, state, members, views, down, route, offset, origin,
+                    slack_ms, topic, end_ms)
+                continue
             allocator = None
             if k.get("language") == "go":
                 # the Go client's log and strategy (issue 47): its share of the same lists
@@ -1537,6 +1543,13 @@ def check_recording(recording: Path | str, trace: Path | str,
                               "read_outside": len(outside),
                               "unexplained": entry["unexplained"] + len(outside)})
         out["groups_at_end"] = groups_at_end(out["consumers"], meta, route, recording)
+        by_broker = sorted({k["group"] for k in meta["consumers"]
+                            if k.get("rebalance") == "broker"})
+        if by_broker:
+            from rocketlb_core.trace.pop_agreement import group_consumption
+
+            out["groups"] = {g: group_consumption(recording, g, [
+                k["name"] for k in meta["consumers"] if k["group"] == g]) for g in by_broker}
         stop = min(end_ms, 2**62) - origin
         out["brokers_disagree"] = {}
         for g in groups:
@@ -1545,6 +1558,40 @@ def check_recording(recording: Path | str, trace: Path | str,
                 out["brokers_disagree"][g] = views.disagreement(g, min(joined),
                                                                 max(stop, min(joined)), down)
     return out
+
+
+def _broker_assigned(recording: Path, k: Mapping[str, Any], meta: Mapping[str, Any],
+                     state: str, members: Membership, views: BrokerViews,
+                     down: dict[str, list[tuple[int, int]]], route: TopicRoute, offset: int,
+                     origin: int, slack_ms: int, topic: str, end_ms: int) -> dict[str, Any]:
+    """A consumer whose queues a broker computes (``rebalance = "broker"``), checked by
+    ``pop_agreement.broker_agreement`` on the candidates of the other consumers' check, with
+    its group's request mode from the recording (``consume_modes``); ``held_at_end``: its last
+    answer logged before the scenario ended (``end_ms``, epoch ms), as ``broker/queue:MODE``."""
+    from rocketlb_core.trace.pop_agreement import broker_agreement, read_broker_rebalances
+
+    log = _client_log(recording, k["name"])
+    routes = [(c.line, stamp_ms(c.stamp, offset) - origin, c.queue_datas)
+              for c in log.route_changes if c.topic == topic]
+    logged = [r for r in read_broker_rebalances(
+        recording / "logs" / k["name"] / "rocketmq_client.log.gz") if r.topic == topic]
+    mode = next((m for m in meta.get("consume_modes", []) if m["group"] == k["group"]), None)
+    queues = [MessageQueue(topic, q.broker_name, i) for q in route.queue_datas
+              if q.perm & PERM_READ for i in range(q.read_queue_nums)]
+    b = broker_agreement(logged, _candidates(members, views, down, routes, route, offset,
+                                             origin, slack_ms), queues,
+                         mode["mode"] if mode else None, mode["pop_share"] if mode else None)
+    held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
+    return {**b.summary(), "group": k["group"], "at_end": state, "rebalance": "broker",
+            "mode": mode["mode"] if mode else "PULL",
+            "assignments": [[r.stamp, [f"{q[0]}/{q[1]}:{q[2]}" for q in r.assignment]]
+                            for r in logged],
+            "held_at_end": [f"{q[0]}/{q[1]}:{q[2]}" for q in held[-1].assignment]
+            if held and state == "running" else [],
+            "unexplained_lines": [r.line for r, _ in b.bad],
+            "unexplained_detail": [{"line": r.line, "stamp": r.stamp,
+                                    "assignment": list(r.assignment), "lists": c[:4]}
+                                   for r, c in b.bad[:20]]}
 
 
 def groups_at_end(consumers: Mapping[str, Any], meta: Mapping[str, Any], route: TopicRoute,
@@ -1563,7 +1610,7 @@ def groups_at_end(consumers: Mapping[str, Any], meta: Mapping[str, Any], route: 
     for g in sorted({k["group"] for k in meta["consumers"]}):
         members = [k for k in meta["consumers"] if k["group"] == g]
         if any(k.get("model") == "broadcasting" or k.get("assign") or k.get("client") == "grpc"
-               for k in members):
+               or k.get("rebalance") == "broker" for k in members):
             continue
         running = [k["name"] for k in members
                    if consumers.get(k["name"], {}).get("at_end") == "running"]

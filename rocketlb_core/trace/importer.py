@@ -477,7 +477,8 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
         for key, allowed in (("model", ("broadcasting",)), ("listener", ("orderly",)),
                              ("kind", ("lite-pull",) if remoting else ("simple", "push")),
                              ("language", ("go",)),
-                             ("strategy", ("AVG_BY_CIRCLE", "CONSISTENT_HASH"))):
+                             ("strategy", ("AVG_BY_CIRCLE", "CONSISTENT_HASH")),
+                             ("rebalance", ("broker",))):
             if key in c and c[key] not in allowed:
                 raise TraceError(path, None, f"consumers[{i}].{key}",
                                  f"{' or '.join(allowed)} (or absent) expected, got "
@@ -487,6 +488,20 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
                 isinstance(q, str) and 0 < len(q) <= MAX_NAME_CHARS + 6 for q in assign):
             raise TraceError(path, None, f"consumers[{i}].assign",
                              f"a list of queues as 'broker/id' expected, got {assign!r:.60}")
+    # a group's request mode on the topic (issue 45, pop): its group one of the consumers'
+    modes = meta.get("consume_modes", [])
+    groups = {c["group"] for c in meta["consumers"]}
+    if not isinstance(modes, list) or len(modes) > 64:
+        raise TraceError(path, None, "consume_modes", f"a list expected, got {modes!r:.60}")
+    for i, m in enumerate(modes):
+        ok = (isinstance(m, dict) and m.get("group") in groups
+              and m.get("mode") in ("PULL", "POP")
+              and isinstance(m.get("pop_share"), int) and not isinstance(m["pop_share"], bool)
+              and -1 <= m["pop_share"] <= 64)
+        if not ok:
+            raise TraceError(path, None, f"consume_modes[{i}]",
+                             "{group: a consumer's group, mode: PULL or POP, pop_share: -1 to "
+                             f"64}} expected, got {m!r:.80}")
     return meta
 
 

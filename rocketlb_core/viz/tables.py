@@ -1357,6 +1357,32 @@ def live_grpc_mixed_frame(results: Mapping[str, Mapping[str, Any]],
     return pd.DataFrame(rows)
 
 
+def live_pop_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The ``pop-consumers`` recordings (issue 45; ``check_recording``'s results by name), one
+    row per line and broker-assigned member: its group and request mode, the assignments it
+    logged and how many the broker's model left unexplained, its first assignment and the one
+    it held when the scenario ended (``A-1 B-1``: each broker's queue -1; ``A0``: broker-a's
+    queue 0)."""
+    import pandas as pd
+
+    def short(queues: Sequence[str]) -> str:
+        return " ".join(q.split(":")[0].removeprefix("broker-").upper().replace("/", "")
+                        for q in queues)
+
+    rows = []
+    for _, r in sorted(results.items()):
+        for name, c in sorted(r["consumers"].items()):
+            if c.get("rebalance") != "broker":
+                continue
+            logged = c["assignments"]
+            rows.append({"line": r["line"], "group": c["group"], "member": name,
+                         "mode": c["mode"], "logged": c["logged"],
+                         "unexplained": c["unexplained"],
+                         "first": short(logged[0][1]) if logged else "",
+                         "at end": short(c["held_at_end"])})
+    return pd.DataFrame(rows)
+
+
 def go_sends_frame(sends: Sequence[Any], first: int = 10) -> pd.DataFrame:
     """The first ``first`` of the Go producer's sends (``goclient.producer.sends``): each one's
     attempts (``broker-a/0 -> broker-a/1``, without the ``broker-`` prefix) and where it was

@@ -3,7 +3,7 @@
 // compiled, what every driver shares):
 //
 //   java -cp DRIVER:CLIENT_JARS Consume.java NAMESRV TOPIC GROUP INSTANCE STOP_FILE [TRACE(on|off)
-//        [STRATEGY [SUBSCRIPTION [MODEL [LISTENER]]]]]
+//        [STRATEGY [SUBSCRIPTION [MODEL [LISTENER [REBALANCE]]]]]]
 //
 // Subscribes TOPIC with SUBSCRIPTION (a tag expression, default "*": every message) in GROUP,
 // with MODEL CLUSTERING (the default) or BROADCASTING (setMessageModel) and a LISTENER
@@ -25,6 +25,12 @@
 // "hung.json" there. It writes "consumed.json" (the highest offset consumed per queue) when it
 // stops, and keeps the same counts in memory meanwhile, and "ranges.json": per queue the first
 // and last offset consumed and how many distinct offsets (what a broadcasting member read).
+//
+// REBALANCE "broker" (5.x clients; issue 45, pop): setClientRebalance(false), so the consumer
+// asks a broker for its queues (QUERY_ASSIGNMENT) and pops those the broker gives in POP mode;
+// its log then says "broker rebalanced result changed ... assignmentSet=[...]". Such a consumer
+// also writes "offsets.json": per queue every distinct offset it consumed (pops of one queue
+// by several members interleave, so a range says too little), and "deliveries" per queue.
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -61,12 +67,21 @@ public class Consume extends Driver {
         String model = arg(args, 8, "CLUSTERING");
         String listener = arg(args, 9, "concurrently");
         messageModel(consumer, model);
+        boolean byBroker = arg(args, 10, "client").equals("broker");
+        if (byBroker) {
+            // 5.x only (DefaultMQPushConsumer.setClientRebalance): by name, so that this file
+            // still compiles against a 4.9.x client
+            DefaultMQPushConsumer.class.getMethod("setClientRebalance", boolean.class)
+                .invoke(consumer, false);
+        }
+        Map<String, Long> deliveries = new ConcurrentHashMap<>();
         Map<String, Set<Long>> seen = new ConcurrentHashMap<>();
         // one body for both listeners: note each message, hang once when asked
         java.util.function.Consumer<List<MessageExt>> take = msgs -> {
             for (MessageExt m : msgs) {
                 String q = m.getBrokerName() + "/" + m.getQueueId();
                 consumed.merge(q, m.getQueueOffset(), Math::max);
+                deliveries.merge(q, 1L, Long::sum);
                 seen.computeIfAbsent(q, k -> ConcurrentHashMap.newKeySet()).add(m.getQueueOffset());
             }
             if (Files.exists(home.resolve("hang")) && hung.compareAndSet(false, true)) {
@@ -131,9 +146,25 @@ public class Consume extends Driver {
                 .append(offsets.size()).append(']');
         }
         Files.writeString(home.resolve("ranges.json"), ranges.append("}\n").toString());
+        if (byBroker) {
+            StringBuilder all = new StringBuilder("{\"offsets\":{");
+            for (Map.Entry<String, Set<Long>> e : new TreeMap<>(seen).entrySet()) {
+                all.append(all.length() > 12 ? "," : "").append(quote(e.getKey())).append(":")
+                    .append(new java.util.TreeSet<>(e.getValue()).toString().replace(" ", ""));
+            }
+            all.append("},\"deliveries\":{");
+            int at = all.length();
+            for (Map.Entry<String, Long> e : new TreeMap<>(deliveries).entrySet()) {
+                all.append(all.length() > at ? "," : "").append(quote(e.getKey())).append(':')
+                    .append(e.getValue());
+            }
+            Files.writeString(home.resolve("offsets.json"), all.append("}}\n").toString());
+        }
         consumer.shutdown();
         emit("{\"stopped\":true}");
-        if (error != null) {
+        // a consumer that popped: shutdown() leaves its pop consume threads running (5.3.3 and
+        // 5.5.0 never shut consumeMessagePopService down), and the JVM would not exit
+        if (error != null || byBroker) {
             System.exit(0);
         }
     }
