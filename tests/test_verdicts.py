@@ -210,8 +210,19 @@ def test_each_verdict_counts_where_the_registry_says() -> None:
             assert v.name == v.counted_as == f"{prefix[v.check]}.{v.value}", v
     from collections import Counter
 
+    from rocketlb_core.model import MessageQueue
     from rocketlb_core.trace.go_agreement import GoProducerAgreement
+    from rocketlb_core.trace.pop_agreement import BrokerRebalance, broker_agreement
 
+    queues = [MessageQueue("T", "b", i) for i in range(2)]
+    logged = BrokerRebalance(1, "2026-11-28 10:00:00.000", "AVG", "g", "T", "c1",
+                             (("b", 0, "PULL"), ("b", 1, "PULL")))
+    cases = {"exact": [["c1"]], "near_change": [["c0", "c1"], ["c1"]],
+             "STALE_VIEW": [["c0", "c1"], (verdicts.text("allocation", "STALE_VIEW"), ["c1"])],
+             "unexplained": [["c0", "c1"]]}
+    for v in verdicts.of_check("broker-assignment"):
+        got = broker_agreement([logged], lambda r, c=cases[v.name]: c, queues, None, None)
+        assert got.summary()[v.counted_as or ""] == 1, v.name
     for v in verdicts.of_check("go-producer"):
         summary = GoProducerAgreement(Counter({str(v.value): 1})).summary()
         assert summary[v.counted_as or ""] == 1, v.name

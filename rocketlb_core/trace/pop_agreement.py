@@ -40,7 +40,10 @@ from typing import Any
 
 from rocketlb_core.grpc.assignment import broker_query_assignment
 from rocketlb_core.model import MessageQueue
+from rocketlb_core.trace import verdicts
 from rocketlb_core.trace.schema import TraceError
+
+STALE_VIEW = verdicts.text("broker-assignment", "STALE_VIEW")
 
 _LINE = re.compile(r"^(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[.,]\d{3}) .*broker rebalanced "
                    r"result changed\. allocateMessageQueueStrategyName=(?P<strategy>[^,\s]*), "
@@ -108,20 +111,18 @@ class BrokerAgreement:
     def summary(self) -> dict[str, int]:
         return {"logged": sum(self.counts.values()), "exact": self.counts["exact"],
                 "near_change": self.counts["near_change"],
-                "stale_view": self.counts["stale_view"],
+                "stale_view": self.counts[STALE_VIEW],
                 "unexplained": self.counts["unexplained"]}
-
-
-STALE_VIEW = "stale_view"
 
 
 def broker_agreement(logged: Iterable[BrokerRebalance], lists: Callable[[Any], list[Any]],
                      queues: Sequence[MessageQueue], mode: str | None,
                      pop_share: int | None) -> BrokerAgreement:
     """Each logged assignment against the broker's answer (module docstring). ``lists(r)``: the
-    candidate member lists (``trace.agreement._candidates``; a ``(STALE_VIEW, members)`` pair is
-    one broker's own view); ``mode``/``pop_share``: what ``SET_MESSAGE_REQUEST_MODE`` stored for
-    the group (``None``: nothing, the broker's defaults)."""
+    candidate member lists (``trace.agreement._candidates``; a ``(STALE_VIEW, members)`` pair
+    is one broker's own view: the allocation check's ``STALE_VIEW``, the same text);
+    ``mode``/``pop_share``: what ``SET_MESSAGE_REQUEST_MODE`` stored for the group (``None``:
+    nothing, the broker's defaults)."""
     out = BrokerAgreement()
     for r in logged:
         candidates = lists(r)
@@ -134,13 +135,13 @@ def broker_agreement(logged: Iterable[BrokerRebalance], lists: Callable[[Any], l
                 pop_share_queue_num=pop_share)
             if got is not None and tuple(sorted((q.broker_name, q.queue_id, got_mode)
                                                 for q in got)) == r.assignment:
-                found = STALE_VIEW if kind == STALE_VIEW else kind
+                found = (STALE_VIEW if kind == STALE_VIEW else "exact" if kind == "exact"
+                         else "near_change")
                 break
+        verdict = found or "unexplained"
+        out.counts[verdict] += 1
         if found is None:
-            out.counts["unexplained"] += 1
             out.bad.append((r, [c[1] if isinstance(c, tuple) else c for c in candidates]))
-        else:
-            out.counts[found] += 1
     return out
 
 

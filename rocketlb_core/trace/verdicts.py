@@ -99,6 +99,10 @@ CHECKS = (
     Check("broadcast", "A broadcasting group's members (concurrently and orderly)",
           "rocketlb_core.trace.broadcast_agreement", ("broadcast_agreement",),
           "`live check`: `consumer NAME: items N, agree N, lock_held N, ...`"),
+    Check("broker-assignment", "A remoting consumer's queues as a broker answered them",
+          "rocketlb_core.trace.pop_agreement", ("broker_agreement",),
+          "`live check`: `consumer NAME: logged N, exact N, ...` of a consumer with "
+          "`rebalance = \"broker\"`; `check_recording`: `consumers`"),
     Check("go-producer", "The Go client's producer's sends (rocketmq-client-go 2.1.2)",
           "rocketlb_core.trace.go_agreement", ("go_producer_agreement",),
           "`live check`: `producer NAME: ..., first_attempt N, retried N, failed N, ...`; "
@@ -762,6 +766,38 @@ VERDICTS: tuple[Verdict, ...] = (
         "gap, or a queue read that the member never created.",
         "none: a disagreement with the model",
         ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
+    # ------------------------------------------------------------------ a broker's assignment
+    Verdict(
+        "broker-assignment", "exact", "exact", VERDICT, "exact",
+        "The broker's `QueryAssignmentProcessor`, run on the imported member list at the logged "
+        "time, the topic's queues and the group's request mode and `popShareQueueNum`, gives "
+        "the assignment the consumer logged (`broker rebalanced result changed`), each queue's "
+        "mode included.",
+        "a consumer with `setClientRebalance(false)` asks a broker (spec 6; facts "
+        "consumer.client-rebalance-default-true-5x, consumer.query-assignment-random-broker-3s)",
+        ("tests/test_live_pop.py::test_every_broker_assignment_is_the_brokers_answer",
+         "data/live/pop-consumers-5", "data/live/pop-consumers-5.5")),
+    Verdict(
+        "broker-assignment", "near_change", "near_change", VERDICT, "near_change",
+        "The broker's answer on the member list just before or after a membership change "
+        "within the logs' precision, as for a consumer that allocates itself.",
+        "the brokers log joins and leaves to the second, the clients to the millisecond "
+        "(spec 5.1, 5.3)",
+        ("tests/test_live_pop.py::test_every_broker_assignment_is_the_brokers_answer",
+         "data/live/pop-consumers-5.5")),
+    Verdict(
+        "broker-assignment", "STALE_VIEW", "a broker's own view", VERDICT, "stale_view",
+        "The broker's answer on a list one broker of the topic held then, which the imported "
+        "membership never had: the broker asked computes on its own member list.",
+        "the broker answers from its own consumer list (spec 6; fact "
+        "consumer.query-assignment-random-broker-3s)",
+        ("tests/test_verdicts.py::test_each_verdict_counts_where_the_registry_says",)),
+    Verdict(
+        "broker-assignment", "unexplained", "unexplained", VERDICT, "unexplained",
+        "No candidate list gives the logged answer; `unexplained_detail` gives the lists "
+        "tried.",
+        "none: a disagreement with the model",
+        ("tests/test_live_pop.py::test_the_check_fails_with_another_pop_share",)),
     # ------------------------------------------------------------------ the Go client's producer
     Verdict(
         "go-producer", "AGREE", "stored at the first attempt's queue", VERDICT, "agree",
