@@ -129,6 +129,15 @@ one, and neither one with another's ``instanceName`` nor one whose name another 
 client's push consumer (``language = "go"``, ``live/go``; issue 47): a group mixing the two
 clients, each member's assignments checked with its own client's model; drawn last."""
 
+POP_SHARE = 0.3
+"""With ``modes`` and a 5.x ``line``, how often a scenario also has a group ``GID_pop`` switched
+to POP (``[[consume_modes]]``, ``popShareQueueNum`` -1, 1 or 2) of two or three remoting members
+whose queues a broker computes (``rebalance = "broker"``; issue 45: ``trace.pop_agreement``), the
+first joining at 0 s and the others within the first 60 % of the run, all staying to the end;
+drawn last of all. Such a scenario restarts every broker it kills (the topic's dump, which the
+group's count reads, reads every broker)."""
+POP_GROUP = "GID_pop"
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
@@ -158,7 +167,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     draws its threads (``THREADS_SHARE``), and last, one of them still sending synchronously
     from one thread may send asynchronously (``ASYNC_SHARE``), then a broadcasting group may
     join (``BROADCAST_SHARE``), one consumer may be a lite-pull one (``LITE_PULL_SHARE``),
-    and last one may be the Go client's (``GO_SHARE``)."""
+    one may be the Go client's (``GO_SHARE``), and on a 5.x ``line`` a POP group may join
+    (``POP_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -252,6 +262,16 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     mixable = [n for n in own if n not in lite and n not in twins]
     if modes and mixable and rng.random() < GO_SHARE:
         go.add(rng.choice(mixable))
+    pop: list[str] = []
+    pop_share = -1
+    if modes and line in ("5", "5.5") and rng.random() < POP_SHARE:
+        pop_share = rng.choice((-1, 1, 2))
+        for k in range(rng.randint(2, 3)):
+            pop.append(f"pop{k + 1}")
+            events.append(_Event(0 if k == 0 else rng.randint(0, span * 6 // 10), "join",
+                                 pop[-1]))
+        _restart_killed(rng, events, span)
+        events.sort(key=lambda e: e.tenths)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -265,6 +285,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                + ")" if broadcast else "")
             + (f"; {', '.join(sorted(lite))} a lite-pull consumer" if lite else "")
             + (f"; {', '.join(sorted(go))} the Go client's" if go else "")
+            + (f"; {len(pop)} members of {POP_GROUP} (POP, popShareQueueNum {pop_share}) "
+               "whose queues a broker computes" if pop else "")
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
     lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
@@ -295,6 +317,12 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                   f"group = {_toml_str(BROADCAST_GROUP)}", 'model = "broadcasting"']
         lines += ['listener = "orderly"'] if orderly else []
         lines += [""]
+    for n in pop:
+        lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(POP_GROUP)}",
+                  'rebalance = "broker"', ""]
+    if pop:
+        lines += ["[[consume_modes]]", f"group = {_toml_str(POP_GROUP)}", 'mode = "POP"',
+                  f"pop_share = {pop_share}", ""]
     for e in events:
         lines += ["[[events]]", f"at_s = {e.tenths // 10}.{e.tenths % 10}",
                   f"action = {_toml_str(e.action)}", f"target = {_toml_str(e.target)}", ""]

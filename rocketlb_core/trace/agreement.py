@@ -1568,7 +1568,11 @@ def _broker_assigned(recording: Path, k: Mapping[str, Any], meta: Mapping[str, A
     ``pop_agreement.broker_agreement`` on the candidates of the other consumers' check, with
     its group's request mode from the recording (``consume_modes``); ``held_at_end``: its last
     answer logged before the scenario ended (``end_ms``, epoch ms), as ``broker/queue:MODE``."""
-    from rocketlb_core.trace.pop_agreement import broker_agreement, read_broker_rebalances
+    from rocketlb_core.trace.pop_agreement import (
+        ROUTE_POLL_MS,
+        broker_agreement,
+        read_broker_rebalances,
+    )
 
     log = _client_log(recording, k["name"])
     routes = [(c.line, stamp_ms(c.stamp, offset) - origin, c.queue_datas)
@@ -1576,10 +1580,25 @@ def _broker_assigned(recording: Path, k: Mapping[str, Any], meta: Mapping[str, A
     logged = [r for r in read_broker_rebalances(
         recording / "logs" / k["name"] / "rocketmq_client.log.gz") if r.topic == topic]
     mode = next((m for m in meta.get("consume_modes", []) if m["group"] == k["group"]), None)
-    queues = [MessageQueue(topic, q.broker_name, i) for q in route.queue_datas
-              if q.perm & PERM_READ for i in range(q.read_queue_nums)]
+    def readable(datas: Sequence[QueueData]) -> list[MessageQueue]:
+        return sorted(MessageQueue(topic, q.broker_name, i) for q in datas
+                      if q.perm & PERM_READ for i in range(q.read_queue_nums))
+
+    def queue_sets(r: Any) -> list[list[MessageQueue]]:
+        # the routes the client logged in force within a route poll either side of the
+        # answer (the broker's cache polls the same name server on its own clock, and may be
+        # ahead of the client's or behind it), the recording's route first
+        t = stamp_ms(r.stamp, offset) - origin
+        out = [readable(route.queue_datas)]
+        for j, (_, at, datas) in enumerate(routes):
+            until = routes[j + 1][1] if j + 1 < len(routes) else 2**62
+            if at <= t + ROUTE_POLL_MS + slack_ms and until >= t - ROUTE_POLL_MS - slack_ms \
+                    and readable(datas) not in out:
+                out.append(readable(datas))
+        return out
+
     b = broker_agreement(logged, _candidates(members, views, down, routes, route, offset,
-                                             origin, slack_ms), queues,
+                                             origin, slack_ms), queue_sets,
                          mode["mode"] if mode else None, mode["pop_share"] if mode else None)
     held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
     return {**b.summary(), "group": k["group"], "at_end": state, "rebalance": "broker",

@@ -20,9 +20,11 @@ topic's queues: the set and each queue's mode must be equal (``exact``, ``near_c
 ``stale_view``), else ``unexplained``.
 
 ``group_consumption`` counts, per group, what its members consumed (``offsets/<member>.json``,
-every distinct offset per queue, and the deliveries): the stored messages of the topic a member
-consumed, those none consumed by the end (``missing``), a message consumed by two members
-(``by_two``) and deliveries beyond one an offset (``again``). These are observations, not the
+every distinct offset per queue, the deliveries, and the bodies of the messages consumed again
+from a retry topic, matched to the stored messages by body): the stored messages of the topic a
+member consumed, those none consumed by the end (``missing``), a message consumed more than once
+(``by_two``: by two members, or again after a redelivery), the deliveries beyond one a message
+(``again``) and the redeliveries (``redelivered``). These are observations, not the
 model's verdicts: a pop's messages not acknowledged come back only after their invisible time
 (``popInvisibleTime``, 60 s), and through the pop retry topic, which the recording does not
 follow; only a consumed message that is no stored one (``strays``) is ``unexplained``.
@@ -115,28 +117,40 @@ class BrokerAgreement:
                 "unexplained": self.counts["unexplained"]}
 
 
+ROUTE_POLL_MS = 30_000
+"""A broker refreshes its route cache of a topic from the name server every 30 s
+(``loadBalancePollNameServerInterval``), and a client its own route as often, each on its own
+clock: the queues a broker answers on are those of a route the client logged in force up to
+that long before or after the answer (``broker_agreement``'s ``queues``)."""
+
+
 def broker_agreement(logged: Iterable[BrokerRebalance], lists: Callable[[Any], list[Any]],
-                     queues: Sequence[MessageQueue], mode: str | None,
-                     pop_share: int | None) -> BrokerAgreement:
+                     queues: Sequence[MessageQueue] | Callable[[Any], list[list[MessageQueue]]],
+                     mode: str | None, pop_share: int | None) -> BrokerAgreement:
     """Each logged assignment against the broker's answer (module docstring). ``lists(r)``: the
     candidate member lists (``trace.agreement._candidates``; a ``(STALE_VIEW, members)`` pair
     is one broker's own view: the allocation check's ``STALE_VIEW``, the same text);
     ``mode``/``pop_share``: what ``SET_MESSAGE_REQUEST_MODE`` stored for the group (``None``:
-    nothing, the broker's defaults)."""
+    nothing, the broker's defaults); ``queues``: the topic's queues, or ``queues(r)`` the queue
+    sets the answering broker's route cache could have held (``ROUTE_POLL_MS``)."""
     out = BrokerAgreement()
     for r in logged:
         candidates = lists(r)
+        sets = queues(r) if callable(queues) else [list(queues)]
         found = None
         for i, cand in enumerate(candidates):
             kind, members = cand if isinstance(cand, tuple) else \
                 ("exact" if i == 0 else "near_change", cand)
-            got, got_mode = broker_query_assignment(
-                r.topic, r.group, r.client_id, r.strategy, queues, list(members), mode=mode,
-                pop_share_queue_num=pop_share)
-            if got is not None and tuple(sorted((q.broker_name, q.queue_id, got_mode)
-                                                for q in got)) == r.assignment:
-                found = (STALE_VIEW if kind == STALE_VIEW else "exact" if kind == "exact"
-                         else "near_change")
+            for qs in sets:
+                got, got_mode = broker_query_assignment(
+                    r.topic, r.group, r.client_id, r.strategy, qs, list(members), mode=mode,
+                    pop_share_queue_num=pop_share)
+                if got is not None and tuple(sorted((q.broker_name, q.queue_id, got_mode)
+                                                    for q in got)) == r.assignment:
+                    found = (STALE_VIEW if kind == STALE_VIEW else "exact" if kind == "exact"
+                             else "near_change")
+                    break
+            if found is not None:
                 break
         verdict = found or "unexplained"
         out.counts[verdict] += 1
@@ -150,39 +164,58 @@ def group_consumption(recording: Path, group: str, members: Sequence[str]) -> di
     stored: set[tuple[str, int, int]] = set()
     from rocketlb_core.trace.textfile import read_lines
 
+    stored_bodies: dict[tuple[str, int, int], str] = {}
     dump = recording / "topic.jsonl.gz"
     for n, text in read_lines(dump):
         try:
             x = json.loads(text)
-            stored.add((str(x["broker"]), int(x["queue"]), int(x["offset"])))
+            key = (str(x["broker"]), int(x["queue"]), int(x["offset"]))
         except (ValueError, KeyError, TypeError):
             raise TraceError(dump, n, None, "a stored message {broker, queue, offset} "
                              "expected") from None
+        stored.add(key)
+        if isinstance(x.get("body"), str):
+            stored_bodies[key] = x["body"]
+    bodies = set(stored_bodies.values())
     by: Counter[tuple[str, int, int]] = Counter()
-    deliveries = distinct = 0
+    deliveries = distinct = redelivered = 0
+    again_by_body: Counter[str] = Counter()
     for name in members:
-        offsets, sent = read_offsets(recording / "offsets" / f"{name}.json")
+        offsets, sent, again = read_offsets(recording / "offsets" / f"{name}.json")
         for (broker, queue), got in offsets.items():
             by.update((broker, queue, o) for o in got)
             distinct += len(got)
         deliveries += sum(sent.values())
+        again_by_body.update(again)
+        redelivered += len(again)
+    # a redelivered message is matched by its body (the producer's bodies are unique)
+    for key, body in stored_bodies.items():
+        if again_by_body.get(body):
+            by[key] += again_by_body[body]
+    unmatched = sum(n for b, n in again_by_body.items() if b not in bodies)
     missing = sorted(stored - set(by))
     return {"group": group, "members": list(members), "stored": len(stored),
             "consumed": len(stored & set(by)), "by_two": sum(1 for k in stored if by[k] > 1),
-            "again": deliveries - distinct, "strays": len(set(by) - stored),
-            "missing": len(missing), "unexplained": len(set(by) - stored),
+            # deliveries beyond one a message: a member's own repeats of an offset, then each
+            # further member or redelivery that consumed it
+            "again": deliveries - distinct + sum(by[k] - 1 for k in stored if by[k] > 1),
+            "redelivered": redelivered,
+            "strays": len(set(by) - stored) + unmatched,
+            "missing": len(missing), "unexplained": len(set(by) - stored) + unmatched,
             "missing_detail": [{"broker": b, "queue": q, "offset": o} for b, q, o in missing[:50]],
             "unexplained_detail": [{"broker": b, "queue": q, "offset": o}
                                    for b, q, o in sorted(set(by) - stored)[:50]]}
 
 
-def read_offsets(path: Path) -> tuple[dict[tuple[str, int], list[int]], dict[str, int]]:
+def read_offsets(path: Path) -> tuple[dict[tuple[str, int], list[int]], dict[str, int],
+                                       list[str]]:
     """A member's ``offsets/<member>.json`` (``live/java/Consume.java``): per queue
-    ``"broker/q"`` every distinct offset consumed, and the deliveries per queue; a member that
-    consumed nothing has none (empty). Anything else is a ``TraceError`` naming the file and
-    the queue."""
+    ``"broker/q"`` every distinct offset consumed, the deliveries per queue, and the bodies of
+    the messages it consumed from a retry topic (``redelivered``, each at most 64 characters,
+    at most ``MAX_REDELIVERED``); a member that consumed nothing has none (empty). Anything else
+    is a ``TraceError`` naming the file and the field."""
     if not path.is_file():
-        return {}, {}
+        return {}, {}, []
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -205,4 +238,13 @@ def read_offsets(path: Path) -> tuple[dict[tuple[str, int], list[int]], dict[str
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < 2**63:
             raise TraceError(path, None, f"deliveries.{key!r:.60}", "a count from 0 expected")
         sent[str(key)] = n
-    return out, sent
+    again = doc.get("redelivered", [])
+    if not isinstance(again, list) or len(again) > MAX_REDELIVERED or not all(
+            isinstance(b, str) and len(b) <= 64 for b in again):
+        raise TraceError(path, None, "redelivered", f"a list of at most {MAX_REDELIVERED:,} "
+                         "message bodies of at most 64 characters expected")
+    return out, sent, list(again)
+
+
+MAX_REDELIVERED = 1_000_000
+"""Redeliveries read from one member's ``offsets`` file at most."""

@@ -30,7 +30,9 @@
 // asks a broker for its queues (QUERY_ASSIGNMENT) and pops those the broker gives in POP mode;
 // its log then says "broker rebalanced result changed ... assignmentSet=[...]". Such a consumer
 // also writes "offsets.json": per queue every distinct offset it consumed (pops of one queue
-// by several members interleave, so a range says too little), and "deliveries" per queue.
+// by several members interleave, so a range says too little), "deliveries" per queue, and
+// "redelivered": the body of each message it consumed again from a retry topic (reconsume
+// times above 0), whose queue and offset are that topic's.
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
@@ -75,10 +77,17 @@ public class Consume extends Driver {
                 .invoke(consumer, false);
         }
         Map<String, Long> deliveries = new ConcurrentHashMap<>();
+        List<String> redelivered = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
         Map<String, Set<Long>> seen = new ConcurrentHashMap<>();
         // one body for both listeners: note each message, hang once when asked
         java.util.function.Consumer<List<MessageExt>> take = msgs -> {
             for (MessageExt m : msgs) {
+                if (byBroker && m.getReconsumeTimes() > 0) {
+                    // a redelivery (from a retry topic): its queue and offset are the retry
+                    // topic's, so it is noted by its body
+                    redelivered.add(new String(m.getBody(), java.nio.charset.StandardCharsets.UTF_8));
+                    continue;
+                }
                 String q = m.getBrokerName() + "/" + m.getQueueId();
                 consumed.merge(q, m.getQueueOffset(), Math::max);
                 deliveries.merge(q, 1L, Long::sum);
@@ -158,7 +167,13 @@ public class Consume extends Driver {
                 all.append(all.length() > at ? "," : "").append(quote(e.getKey())).append(':')
                     .append(e.getValue());
             }
-            Files.writeString(home.resolve("offsets.json"), all.append("}}\n").toString());
+            all.append("},\"redelivered\":[");
+            synchronized (redelivered) {
+                for (int i = 0; i < redelivered.size(); i++) {
+                    all.append(i > 0 ? "," : "").append(quote(redelivered.get(i)));
+                }
+            }
+            Files.writeString(home.resolve("offsets.json"), all.append("]}\n").toString());
         }
         consumer.shutdown();
         emit("{\"stopped\":true}");
