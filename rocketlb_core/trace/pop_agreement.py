@@ -20,14 +20,14 @@ topic's queues: the set and each queue's mode must be equal (``exact``, ``near_c
 ``stale_view``), else ``unexplained``.
 
 ``group_consumption`` counts, per group, what its members consumed (``offsets/<member>.json``,
-every distinct offset per queue, the deliveries, and the bodies of the messages consumed again
-from a retry topic, matched to the stored messages by body): the stored messages of the topic a
-member consumed, those none consumed by the end (``missing``), a message consumed more than once
-(``by_two``: by two members, or again after a redelivery), the deliveries beyond one a message
-(``again``) and the redeliveries (``redelivered``). These are observations, not the
-model's verdicts: a pop's messages not acknowledged come back only after their invisible time
-(``popInvisibleTime``, 60 s), and through the pop retry topic, which the recording does not
-follow; only a consumed message that is no stored one (``strays``) is ``unexplained``.
+every distinct offset per queue, the deliveries, and the bodies of the messages the broker
+delivered again from a retry topic, matched to the stored messages by body): the stored messages
+of the topic a member consumed, those none consumed by the end (``missing``), a message consumed
+more than once (``by_two``: by two members, or again after a redelivery), the deliveries beyond
+one a message (``again``) and the redeliveries (``redelivered``). These are observations, not
+the model's verdicts: a pop's messages not acknowledged come back only after their invisible
+time, through the pop retry topic, which a short recording may end before; only a consumed
+message that is no stored one (``strays``) is ``unexplained``.
 """
 
 from __future__ import annotations
@@ -211,9 +211,9 @@ def read_offsets(path: Path) -> tuple[dict[tuple[str, int], list[int]], dict[str
                                        list[str]]:
     """A member's ``offsets/<member>.json`` (``live/java/Consume.java``): per queue
     ``"broker/q"`` every distinct offset consumed, the deliveries per queue, and the bodies of
-    the messages it consumed from a retry topic (``redelivered``, each at most 64 characters,
-    at most ``MAX_REDELIVERED``); a member that consumed nothing has none (empty). Anything else
-    is a ``TraceError`` naming the file and the field."""
+    the messages the broker delivered to it again from a retry topic (``redelivered``, each at
+    most 64 characters, at most ``MAX_REDELIVERED``); a member that consumed nothing has none
+    (empty). Anything else is a ``TraceError`` naming the file and the field."""
     if not path.is_file():
         return {}, {}, []
     try:

@@ -31,8 +31,10 @@
 // its log then says "broker rebalanced result changed ... assignmentSet=[...]". Such a consumer
 // also writes "offsets.json": per queue every distinct offset it consumed (pops of one queue
 // by several members interleave, so a range says too little), "deliveries" per queue, and
-// "redelivered": the body of each message it consumed again from a retry topic (reconsume
-// times above 0), whose queue and offset are that topic's.
+// "redelivered": the body of each message the broker delivered again from a retry topic
+// (reconsume times above 0: delivered before, not necessarily consumed), whose queue and
+// offset are that topic's. An orderly or broadcasting consumer allocates on the client
+// whatever REBALANCE says (RebalancePushImpl.clientRebalance): the scenario refuses those.
 import org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
