@@ -87,13 +87,20 @@ def test_mutated_producer_days(which: str, rng: Any, kind: str, skip_bad: bool) 
     """A whole producer day (both producers' logs and the trace: what the doctor replays,
     ``doctor.replayed``), one file mutated: a finding, or one clear line, never a traceback;
     a day that cannot be rebuilt falls back to the core and says why."""
+    _mutate_one_of(DAY, which, rng, kind, skip_bad, "doctor: producer days")
+
+
+def _mutate_one_of(files: tuple[str, ...], which: str, rng: Any, kind: str, skip_bad: bool,
+                   family: str) -> None:
+    """``files`` (paths under ``data/live``) copied to a folder as they lie there, ``which`` of
+    them mutated by ``kind``, and the folder diagnosed."""
     with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-doctor-") as tmp:
         folder = Path(tmp) / "in"
-        for f in DAY:
+        for f in files:
             (folder / Path(f).parent).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data_path("live", f), folder / f)
         _mutate_file(rng, folder / which, kind)
-        _diagnose(folder, skip_bad, "doctor: producer days")
+        _diagnose(folder, skip_bad, family)
 
 
 MIXED = ("grpc/grpc-remoting-mixed-5/logs/p1/rocketmq-client.log.gz",
@@ -107,13 +114,7 @@ MIXED = ("grpc/grpc-remoting-mixed-5/logs/p1/rocketmq-client.log.gz",
 def test_mutated_mixed_groups(which: str, rng: Any, kind: str, skip_bad: bool) -> None:
     """A group of remoting and gRPC consumers (the gRPC push consumer's log and both remoting
     members', what ``grpc-beside-remoting`` reads; issue 47), one file mutated."""
-    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-doctor-") as tmp:
-        folder = Path(tmp) / "in"
-        for f in MIXED:
-            (folder / Path(f).parent.name).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(data_path("live", f), folder / Path(f).parent.name / Path(f).name)
-        _mutate_file(rng, folder / Path(which).parent.name / Path(which).name, kind)
-        _diagnose(folder, skip_bad, "doctor: mixed groups")
+    _mutate_one_of(MIXED, which, rng, kind, skip_bad, "doctor: mixed groups")
 
 
 def _mutate_plain(rng: Any, path: Path, kind: str) -> None:

@@ -26,7 +26,7 @@ from rocketlb_core.sim.scenario import ScenarioError
 from rocketlb_core.trace.schema import TraceError
 from tests.test_consumer_broadcast import _attempt
 from tests.test_fuzz import TRIED
-from tests.test_live_record import SCENARIO
+from tests.test_live_record import SCENARIO, _toml_value
 from tests.test_producer_modes import HOSTILE
 from tests.test_producer_threads import shipped_lines
 
@@ -214,9 +214,9 @@ def test_a_consumers_rebalance_and_a_groups_mode_are_read_in_range_or_refused_by
     from -1 to 64. Anything else is a ``ScenarioError`` naming the file and the field."""
     text = (f'name = "m"\ntopic = "T"\n[[consumers]]\nname = "c"\ngroup = "G"\n'
             f'listener = "{listener}"\n')
-    text += f"rebalance = {_value(rebalance)}\n" if rebalance is not None else ""
-    text += f'\n[[consume_modes]]\ngroup = "{group}"\nmode = {_value(mode)}\n'
-    text += f"pop_share = {_value(share)}\n" if share is not None else ""
+    text += f"rebalance = {_toml_value(rebalance)}\n" if rebalance is not None else ""
+    text += f'\n[[consume_modes]]\ngroup = "{group}"\nmode = {_toml_value(mode)}\n'
+    text += f"pop_share = {_toml_value(share)}\n" if share is not None else ""
     ok_consumer = rebalance in (None, "client") or (rebalance == "broker"
                                                      and listener == "concurrently")
     ok_mode = (group == "G" and mode in ("PULL", "POP")
@@ -236,13 +236,6 @@ def test_a_consumers_rebalance_and_a_groups_mode_are_read_in_range_or_refused_by
     assert (m.group, m.mode) == ("G", mode)
     assert m.pop_share == (share if share is not None else -1)
 
-
-def _value(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return json.dumps(v)
-    return repr(v)
 
 
 @pytest.mark.parametrize(("edit", "field"), [
