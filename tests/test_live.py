@@ -168,8 +168,10 @@ def _print_gaps(recording: Path, result: dict, meta: dict) -> None:
     for name, c in result["consumers"].items():
         for d in c.get("unexplained_detail", []):
             print(f"assignment {name}: {json.dumps(d)}")
-            text = gzip.decompress((recording / "logs" / name / "rocketmq_client.log.gz")
-                                   .read_bytes()).decode("utf-8", "replace").splitlines()
+            logs = [f for f in (recording / "logs" / name).glob("*.log.gz")]
+            if not logs or "line" not in d:
+                continue                  # a member with no log of that name
+            text = gzip.decompress(logs[0].read_bytes()).decode("utf-8", "replace").splitlines()
             for n in range(max(0, d["line"] - 120), min(len(text), d["line"] + 3)):
                 if any(k in text[n] for k in _TELLING) and not text[n].startswith("\t"):
                     print(f"  {name}:{n + 1}: {text[n][:300]}")

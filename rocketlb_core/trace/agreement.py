@@ -1513,11 +1513,14 @@ def check_recording(recording: Path | str, trace: Path | str,
                 strategy = logged[0].strategy if logged else "AVG"
             routes = [(c.line, stamp_ms(c.stamp, offset) - origin, c.queue_datas)
                       for c in log.route_changes if c.topic == topic]
+            queue_sets = (_queue_sets(routes, route, topic, offset, origin, slack_ms)
+                          if routes or allocator is None else
+                          _nameserver_queue_sets(out["nameserver_route"], route, topic, offset,
+                                                 origin, slack_ms))
             a2 = allocation_agreement(
                 logged, _candidates(members, views, down, routes, route, offset, origin,
                                     slack_ms),
-                _queue_sets(routes, route, topic, offset, origin, slack_ms), strategy,
-                allocator)
+                queue_sets, strategy, allocator)
             held = [r for r in logged if stamp_ms(r.stamp, offset) <= end_ms]
             out["consumers"][k["name"]] = {
                 **a2.summary(), "group": k["group"], "at_end": state,
@@ -1751,6 +1754,43 @@ def _queue_sets(routes: Sequence[tuple[int, int, Sequence[QueueData]]], route: T
         datas = _route_at(routes, r, offset, origin, slack_ms) or [route.queue_datas]
         return [sorted(MessageQueue(topic, q.broker_name, i) for q in qd
                        if q.perm & PERM_READ for i in range(q.read_queue_nums)) for qd in datas]
+    return sets
+
+
+GO_ROUTE_POLL_MS = 30_000
+"""The Go client refreshes its routes every 30 s (``PollNameServerInterval``), and logs none of
+them: ``_nameserver_queue_sets`` takes the name server's instead."""
+
+
+def _nameserver_queue_sets(ns: Sequence[Mapping[str, Any]], route: TopicRoute, topic: str,
+                           offset: int, origin: int, slack_ms: int) -> Any:
+    """``queues(r)`` for a consumer whose log states no route (the Go client's, issue 47): the
+    readable queues of the recording's route's brokers the name server listed at some moment
+    within a route poll (``GO_ROUTE_POLL_MS``) before ``r`` (``nameserver_route``: a broker
+    registered, and not since removed), the whole route first."""
+    datas = [q for q in route.queue_datas if q.perm & PERM_READ]
+    changes = sorted((round(x["t_s"] * 1000), x["broker"], x["event"]) for x in ns)
+
+    def listed_at(t: int) -> frozenset[str]:
+        up: set[str] = set()
+        for at, broker, event in changes:
+            if at > t:
+                break
+            (up.add if event == "register" else up.discard)(broker)
+        return frozenset(up)
+
+    def sets(r: Any) -> list[list[MessageQueue]]:
+        t = stamp_ms(r.stamp, offset) - origin
+        moments = [t - GO_ROUTE_POLL_MS - slack_ms, t + slack_ms]
+        moments += [at for at, _, _ in changes if moments[0] <= at <= moments[1]]
+        out = [sorted(MessageQueue(topic, q.broker_name, i) for q in datas
+                      for i in range(q.read_queue_nums))]
+        for listed in dict.fromkeys(listed_at(m) for m in sorted(moments)):
+            qs = sorted(MessageQueue(topic, q.broker_name, i) for q in datas
+                        if q.broker_name in listed for i in range(q.read_queue_nums))
+            if qs and qs not in out:
+                out.append(qs)
+        return out
     return sets
 
 
