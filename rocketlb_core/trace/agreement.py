@@ -1494,7 +1494,7 @@ def check_recording(recording: Path | str, trace: Path | str,
                 # a broker computes its queues (issue 45, pop): its own check
                 out["consumers"][k["name"]] = _broker_assigned(
                     recording, k, meta, state, members, views, down, route, offset, origin,
-                    slack_ms, topic, end_ms)
+                    slack_ms, topic, end_ms, out["nameserver_route"])
                 continue
             allocator = None
             if k.get("language") == "go":
@@ -1566,7 +1566,8 @@ def check_recording(recording: Path | str, trace: Path | str,
 def _broker_assigned(recording: Path, k: Mapping[str, Any], meta: Mapping[str, Any],
                      state: str, members: Membership, views: BrokerViews,
                      down: dict[str, list[tuple[int, int]]], route: TopicRoute, offset: int,
-                     origin: int, slack_ms: int, topic: str, end_ms: int) -> dict[str, Any]:
+                     origin: int, slack_ms: int, topic: str, end_ms: int,
+                     ns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A consumer whose queues a broker computes (``rebalance = "broker"``), checked by
     ``pop_agreement.broker_agreement`` on the candidates of the other consumers' check, with
     its group's request mode from the recording (``consume_modes``); ``held_at_end``: its last
@@ -1587,12 +1588,17 @@ def _broker_assigned(recording: Path, k: Mapping[str, Any], meta: Mapping[str, A
         return sorted(MessageQueue(topic, q.broker_name, i) for q in datas
                       if q.perm & PERM_READ for i in range(q.read_queue_nums))
 
+    listed = _nameserver_queue_sets(ns, route, topic, offset, origin, slack_ms)
+
     def queue_sets(r: Any) -> list[list[MessageQueue]]:
         # the routes the client logged in force within a route poll either side of the
         # answer (the broker's cache polls the same name server on its own clock, and may be
-        # ahead of the client's or behind it), the recording's route first
+        # ahead of the client's or behind it), the recording's route first; then the brokers
+        # the name server listed within a poll before it (a broker killed and back within a
+        # poll changes no route the client logs)
         t = stamp_ms(r.stamp, offset) - origin
         out = [readable(route.queue_datas)]
+        out += [qs for qs in listed(r) if qs not in out]
         for j, (_, at, datas) in enumerate(routes):
             until = routes[j + 1][1] if j + 1 < len(routes) else 2**62
             if at <= t + ROUTE_POLL_MS + slack_ms and until >= t - ROUTE_POLL_MS - slack_ms \
