@@ -35,14 +35,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT.parent / "shared" / "reference" / "rocketmq-load-balancing.md"
 MODULES = sorted({c.module for c in CHECKS})
 NOT_VERDICTS = {("rocketlb_core.trace.grpc_agreement", "ENDPOINTS"),
-                ("rocketlb_core.trace.grpc_agreement", "PY_LOG")}
+                ("rocketlb_core.trace.grpc_agreement", "PY_LOG"),
+                ("rocketlb_core.trace.lock_agreement", "_MQ"),
+                ("rocketlb_core.trace.lock_agreement", "_STAMP")}
 """Module-level text constants of the checks' modules that are not verdicts."""
 
 WHERE = {"verdict", "pending_verdict", "found", "client", "proxy", "outcome"}
 """Names and attributes a check writes a verdict to (``found``: the allocation's kind)."""
 COUNTERS = {"client", "proxy", "attempts", "verdicts"}
 """Counters of verdicts a check reads by word (``client["disagree"]``)."""
-POSITIONAL = {"SendCheck": 4, "OrderedCheck": 5, "_step": 3, "BroadcastCheck": 5}
+POSITIONAL = {"SendCheck": 4, "OrderedCheck": 5, "_step": 3, "BroadcastCheck": 5,
+              "LockCheck": 5}
 """Calls whose verdict is a positional argument, and its index."""
 
 

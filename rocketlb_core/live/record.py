@@ -113,10 +113,12 @@ no rebalance, yet its heartbeat still names its group, so the brokers list it; i
 ``model``, ``listener`` or ``hang``. A recording with consumers also keeps each remoting consumer's
 highest consumed offset per queue (``consumed/<consumer>.json``, written at its stop), its
 first and last offset and how many distinct ones per queue (``ranges/<consumer>.json``:
-``"broker/queue": [first, last, count]``) and, taken with the final snapshot before any
-consumer stops, ``mqadmin consumerProgress`` of each remoting group but a broadcasting one
-(which commits nothing to the brokers) (``progress/<group>.txt``: the broker's and the
-committed consumer offset per queue).
+``"broker/queue": [first, last, count]``), an orderly member's every consumed message in
+the order its listener ran (``consumes/<consumer>.jsonl.gz``: ``{"q": "broker-a/0", "o":
+offset, "t": wall ms}``, flushed per message, so a crashed member's are kept too) and, taken
+with the final snapshot before any consumer stops, ``mqadmin consumerProgress`` of each
+remoting group but a broadcasting one (which commits nothing to the brokers)
+(``progress/<group>.txt``: the broker's and the committed consumer offset per queue).
 
 A remoting producer with ``language = "go"`` (issue 47) is rocketmq-client-go's default
 producer (``live/go``: ``NewRoundRobinQueueSelector``, ``RetryTimes`` 3), sending with
@@ -1021,6 +1023,10 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             if made.is_file():
                 (tmp / kind).mkdir(exist_ok=True)
                 (tmp / kind / f"{name}.json").write_bytes(made.read_bytes())
+        made = running.home / "consumes.jsonl"          # an orderly member's
+        if made.is_file():
+            (tmp / "consumes").mkdir(exist_ok=True)
+            _gzip_text(tmp / "consumes" / f"{name}.jsonl.gz", made.read_text(encoding="utf-8"))
     grpc_consumers = {n: k for n, k in consumers.items() if isinstance(k, live.GrpcConsumer)}
     if grpc_consumers:
         (tmp / "receives").mkdir()

@@ -99,6 +99,15 @@ LOG_BEFORE_INSTALL_MS = 20
 addresses, then ``topicRouteData2TopicPublishInfo`` and each producer's update), so a send that
 began up to this long after the line may still pick from the old list (seen live: a send in
 the line's very millisecond that continued the old counter)."""
+ZERO_ATTEMPT_SLACK_MS = 2
+"""A logged timeout whose end the check dates up to this many ms past the budget still ended in
+the deadline's millisecond when the client logged the 0 ms attempt after it (``RT`` at most
+this): the check's attempt begins at the send's time, a millisecond or two before the client's
+``beginTimestampPrev``, so its duration is that much longer than the logged ``RT``. Live on
+5.3.3 (``data/live/orderly-locks-5``, first recording): an ``RT: 3000ms`` timeout at broker-a,
+then ``RT: 1ms`` at broker-b ("sendKernelImpl call timeout"), then the third selection found
+the budget spent; a check that stopped after the first attempt left the round-robin counter
+two steps behind, and 521 sends unexplained."""
 FAILURE_MATCH_MS = 10
 """An attempt of the package's loop is the failed attempt the client logged
 (``sendKernelImpl exception``: its end and ``RT``) when they start this close at one broker;
@@ -297,6 +306,14 @@ class ObservedBrokers:
                 best = (t, rt, code)
         return None if best is None else (best[0] + best[1], best[2])
 
+    def _zero_attempt_at(self, ms: int) -> bool:
+        """Whether the client logged a failed attempt of at most ``ZERO_ATTEMPT_SLACK_MS``
+        that began at ``ms``: the 0 ms attempt a loop makes when a timeout returned in the
+        deadline's very millisecond."""
+        return any(-FAILURE_MATCH_MS <= f[0] - ms <= FAILURE_MATCH_MS + LOG_LAG_MS
+                   and f[1] <= ZERO_ATTEMPT_SLACK_MS
+                   for rows in self.failed.values() for f in rows)
+
     def _failed_near(self, ms: int) -> bool:
         """Whether the client logged a failed attempt (at any broker) that began at ``ms``."""
         return any(-FAILURE_MATCH_MS <= f[0] - ms <= FAILURE_MATCH_MS + LOG_LAG_MS
@@ -322,6 +339,9 @@ class ObservedBrokers:
                 over = 0                    # the send's cost says the deadline held
             if over == 0 and self.call_timeout and not self._failed_near(end):
                 over = None                 # past the deadline: the loop stops (call_timeout)
+            if over is not None and 0 < over <= ZERO_ATTEMPT_SLACK_MS and self.call_timeout \
+                    and self._zero_attempt_at(end):
+                over = 0                    # the client's own check let a 0 ms attempt go
             return AttemptResult(Outcome.REMOTING_ERROR, took, overshoot_ms=over)
         if self.mode is SendMode.ONEWAY:
             # the call's time from the attempt's start: a first send's route lookup came
@@ -1553,6 +1573,12 @@ def check_recording(recording: Path | str, trace: Path | str,
 
             out["groups"] = {g: group_consumption(recording, g, [
                 k["name"] for k in meta["consumers"] if k["group"] == g]) for g in by_broker}
+        from rocketlb_core.trace.lock_agreement import check_orderly
+
+        for g, entry in check_orderly(recording).items():
+            # an orderly clustering group (issue 45): its brokers' locks and who consumed what
+            out.setdefault("groups", {})[g] = {k: v for k, v in entry.items()
+                                               if k != "timeline"}
         stop = min(end_ms, 2**62) - origin
         out["brokers_disagree"] = {}
         for g in groups:

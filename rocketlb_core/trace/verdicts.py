@@ -99,6 +99,10 @@ CHECKS = (
     Check("broadcast", "A broadcasting group's members (concurrently and orderly)",
           "rocketlb_core.trace.broadcast_agreement", ("broadcast_agreement",),
           "`live check`: `consumer NAME: items N, agree N, lock_held N, ...`"),
+    Check("orderly-locks", "An orderly clustering group's queue locks and consumption",
+          "rocketlb_core.trace.lock_agreement", ("orderly_agreement",),
+          "`live check`: `group NAME: items N, grant_free N, refused_held N, held N, ...`; "
+          "`check_recording`: `groups`, each item not agreeing in `others`"),
     Check("broker-assignment", "A remoting consumer's queues as a broker answered them",
           "rocketlb_core.trace.pop_agreement", ("broker_agreement",),
           "`live check`: `consumer NAME: logged N, exact N, ...` of a consumer with "
@@ -112,6 +116,9 @@ CHECKS = (
           "each row's `verdict` and `why`"),
 )
 """The checks, in the page's order."""
+
+_ORDERLY_TEST = ("tests/test_live_orderly.py::"
+                 "test_every_lock_and_run_of_the_orderly_groups_is_explained")
 
 VERDICTS: tuple[Verdict, ...] = (
     # ------------------------------------------------------------------ the send loop
@@ -766,6 +773,77 @@ VERDICTS: tuple[Verdict, ...] = (
         "gap, or a queue read that the member never created.",
         "none: a disagreement with the model",
         ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
+    # ------------------------------------------------------------------ orderly groups' locks
+    Verdict(
+        "orderly-locks", "GRANT_FREE", "granted: no lock held", VERDICT, "grant_free",
+        "A broker's `not locked, I got it` line when its replayed lock table had no entry for "
+        "the group and queue: never locked, unlocked by its holder, or lost with the broker's "
+        "memory when it was killed.",
+        "`RebalanceLockManager.tryLockBatch` (spec 4.4; fact "
+        "consumer.orderly-lock-live-30s-client-60s-broker)",
+        (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
+         "data/live/orderly-locks-5.5")),
+    Verdict(
+        "orderly-locks", "GRANT_EXPIRED", "granted: the holder's lock expired", VERDICT,
+        "grant_expired",
+        "A `lock expired, I got it` line when the holder had not renewed for "
+        "`BROKER_LOCK_MAX_LIVE_MS` (60 s): its last renewal no later than its last moment "
+        "alive, holding the queue, with the broker answering, and no earlier than a renewal "
+        "period before the end of the last stretch long enough to hold one.",
+        "spec 4.4 (`lockAll` every `REBALANCE_LOCK_INTERVAL`, the broker's 60 s); facts "
+        "consumer.orderly-lock-live-30s-client-60s-broker, "
+        "consumer.orderly-pop-service-locks-too-and-outlives-shutdown",
+        (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
+         "data/live/orderly-locks-5.5")),
+    Verdict(
+        "orderly-locks", "REFUSED_HELD", "refused: another member's lock was live", VERDICT,
+        "refused_held",
+        "A `locked by other client` line while the table's holder was the client it names and "
+        "its lock was younger than 60 s by the same bounds.",
+        "as `GRANT_EXPIRED`",
+        (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
+         "data/live/orderly-locks-5.5")),
+    Verdict(
+        "orderly-locks", "UNLOCKED", "unlocked by its holder", VERDICT, "unlocked",
+        "An `unlockBatch` by the table's holder: a dropped queue's release "
+        "(`removeUnnecessaryMessageQueue`) or a clean shutdown's.",
+        "spec 4.1 (`removeUnnecessaryMessageQueue`, orderly clustering)",
+        (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
+         "data/live/orderly-locks-5.5")),
+    Verdict(
+        "orderly-locks", "REFUSED_SEEN", "a refused creation the broker refused", VERDICT,
+        "refused_seen",
+        "A member's `add a new mq failed, ..., because lock failed` with the broker's refusal "
+        "of that member and queue within `SLACK_MS`, or while the queue's broker was paused or "
+        "down (the lock request failed).",
+        "spec 4.1 (`updateProcessQueueTableInRebalance`: an orderly member creates a queue only "
+        "once locked)",
+        (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
+         "data/live/orderly-locks-5.5")),
+    Verdict(
+        "orderly-locks", "HELD", "consumed while its lock was held", VERDICT, "held",
+        "A run of one member's consumption of a queue (no other member's message between) "
+        "during which the replayed table held that member's lock.",
+        "spec 4.4 (a message is consumed only while its queue is locked)",
+        (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
+         "data/live/orderly-locks-5.5")),
+    Verdict(
+        "orderly-locks", "CACHED", "consumed on the client's own lock after a kill", VERDICT,
+        "cached",
+        "A run's messages consumed after a kill emptied the broker's table the member held, "
+        "within `LOCK_MAX_LIVE_MS` (30 s) of the kill: the member consumes what it pulled "
+        "while its own lock is young, whatever the broker now holds.",
+        "spec 4.4 (`isLockExpired`, client side 30 s); fact "
+        "consumer.orderly-lock-live-30s-client-60s-broker",
+        (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
+         "data/live/orderly-locks-5.5")),
+    Verdict(
+        "orderly-locks", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
+        "A grant over a live lock, a refusal or expiry naming another holder than the table's, "
+        "a refused creation with no refusal, a run while another member held the lock, or a "
+        "stored message of the group's queues consumed by no member.",
+        "none: a disagreement with the model",
+        ("tests/test_live_orderly.py::test_the_lock_check_fails_what_the_model_does_not_say",)),
     # ------------------------------------------------------------------ a broker's assignment
     Verdict(
         "broker-assignment", "exact", "exact", VERDICT, "exact",

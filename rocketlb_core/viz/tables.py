@@ -879,6 +879,44 @@ def live_broadcast_frame(live: Mapping[str, tuple[Path, Path]],
     return pd.DataFrame(rows).round({"joined (s)": 1, "took (s)": 1})
 
 
+def live_orderly_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
+    """The ``orderly-locks`` recordings (issue 45), one row per line: what
+    ``trace.lock_agreement.check_orderly`` found of the group ``GID_ord``. The brokers' lock
+    lines by kind (*granted*: no lock held; *refused*: another member's was live; *expired*:
+    taken over a lock 60 s old; *unlocked*), the member's refused creations, the crashed
+    member's queue (*its queue*: the one taken over an expired lock), how long after the crash
+    it was taken (*crash to grant (s)*) and how many times it was refused meanwhile (the
+    brokers' refusal lines, on that queue), the messages a member consumed after their
+    broker's kill on its own lock (*after the kill*), the messages consumed, stored and
+    consumed twice, and the unexplained items."""
+    import pandas as pd
+
+    from rocketlb_core.trace.lock_agreement import check_orderly
+
+    rows = []
+    for name in sorted(k for k in live if k.startswith("orderly-locks")):
+        rec = live[name][0]
+        meta = _recording(rec)
+        got = check_orderly(rec)["GID_ord"]
+        crash = next(e for e in meta["events"] if e["action"] == "crash")
+        crash_s = (int(crash["wall_ms"]) - int(meta["t0_ms"])) / 1000
+        expired = [x for x in got["timeline"] if x["detail"].startswith("expired")]
+        queue = expired[0]["queue"] if expired else ""
+        rows.append({
+            "line": meta["client_version"], "granted": got["grant_free"],
+            "refused": got["refused_held"], "expired": got["grant_expired"],
+            "unlocked": got["unlocked"], "creations refused": got["refused_seen"],
+            "its queue": queue.removeprefix("broker-"),
+            "crash to grant (s)": round(expired[0]["s"] - crash_s, 1) if expired else None,
+            "refused meanwhile": sum(1 for x in got["timeline"] if x["kind"] == "broker"
+                                     and x["queue"] == queue and x["s"] > crash_s
+                                     and x["detail"].startswith("refused")),
+            "after the kill": got["cached_messages"], "consumed": got["consumed"],
+            "stored": got["stored"], "twice": got["repeated"],
+            "unexplained": got["unexplained"]})
+    return pd.DataFrame(rows)
+
+
 def live_lite_pull_frame(live: Mapping[str, tuple[Path, Path]],
                          results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The ``lite-pull`` recordings (issue 45), one row per line and member of the group: its

@@ -26,6 +26,12 @@
 // stops, and keeps the same counts in memory meanwhile, and "ranges.json": per queue the first
 // and last offset consumed and how many distinct offsets (what a broadcasting member read).
 //
+// An orderly listener (issue 45) also appends a row to "consumes.jsonl" for each message it
+// is handed, flushed before the call returns (so a crash loses none it returned):
+// {"q":"broker-a/0","o":OFFSET,"t":WALL_MS}, in the order the calls ran. An orderly member
+// holds a queue only while the broker's lock is its own: who consumed which offset when is
+// what the check compares with the locks the brokers logged.
+//
 // REBALANCE "broker" (5.x clients; issue 45, pop): setClientRebalance(false), so the consumer
 // asks a broker for its queues (QUERY_ASSIGNMENT) and pops those the broker gives in POP mode;
 // its log then says "broker rebalanced result changed ... assignmentSet=[...]". Such a consumer
@@ -81,6 +87,8 @@ public class Consume extends Driver {
         Map<String, Long> deliveries = new ConcurrentHashMap<>();
         List<String> redelivered = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
         Map<String, Set<Long>> seen = new ConcurrentHashMap<>();
+        java.io.Writer rows = listener.equals("orderly")
+            ? Files.newBufferedWriter(home.resolve("consumes.jsonl")) : null;
         // one body for both listeners: note each message, hang once when asked
         java.util.function.Consumer<List<MessageExt>> take = msgs -> {
             for (MessageExt m : msgs) {
@@ -94,6 +102,17 @@ public class Consume extends Driver {
                 consumed.merge(q, m.getQueueOffset(), Math::max);
                 deliveries.merge(q, 1L, Long::sum);
                 seen.computeIfAbsent(q, k -> ConcurrentHashMap.newKeySet()).add(m.getQueueOffset());
+                if (rows != null) {
+                    synchronized (rows) {
+                        try {
+                            rows.write("{\"q\":" + quote(q) + ",\"o\":" + m.getQueueOffset()
+                                + ",\"t\":" + System.currentTimeMillis() + "}\n");
+                            rows.flush();
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    }
+                }
             }
             if (Files.exists(home.resolve("hang")) && hung.compareAndSet(false, true)) {
                 MessageExt m = msgs.get(0);
@@ -178,12 +197,17 @@ public class Consume extends Driver {
             Files.writeString(home.resolve("offsets.json"), all.append("]}\n").toString());
         }
         consumer.shutdown();
-        emit("{\"stopped\":true}");
-        // a consumer that popped: shutdown() leaves its pop consume threads running (5.3.3 and
-        // 5.5.0 never shut consumeMessagePopService down), and the JVM would not exit
-        if (error != null || byBroker) {
-            System.exit(0);
+        if (rows != null) {
+            synchronized (rows) {
+                rows.close();
+            }
         }
+        emit("{\"stopped\":true}");
+        // 5.x never shuts consumeMessagePopService down (5.3.3 and 5.5.0): a consumer that
+        // popped keeps its pop consume threads, and an orderly clustering one the pop orderly
+        // service's lockMQPeriodically schedule (ConsumeMessagePopOrderlyService.start, a
+        // thread that is not a daemon, even when nothing popped), so the JVM would not exit
+        System.exit(0);
     }
 
     // MessageModel moved package in 5.1.0 (common.protocol to remoting.protocol): set it by name

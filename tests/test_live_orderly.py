@@ -1,0 +1,145 @@
+"""Orderly clustering groups on a real RocketMQ (issue 45): ``data/live/orderly-locks-*``
+(o1 and o2 in GID_ord; broker-a paused, then killed and restarted; o2 crashed), checked by
+``trace.lock_agreement``: every lock line the brokers wrote against the replayed lock table,
+every stretch of one member's consumption against the lock it held, every stored message
+consumed. Recorded once on each line (``python -m rocketlb_core.live record
+data/scenarios/live/orderly-locks.toml --line L --isolated``) and checked offline here."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rocketlb_core.paths import data_path
+from rocketlb_core.trace.lock_agreement import (
+    check_orderly,
+    read_consumes,
+    read_lock_lines,
+)
+from rocketlb_core.trace.schema import TraceError
+
+RECORDINGS = sorted(data_path("live").glob("orderly-locks-*"))
+CRASH_S = 95.0          # the scenario's crash of o2
+
+
+def test_each_line_has_its_recording() -> None:
+    assert [p.name for p in RECORDINGS] == ["orderly-locks-4", "orderly-locks-5",
+                                            "orderly-locks-5.5"]
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=lambda p: p.name)
+def test_every_lock_and_run_of_the_orderly_groups_is_explained(recording: Path) -> None:
+    got = check_orderly(recording)["GID_ord"]
+    assert got["unexplained"] == 0, got["others"]
+    # every stored message was consumed, and only a few twice (a crashed holder's last ones)
+    assert got["distinct"] == got["stored"] >= 690
+    assert 0 <= got["repeated"] <= 10
+    timeline = got["timeline"]
+    # the lock moved when o2 joined: o1 released queues and o2 was granted them
+    assert any(x["kind"] == "broker" and x["member"] == "o1" and x["detail"].startswith(
+        "unlocked") and x["s"] < CRASH_S for x in timeline)
+    assert any(x["kind"] == "broker" and x["member"] == "o2" and x["verdict"].startswith(
+        "granted") for x in timeline)
+    # after o2 crashed, o1 was refused o2's queues until o2's lock was 60 s old, then granted
+    refused = [x for x in timeline if x["kind"] == "broker" and x["s"] > CRASH_S
+               and x["detail"].startswith("refused")]
+    expired = [x for x in timeline if x["kind"] == "broker" and x["detail"].startswith(
+        "expired")]
+    assert refused
+    assert expired
+    assert all(x["member"] == "o1" for x in refused + expired)
+    assert CRASH_S < expired[0]["s"] <= CRASH_S + 61
+    assert max(x["s"] for x in refused if x["queue"] == expired[0]["queue"]) \
+        < expired[0]["s"]
+    # o1 consumed the queue again only after its grant
+    after = [x for x in timeline if x["kind"] == "run" and x["queue"] == expired[0]["queue"]
+             and x["member"] == "o1" and x["s"] > CRASH_S]
+    assert after
+    assert after[0]["s"] >= expired[0]["s"]
+
+
+@pytest.mark.parametrize("model", [
+    {"broker_lock_ms": 30_000},        # the client's 30 s taken for the broker's
+    {"broker_lock_ms": 120_000},       # the channel expiry taken for it
+    {"renew_ms": 0},                   # a member that never renews its locks
+    {"keep_on_kill": True},            # locks that survive a killed broker
+], ids=lambda m: ",".join(f"{k}={v}" for k, v in m.items()))
+def test_the_lock_check_fails_what_the_model_does_not_say(model: dict[str, int]) -> None:
+    # on the line where the rule shows (each rule shows on one line at least)
+    failed = [p.name for p in RECORDINGS if check_orderly(p, **model)["GID_ord"]["unexplained"]]
+    assert failed, f"{model} explained every recording"
+
+
+def test_a_run_while_another_member_held_the_lock_is_unexplained(tmp_path: Path) -> None:
+    # o2's consumption of its queues handed to o1 instead: o1 consumed while o2 held the lock
+    src = RECORDINGS[1]
+    copy = tmp_path / src.name
+    shutil.copytree(src, copy)
+    rows = gzip.decompress((copy / "consumes" / "o2.jsonl.gz").read_bytes())
+    (copy / "consumes" / "o1.jsonl.gz").write_bytes(gzip.compress(
+        gzip.decompress((copy / "consumes" / "o1.jsonl.gz").read_bytes()) + rows))
+    (copy / "consumes" / "o2.jsonl.gz").unlink()
+    got = check_orderly(copy)["GID_ord"]
+    assert any(o.startswith("run ") and " o1 " in o for o in got["others"])
+
+
+def test_a_stored_message_nobody_consumed_is_unexplained(tmp_path: Path) -> None:
+    src = RECORDINGS[0]
+    copy = tmp_path / src.name
+    shutil.copytree(src, copy)
+    path = copy / "consumes" / "o1.jsonl.gz"
+    rows = gzip.decompress(path.read_bytes()).decode().splitlines(keepends=True)
+    path.write_bytes(gzip.compress("".join(rows[:100] + rows[101:]).encode()))
+    got = check_orderly(copy)["GID_ord"]
+    assert any("consumed by no member" in o for o in got["others"])
+
+
+QUEUES = ["broker-a/0", "broker-a/1"]
+
+
+@pytest.mark.parametrize(("row", "field"), [
+    ("not json", None),
+    ("[1, 2]", None),
+    ('{"q": "broker-a/0", "o": 1}', None),
+    ('{"q": "broker-a/0", "o": 1, "t": 5, "x": 1}', None),
+    ('{"q": "broker-z/0", "o": 1, "t": 5}', "q"),
+    ('{"q": "broker-a/0", "o": -1, "t": 5}', "o"),
+    ('{"q": "broker-a/0", "o": true, "t": 5}', "o"),
+    ('{"q": "broker-a/0", "o": 1.5, "t": 5}', "o"),
+    ('{"q": "broker-a/0", "o": 1, "t": 99999999999999999999}', "t"),
+    ('{"q": "broker-a/0", "o": 1, "t": "5"}', "t"),
+    ('{"q": ' + json.dumps("x" * 10_000) + ', "o": 1, "t": 5}', "q"),
+])
+def test_a_bad_consumes_row_is_refused_naming_the_file_line_and_field(
+        tmp_path: Path, row: str, field: str | None) -> None:
+    path = tmp_path / "o1.jsonl"
+    path.write_text('{"q": "broker-a/0", "o": 0, "t": 1}\n' + row + "\n")
+    with pytest.raises(TraceError) as err:
+        read_consumes(path, QUEUES)
+    assert err.value.row == 2
+    assert err.value.field == field
+    assert "o1.jsonl" in str(err.value)
+    assert len(str(err.value)) < 400
+
+
+@pytest.mark.parametrize("text", [
+    "2026-11-29 08:03:04 INFO T - tryLockBatch, message queue not locked, I got it. Group: G",
+    "2026-11-29 08:03:04 INFO T - RebalanceLockManager#tryLockBatch: message queue has been "
+    "locked by other client, group=G, mq=MessageQueue [topic=T, brokerName=b, queueId=x]",
+    "2026-13-29 08:03:04 INFO T - unlockBatch, Group: G MessageQueue [topic=T, brokerName=b, "
+    "queueId=0] 127.0.0.1@o1",
+    "2026-11-29 08:03:04 INFO T - tryLockBatch, message queue lock expired, I got it. Group: G "
+    "OldClientId: a NewClientId: b MessageQueue [topic=T, brokerName=b, queueId=99999999999]",
+])
+def test_a_bad_lock_line_is_refused_naming_the_line(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "broker-a" / "broker.log"
+    path.parent.mkdir()
+    path.write_text("2026-11-29 08:03:03 INFO main - started\n" + text + "\n")
+    with pytest.raises(TraceError) as err:
+        read_lock_lines(path)
+    assert err.value.row == 2
+    assert "broker.log" in str(err.value)
