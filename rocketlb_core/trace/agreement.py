@@ -1575,10 +1575,10 @@ def check_recording(recording: Path | str, trace: Path | str,
                 k["name"] for k in meta["consumers"] if k["group"] == g]) for g in by_broker}
         from rocketlb_core.trace.lock_agreement import check_orderly
 
-        for g, locks in check_orderly(recording).items():
+        for orderly, locks in check_orderly(recording).items():
             # an orderly clustering group (issue 45): its brokers' locks and who consumed what
-            out.setdefault("groups", {})[g] = {k: v for k, v in locks.items()
-                                               if k != "timeline"}
+            out.setdefault("groups", {})[orderly] = {k: v for k, v in locks.items()
+                                                     if k != "timeline"}
         stop = min(end_ms, 2**62) - origin
         out["brokers_disagree"] = {}
         for g in groups:
