@@ -234,6 +234,10 @@ def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: 
     bad_sends = {n: p["unexplained"] for n, p in sends.items() if p["unexplained"]}
     bad = {n: c["unexplained_lines"][:5] or c.get("others", [])[:5]
            for n, c in result["consumers"].items() if c["unexplained"]}
+    # a group checked as a whole: a broker-assigned one's consumption, an orderly one's locks
+    bad.update({g: (e.get("others") or e.get("unexplained_detail", []))[:5]
+                for g, e in result.get("groups", {}).items()
+                if e.get("unexplained")})
     if bad_sends or bad:
         _print_gaps(out, result, meta)
         raise AgreementGap(f"{replay}: unexplained sends {bad_sends}; unexplained assignments "

@@ -431,7 +431,8 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     one with the fault table off still sending ``send(msg)`` from one thread may send
     asynchronously, a broadcasting group of one or two members may join (every killed
     broker then restarted too), one consumer may be a lite-pull one, and one other the Go
-    client's."""
+    client's; and an orderly clustering group of one or two members may join (killed brokers
+    restarted)."""
     from collections import Counter
 
     from rocketlb_core.live.generate import generate_scenario
@@ -466,14 +467,21 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
                    and k.name not in twins for k in go)
         seen["go"] += bool(go)
         assert [replace(k, kind=None, language="java") for k in mine] == list(plain.consumers)
-        assert len(extra) <= 2
-        assert all(k.group == "GID_bc" and k.model == "broadcasting" for k in extra)
+        # a broadcasting group, then an orderly clustering one (issue 45), one or two each
+        bc = [k for k in extra if k.group == "GID_bc"]
+        orderly = [k for k in extra if k.group == "GID_ord"]
+        assert list(extra) == bc + orderly
+        assert len(bc) <= 2
+        assert len(orderly) <= 2
+        assert all(k.model == "broadcasting" for k in bc)
+        assert all(k.model == "clustering" and k.listener == "orderly" for k in orderly)
         joins = {e.target: e.at_s for e in drawn.events if e.action == "join"}
         assert all(k.name in joins for k in extra)
         assert not {e.target for e in drawn.events if e.action in ("leave", "crash")} & {
             k.name for k in extra}                               # they stay to the end
-        seen["broadcast"] += bool(extra)
-        seen.update(f"broadcast {k.listener}" for k in extra)
+        seen["broadcast"] += bool(bc)
+        seen["orderly"] += bool(orderly)
+        seen.update(f"broadcast {k.listener}" for k in bc)
         seen.update(p.mode for p in drawn.producers)
         assert any(p.mode != "oneway" for p in drawn.producers)    # the trace needs a Pub
         for p in drawn.producers:
@@ -493,6 +501,7 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     assert seen["restart added"] >= 5, seen
     assert seen["threads"] >= 40, seen
     assert seen["broadcast"] >= 60, seen
+    assert seen["orderly"] >= 60, seen
     assert seen["lite-pull"] >= 40, seen
     assert seen["go"] >= 30, seen
     assert min(seen["broadcast orderly"], seen["broadcast concurrently"]) >= 20, seen

@@ -138,6 +138,15 @@ drawn last of all. Such a scenario restarts every broker it kills (the topic's d
 group's count reads, reads every broker)."""
 POP_GROUP = "GID_pop"
 
+ORDERLY_SHARE = 0.3
+"""With ``modes``, how often a scenario also has an orderly clustering group ``GID_ord`` of one
+or two remoting members (``listener = "orderly"``; issue 45: ``trace.lock_agreement`` checks
+its brokers' lock lines and who consumed what when), the first joining at 0 s and the second
+within the first 60 % of the run, both staying to the end; drawn last of all, from its own
+generator (seeded by the scenario's seed), so every line draws it alike. Such a scenario
+restarts every broker it kills: what a killed broker stored is the group's to consume."""
+ORDERLY_GROUP = "GID_ord"
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
@@ -272,6 +281,17 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                                  pop[-1]))
         _restart_killed(rng, events, span)
         events.sort(key=lambda e: e.tenths)
+    ordered: list[str] = []
+    # its own draws (a string seed: SHA-512, the same on every run), so that every line draws
+    # it alike whatever the lines drew before it
+    orng = random.Random(f"orderly-{seed}")
+    if modes and orng.random() < ORDERLY_SHARE:
+        for k in range(orng.randint(1, 2)):
+            ordered.append(f"ord{k + 1}")
+            events.append(_Event(0 if k == 0 else orng.randint(0, span * 6 // 10), "join",
+                                 ordered[-1]))
+        _restart_killed(orng, events, span)
+        events.sort(key=lambda e: e.tenths)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -287,6 +307,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
             + (f"; {', '.join(sorted(go))} the Go client's" if go else "")
             + (f"; {len(pop)} members of {POP_GROUP} (POP, popShareQueueNum {pop_share}) "
                "whose queues a broker computes" if pop else "")
+            + (f"; {len(ordered)} orderly member{'s' * (len(ordered) > 1)} of "
+               f"{ORDERLY_GROUP}" if ordered else "")
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
     lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
@@ -320,6 +342,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     for n in pop:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(POP_GROUP)}",
                   'rebalance = "broker"', ""]
+    for n in ordered:
+        lines += ["[[consumers]]", f"name = {_toml_str(n)}",
+                  f"group = {_toml_str(ORDERLY_GROUP)}", 'listener = "orderly"', ""]
     if pop:
         lines += ["[[consume_modes]]", f"group = {_toml_str(POP_GROUP)}", 'mode = "POP"',
                   f"pop_share = {pop_share}", ""]

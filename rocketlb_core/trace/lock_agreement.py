@@ -548,9 +548,11 @@ def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
         consumes = {k["name"]: read_consumes(recording / "consumes" / f"{k['name']}.jsonl.gz",
                                              queues)
                     for k in ks if (recording / "consumes" / f"{k['name']}.jsonl.gz").is_file()}
-        progress = read_progress(recording / "progress" / f"{group}.txt", _Bad(False, []))
-        end_offsets = {f"{r.broker}/{r.queue_id}": r.broker_offset for r in progress.rows
-                       if r.topic == topic}
+        path = recording / "progress" / f"{group}.txt"
+        # no progress (no broker answered at the end): each queue's end is not known
+        end_offsets = {f"{r.broker}/{r.queue_id}": r.broker_offset
+                       for r in read_progress(path, _Bad(False, [])).rows
+                       if r.topic == topic} if path.is_file() else {}
         checks = orderly_agreement(group=group, topic=topic, members=members,
                                    lock_lines=lines, client_lines=client_lines,
                                    consumes=consumes, alive=alive, broker_silent=silent,
@@ -576,3 +578,24 @@ def _instance(client_id: str) -> str:
     parts = client_id.split("@")
     return parts[1] if len(parts) > 1 else ""
 
+
+
+_LOCK_ALL_FAILED = re.compile(r"^\S+ \S+ ERROR\s+\[[^\]]*\] \[(?P<thread>[^\]]*)\] .*?"
+                              r"lockBatchMQ exception, \[")
+
+
+def lock_all_threads(recording: Path | str, member: str) -> dict[str, int]:
+    """Per thread, how many periodic re-locks (``lockAll``: the queues of one broker at once,
+    logged as a list) a member's 5.x client log shows failing (``lockBatchMQ exception, [...]``):
+    a 5.x orderly member runs the re-lock from two schedules (fact
+    consumer.orderly-pop-service-locks-too-and-outlives-shutdown). A 4.9.8 log names no
+    thread, so it shows none."""
+    from rocketlb_core.trace.textfile import read_lines
+
+    out: dict[str, int] = {}
+    for _, text in read_lines(Path(recording) / "logs" / member / "rocketmq_client.log.gz",
+                              errors="replace"):
+        m = _LOCK_ALL_FAILED.match(text)
+        if m is not None:
+            out[m["thread"]] = out.get(m["thread"], 0) + 1
+    return out
