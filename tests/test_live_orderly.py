@@ -55,6 +55,14 @@ def test_every_lock_and_run_of_the_orderly_groups_is_explained(recording: Path) 
     assert CRASH_S < expired[0]["s"] <= CRASH_S + 61
     assert max(x["s"] for x in refused if x["queue"] == expired[0]["queue"]) \
         < expired[0]["s"]
+    # broker-a paused 35 s to 50 s: o1's own view of its locks ran out, it locked them again
+    # (its "lock OK" lines, 4.9.8's and 5.x's forms), and the broker, which still held them,
+    # logged no grant: a renewal by the holder
+    relocks = [x for x in got["client"] if x["kind"] == "lock_ok" and x["member"] == "o1"
+               and x["queue"].startswith("broker-a") and 50 <= x["s"] < 65]
+    assert {x["queue"] for x in relocks} == {"broker-a/0", "broker-a/1"}
+    assert not [x for x in timeline if x["kind"] == "broker"
+                and x["queue"].startswith("broker-a") and 35 <= x["s"] < 65]
     # o1 consumed the queue again only after its grant
     after = [x for x in timeline if x["kind"] == "run" and x["queue"] == expired[0]["queue"]
              and x["member"] == "o1" and x["s"] > CRASH_S]

@@ -1,6 +1,7 @@
 """The model against a live orderly clustering group (issue 45): the brokers' queue locks.
 
-Upstream (spec 4.1 and 4.4; 4.9.8 and 5.3.3 ``RebalanceImpl.lock``/``lockAll``/``unlock``,
+Upstream (spec 4.1 and 4.4; client 4.9.8, 5.3.3 and 5.5.0 ``RebalanceImpl.lock``/``lockAll``/
+``unlock``,
 ``RebalancePushImpl.removeUnnecessaryMessageQueue``, ``ConsumeMessageOrderlyService``; broker
 4.9.7, 5.3.3 and 5.5.0 ``RebalanceLockManager``): an orderly (``MessageListenerOrderly``)
 clustering member creates a queue its allocation gives it only once the queue's broker grants
@@ -15,8 +16,9 @@ is refused until then (``locked by other client``), granted after (``lock expire
 and granted at once when no entry exists (``not locked, I got it``): never locked, unlocked, or
 lost with a killed broker's memory (fact consumer.orderly-lock-live-30s-client-60s-broker).
 
-What the check reads: each broker's log (``broker.log``: every grant, refusal and unlock the
-lock manager writes, to the second, GMT+8), the members' client logs (their queue creations and
+What the check reads: each broker's lock log (every grant, refusal and unlock its lock manager
+writes, to the second, GMT+8: ``broker.log`` of a 4.x recording, ``filter.log`` of a 5.x one,
+``LOCK_LOGS``), the members' client logs (their queue creations and
 drops, their explicit lock requests, their refused creations), the scenario's events (joins,
 crashes, a broker's pause and kill) and what each member consumed
 (``consumes/<member>.jsonl.gz``: every message in the order its listener ran, with the time).
@@ -32,9 +34,12 @@ It replays each broker's lock table with the rules above and gives each item a v
 * ``REFUSED_SEEN``: a member's ``because lock failed`` line with the broker's refusal of that
   member and queue within ``SLACK_MS``, or while the queue's broker did not answer;
 * ``HELD``: a stretch of one member's consumption of a queue (a *run*: no other member's
-  message between) during which the replayed table held that member's lock, or the table had
-  lost it with a kill less than ``LOCK_MAX_LIVE_MS`` before (what the member had pulled, it
-  consumes while its own lock is young: ``CACHED``);
+  message between) during which the replayed table held that member's lock;
+* ``CACHED``: a run's messages consumed after a kill emptied a table that held the member's
+  lock, while no other member has been granted it since and within ``LOCK_MAX_LIVE_MS`` of the
+  kill (the member's last renewal came before the kill): the member consumes what it pulls,
+  from the restarted broker too, while its own view of the lock is young, whatever that broker
+  holds;
 * ``UNEXPLAINED``: anything else (a grant over a live lock, a refusal by a holder that was not
   the holder, a run while another member held the lock, a queue's message consumed by none).
 
@@ -186,7 +191,7 @@ def read_client_lock_lines(path: Path | str, member: str, utc_offset_minutes: in
                            ) -> list[ClientLine]:
     """A member's queue creations, refused creations, drops and explicit lock grants."""
     def parse(p: Path, n: int, text: str) -> ClientLine | None:
-        if "doRebalance, " not in text and "the message queue lock OK" not in text:
+        if "doRebalance, " not in text and "message queue lock OK" not in text:
             return None
         for kind, rx in _CLIENT_LINES:
             m = rx.match(text)
@@ -461,9 +466,11 @@ def _held(owners: Sequence[tuple[int, str]], member: str, t: int) -> bool:
 
 def _cached(owners: Sequence[tuple[int, str]], kills: Sequence[int], member: str,
             t: int, client_lock_ms: int) -> bool:
-    """Was ``t`` within the client's own lock after a kill emptied the table the member held?"""
+    """Was ``t`` within the member's own view of its lock after a kill emptied a table that
+    held it, with nobody granted the lock since? Its last renewal came before the kill, so its
+    view lasts ``client_lock_ms`` from the kill at the most."""
     return any(k <= t <= k + client_lock_ms + SLACK_MS and _holder_at(owners, k - 1) == member
-               for k in kills)
+               and _holder_at(owners, t) == "" for k in kills)
 
 
 def summary(checks: Sequence[LockCheck]) -> dict[str, Any]:
@@ -495,8 +502,10 @@ def orderly_groups(meta: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]
 def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
                   **rules: int) -> dict[str, dict[str, Any]]:
     """Each orderly clustering group of a live recording, checked (``orderly_agreement``):
-    per group the counts (``summary``), what each queue's consumption came to, and the runs and
-    lock lines in time order (seconds from the scenario's start), for a figure.
+    per group the counts (``summary``), what each queue's consumption came to, the runs and
+    lock lines in time order (``timeline``; seconds from the scenario's start), and the
+    members' own lines (``client``: ``added``, ``refused``, ``removed`` and ``lock_ok``, each
+    queue's creation, refused creation, drop and explicit lock grant).
     ``keep_on_kill`` and ``rules`` (``orderly_agreement``'s times) are other models: a broker
     that kept its locks through a kill, other times."""
     from rocketlb_core.doctor.inputs import _Bad, read_progress
@@ -564,6 +573,10 @@ def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
             "consumed": len(rows), "distinct": len(set(rows)),
             "repeated": len(rows) - len(set(rows)),
             "stored": sum(end_offsets.values()),
+            "client": [{"s": round((c.t_ms - t0) / 1000, 3), "kind": c.kind,
+                        "queue": c.queue, "member": c.member}
+                       for c in sorted(client_lines, key=lambda c: (c.t_ms, c.line))
+                       if c.group == group and c.topic == topic],
             "timeline": [{"s": round((c.t_ms - t0) / 1000, 3), "kind": c.kind,
                           "queue": c.queue, "member": c.member, "detail": c.detail,
                           "verdict": c.verdict, "messages": c.messages}

@@ -828,11 +828,12 @@ VERDICTS: tuple[Verdict, ...] = (
         (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
          "data/live/orderly-locks-5.5")),
     Verdict(
-        "orderly-locks", "CACHED", "consumed on the client's own lock after a kill", VERDICT,
-        "cached",
-        "A run's messages consumed after a kill emptied the broker's table the member held, "
-        "within `LOCK_MAX_LIVE_MS` (30 s) of the kill: the member consumes what it pulled "
-        "while its own lock is young, whatever the broker now holds.",
+        "orderly-locks", "CACHED", "consumed on its own lock while the broker held none",
+        VERDICT, "cached",
+        "A run's messages consumed after a kill emptied a broker's table that held the "
+        "member's lock, with nobody granted it since, within `LOCK_MAX_LIVE_MS` (30 s) of the "
+        "kill: the member consumes what it pulls, from the restarted broker too, while its own "
+        "view of the lock is young, whatever that broker holds.",
         "spec 4.4 (`isLockExpired`, client side 30 s); fact "
         "consumer.orderly-lock-live-30s-client-60s-broker",
         (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",

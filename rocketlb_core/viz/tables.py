@@ -885,10 +885,11 @@ def live_orderly_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
     lines by kind (*granted*: no lock held; *refused*: another member's was live; *expired*:
     taken over a lock 60 s old; *unlocked*), the member's refused creations, the crashed
     member's queue (*its queue*: the one taken over an expired lock), how long after the crash
-    it was taken (*crash to grant (s)*) and how many times it was refused meanwhile (the
-    brokers' refusal lines, on that queue), the messages a member consumed after their
-    broker's kill on its own lock (*after the kill*), the messages consumed, stored and
-    consumed twice, and the unexplained items."""
+    its taker created it (*crash to grant (s)*, from the taker's own ``add a new mq`` line) and
+    how many times the taker was refused it from the crash on (its ``because lock failed``
+    lines), the messages a member consumed on its own lock while a restarted broker held none
+    (*after the kill*), the messages consumed and stored, the offsets consumed twice, and the
+    unexplained items."""
     import pandas as pd
 
     from rocketlb_core.trace.lock_agreement import check_orderly
@@ -902,15 +903,20 @@ def live_orderly_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
         crash_s = (int(crash["wall_ms"]) - int(meta["t0_ms"])) / 1000
         expired = [x for x in got["timeline"] if x["detail"].startswith("expired")]
         queue = expired[0]["queue"] if expired else ""
+        taker = expired[0]["member"] if expired else ""
+        # when the taker created the queue (its own line, to the ms), and how often it was
+        # refused the queue from the crash on (its refused creations)
+        taken = [x["s"] for x in got["client"] if x["kind"] == "added"
+                 and x["queue"] == queue and x["member"] == taker and x["s"] > crash_s]
         rows.append({
             "line": meta["client_version"], "granted": got["grant_free"],
             "refused": got["refused_held"], "expired": got["grant_expired"],
             "unlocked": got["unlocked"], "creations refused": got["refused_seen"],
             "its queue": queue.removeprefix("broker-"),
-            "crash to grant (s)": round(expired[0]["s"] - crash_s, 1) if expired else None,
-            "refused meanwhile": sum(1 for x in got["timeline"] if x["kind"] == "broker"
-                                     and x["queue"] == queue and x["s"] > crash_s
-                                     and x["detail"].startswith("refused")),
+            "crash to grant (s)": round(taken[0] - crash_s, 1) if taken else None,
+            "refused meanwhile": sum(1 for x in got["client"] if x["kind"] == "refused"
+                                     and x["queue"] == queue and x["member"] == taker
+                                     and x["s"] > crash_s),
             "after the kill": got["cached_messages"], "consumed": got["consumed"],
             "stored": got["stored"], "twice": got["repeated"],
             "unexplained": got["unexplained"]})
