@@ -45,6 +45,30 @@ def blip(broker: str, start_ms: int, end_ms: int, latency_ms: int = 2,
     return model
 
 
+def not_stored_ok(*brokers: str, status: Outcome = Outcome.SLAVE_NOT_AVAILABLE,
+                  latency_ms: int = 2) -> BrokerModel:
+    """``brokers`` write each message and reply with ``status``, a send status other than
+    SEND_OK (default ``SLAVE_NOT_AVAILABLE``: a 4.9.x ``SYNC_MASTER`` whose slave is not
+    connected, or too far behind; fact broker.sync-master-answers-slave-not-available-4x); the
+    others answer SEND_OK. Every reply takes ``latency_ms``.
+
+    >>> model = not_stored_ok("broker-a")
+    >>> model(MessageQueue("T", "broker-a", 0), 0, 3000).outcome.value
+    'SLAVE_NOT_AVAILABLE'
+    >>> model(MessageQueue("T", "broker-b", 0), 0, 3000).outcome.value
+    'SEND_OK'
+    """
+    if not status.is_status or status is Outcome.SEND_OK:
+        raise ValueError(f"a send status other than SEND_OK expected, got {status.value}")
+    answering = set(brokers)
+
+    def model(mq: MessageQueue, start_ms: int, budget_ms: int) -> AttemptResult:
+        if mq.broker_name in answering:
+            return AttemptResult(status, latency_ms)
+        return AttemptResult(Outcome.SEND_OK, latency_ms)
+    return model
+
+
 def busy(*brokers: str, response_code: int = 2, latency_ms: int = 2) -> BrokerModel:
     """``brokers`` reply with an error response code (default 2, ``SYSTEM_BUSY``: the broker's
     flow control, "[TIMEOUT_CLEAN_QUEUE]broker busy"); the others answer SEND_OK. Every reply
