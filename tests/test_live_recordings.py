@@ -140,6 +140,12 @@ def test_each_recording_imports_into_a_valid_trace(recording: Path,
             # leave cleanly at the end
             assert {(f"127.0.0.1@{m}", "join") for m in ("b1", "b2", "b3", "q1", "q2")} <= events
             assert {e for _, e in events} <= {"join", "leave"}
+        elif recording.name.startswith("orderly-locks"):
+            # both orderly members register; o2's SIGKILL closes its channels (a kill), o1
+            # leaves cleanly at the end
+            assert {("127.0.0.1@o1", "join"), ("127.0.0.1@o2", "join"),
+                    ("127.0.0.1@o2", "kill"), ("127.0.0.1@o1", "leave")} <= events
+            assert ("127.0.0.1@o1", "kill") not in events
         else:                             # frozen: dropped by a broker's scan or idle close
             assert {("127.0.0.1@c2", "crash"), ("127.0.0.1@c3", "crash")} <= events
             assert all(e != "kill" for _, e in events)
@@ -355,7 +361,8 @@ def test_the_imported_traces_replay_identically_on_both_engines(
     group = ("GID_frozen" if recording in FROZEN else "GID_hung" if recording in HUNG
              else "GID_lp" if recording.name.startswith("lite-pull")
              else "GID_bpull" if recording.name.startswith("pop-consumers")
-             else "GID_avg" if recording.name.startswith("mixed-go-java") else "GID_live")
+             else "GID_avg" if recording.name.startswith("mixed-go-java")
+             else "GID_ord" if recording.name.startswith("orderly-locks") else "GID_live")
     a = replay_consumers_python(trace, tmp_path / "cpy", group, ["AVG", "STICKY"])
     b = replay_consumers_spark(trace, tmp_path / "cspark", group, ["AVG", "STICKY"])
     assert a == b

@@ -48,9 +48,13 @@ def blip(broker: str, start_ms: int, end_ms: int, latency_ms: int = 2,
 def not_stored_ok(*brokers: str, status: Outcome = Outcome.SLAVE_NOT_AVAILABLE,
                   latency_ms: int = 2) -> BrokerModel:
     """``brokers`` write each message and reply with ``status``, a send status other than
-    SEND_OK (default ``SLAVE_NOT_AVAILABLE``: a 4.9.x ``SYNC_MASTER`` whose slave is not
-    connected, or too far behind; fact broker.sync-master-answers-slave-not-available-4x); the
-    others answer SEND_OK. Every reply takes ``latency_ms``.
+    SEND_OK (default ``SLAVE_NOT_AVAILABLE``: a 4.x ``SYNC_MASTER``, for a message with
+    ``waitStoreMsgOK``, whose slave is not connected or 256 MiB or more behind, answered without
+    waiting, so in a few ms; fact broker.sync-master-answers-slave-not-available-4x); the others
+    answer SEND_OK. Every reply takes ``latency_ms``. ``FLUSH_SLAVE_TIMEOUT`` and
+    ``FLUSH_DISK_TIMEOUT`` come only after ``slaveTimeout`` (3 s) or ``syncFlushTimeout``
+    (5 s): give them such a ``latency_ms``, and a producer with the default 3 s budget then sees
+    a timeout.
 
     >>> model = not_stored_ok("broker-a")
     >>> model(MessageQueue("T", "broker-a", 0), 0, 3000).outcome.value
