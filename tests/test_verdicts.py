@@ -35,9 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT.parent / "shared" / "reference" / "rocketmq-load-balancing.md"
 MODULES = sorted({c.module for c in CHECKS})
 NOT_VERDICTS = {("rocketlb_core.trace.grpc_agreement", "ENDPOINTS"),
-                ("rocketlb_core.trace.grpc_agreement", "PY_LOG"),
-                ("rocketlb_core.trace.lock_agreement", "_MQ"),
-                ("rocketlb_core.trace.lock_agreement", "_STAMP")}
+                ("rocketlb_core.trace.grpc_agreement", "PY_LOG")}
 """Module-level text constants of the checks' modules that are not verdicts."""
 
 WHERE = {"verdict", "pending_verdict", "found", "client", "proxy", "outcome"}

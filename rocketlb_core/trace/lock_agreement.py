@@ -87,45 +87,46 @@ MAX_QUEUE_ID = 65_535
 MAX_ROWS = 10_000_000
 """Rows read from one member's ``consumes`` file at most."""
 
-_MQ = r"MessageQueue \[topic=(?P<topic>[^,\]]*), brokerName=(?P<broker>[^,\]]*), " \
+_mq = r"MessageQueue \[topic=(?P<topic>[^,\]]*), brokerName=(?P<broker>[^,\]]*), " \
       r"queueId=(?P<queue>\d+)\]"
-_STAMP = r"^(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.]\d{3})? "
+_stamp = r"^(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:[,.]\d{3})? "
 _BROKER_LINES = (
-    ("granted", re.compile(_STAMP + r".*?tryLock(?:Batch)?, message queue not locked, I got it\. "
-                           r"Group: (?P<group>\S+) NewClientId: (?P<client>\S+) " + _MQ)),
-    ("expired", re.compile(_STAMP + r".*?tryLock(?:Batch)?, message queue lock expired, I got "
+    ("granted", re.compile(_stamp + r".*?tryLock(?:Batch)?, message queue not locked, I got it\. "
+                           r"Group: (?P<group>\S+) NewClientId: (?P<client>\S+) " + _mq)),
+    ("expired", re.compile(_stamp + r".*?tryLock(?:Batch)?, message queue lock expired, I got "
                            r"it\. Group: (?P<group>\S+) OldClientId: (?P<old>\S+) NewClientId: "
-                           r"(?P<client>\S+) " + _MQ)),
-    ("refused", re.compile(_STAMP + r".*?tryLock(?:Batch)?, message queue locked by other client"
+                           r"(?P<client>\S+) " + _mq)),
+    ("refused", re.compile(_stamp + r".*?tryLock(?:Batch)?, message queue locked by other client"
                            r"\. Group: (?P<group>\S+) OtherClientId: (?P<old>\S+) NewClientId: "
-                           r"(?P<client>\S+) " + _MQ)),
-    ("unlocked", re.compile(_STAMP + r".*?unlockBatch, Group: (?P<group>\S+) " + _MQ
+                           r"(?P<client>\S+) " + _mq)),
+    ("unlocked", re.compile(_stamp + r".*?unlockBatch, Group: (?P<group>\S+) " + _mq
                             + r" (?P<client>\S+)")),
-    ("granted", re.compile(_STAMP + r".*?RebalanceLockManager#tryLock(?:Batch)?: lock a message "
+    ("granted", re.compile(_stamp + r".*?RebalanceLockManager#tryLock(?:Batch)?: lock a message "
                            r"(?:queue )?which has not been locked yet, group=(?P<group>[^,]+), "
-                           r"clientId=(?P<client>[^,]+), mq=" + _MQ)),
-    ("expired", re.compile(_STAMP + r".*?RebalanceLockManager#tryLock(?:Batch)?: try to lock a "
-                           r"expired message queue, group=(?P<group>[^,]+), mq=" + _MQ
+                           r"clientId=(?P<client>[^,]+), mq=" + _mq)),
+    ("expired", re.compile(_stamp + r".*?RebalanceLockManager#tryLock(?:Batch)?: try to lock a "
+                           r"expired message queue, group=(?P<group>[^,]+), mq=" + _mq
                            + r", old client id=(?P<old>[^,]+), new client id=(?P<client>\S+)")),
-    ("refused", re.compile(_STAMP + r".*?RebalanceLockManager#tryLock(?:Batch)?: message queue "
-                           r"has been locked by other client, group=(?P<group>[^,]+), mq=" + _MQ
+    ("refused", re.compile(_stamp + r".*?RebalanceLockManager#tryLock(?:Batch)?: message queue "
+                           r"has been locked by other client, group=(?P<group>[^,]+), mq=" + _mq
                            + r", locked client id=(?P<old>[^,]+), current client id="
                            r"(?P<client>\S+)")),
-    ("unlocked", re.compile(_STAMP + r".*?RebalanceLockManager#unlockBatch: unlock mq, "
-                            r"group=(?P<group>[^,]+), clientId=(?P<client>[^,]+), mqs=" + _MQ)),
+    ("unlocked", re.compile(_stamp + r".*?RebalanceLockManager#unlockBatch: unlock mq, "
+                            r"group=(?P<group>[^,]+), clientId=(?P<client>[^,]+), mqs=" + _mq)),
 )
 _BROKER_PHRASES = ("tryLock", "RebalanceLockManager#tryLock", "unlockBatch, Group: ",
                    "RebalanceLockManager#unlockBatch: unlock mq")
+_ms_stamp = _stamp.replace(r"(?:[,.]\d{3})?", r"[,.]\d{3}")   # a client log's: to the ms
 _CLIENT_LINES = (
-    ("added", re.compile(_STAMP.replace(r"(?:[,.]\d{3})?", r"[,.]\d{3}")
-                         + r".*?doRebalance, (?P<group>[^,]*), add a new mq, " + _MQ)),
-    ("refused", re.compile(_STAMP.replace(r"(?:[,.]\d{3})?", r"[,.]\d{3}")
-                           + r".*?doRebalance, (?P<group>[^,]*), add a new mq failed, " + _MQ
+    ("added", re.compile(_ms_stamp
+                         + r".*?doRebalance, (?P<group>[^,]*), add a new mq, " + _mq)),
+    ("refused", re.compile(_ms_stamp
+                           + r".*?doRebalance, (?P<group>[^,]*), add a new mq failed, " + _mq
                            + r", because lock failed")),
-    ("removed", re.compile(_STAMP.replace(r"(?:[,.]\d{3})?", r"[,.]\d{3}")
-                           + r".*?doRebalance, (?P<group>[^,]*), remove unnecessary mq, " + _MQ)),
-    ("lock_ok", re.compile(_STAMP.replace(r"(?:[,.]\d{3})?", r"[,.]\d{3}")
-                           + r".*?(?:the )?message queue lock OK, (?P<group>\S+) " + _MQ)),
+    ("removed", re.compile(_ms_stamp
+                           + r".*?doRebalance, (?P<group>[^,]*), remove unnecessary mq, " + _mq)),
+    ("lock_ok", re.compile(_ms_stamp
+                           + r".*?(?:the )?message queue lock OK, (?P<group>\S+) " + _mq)),
 )
 
 
@@ -156,19 +157,25 @@ class ClientLine:
     topic: str
 
 
+def _queue(path: Path, n: int, m: re.Match[str]) -> str:
+    """The matched ``MessageQueue``'s ``"broker/id"``, its id read within 0 to
+    ``MAX_QUEUE_ID`` (``clientlog._int``: the one number reader)."""
+    from rocketlb_core.trace.clientlog import _int
+
+    return f"{m['broker']}/{_int(path, n, 'queueId', m['queue'], MAX_QUEUE_ID)}"
+
+
 def _parse_broker(path: Path, n: int, text: str) -> LockLine | None:
     if not any(p in text for p in _BROKER_PHRASES):
         return None
     for kind, rx in _BROKER_LINES:
         m = rx.match(text)
         if m is not None:
-            if len(m["queue"]) > 5 or int(m["queue"]) > MAX_QUEUE_ID:
-                raise TraceError(path, n, "queueId", f"a queue id from 0 to {MAX_QUEUE_ID} "
-                                 f"expected, got {m['queue']:.20}")
+            queue = _queue(path, n, m)
             stamp = check_stamp(path, n, m["stamp"] + ".000", GMT8_MINUTES)
             return LockLine(path.parent.name, n, stamp_ms(stamp, GMT8_MINUTES), kind,
                             m["group"], m["client"], m.groupdict().get("old") or "",
-                            f"{m['broker']}/{int(m['queue'])}", m["topic"])
+                            queue, m["topic"])
     if "unlockBatch, but" in text or "unlockBatch: mq" in text or "group not exist" in text \
             or "unexpected error" in text or "putMessage exception" in text:
         return None               # an unlock that changed nothing, or an interrupted request
@@ -196,12 +203,10 @@ def read_client_lock_lines(path: Path | str, member: str, utc_offset_minutes: in
         for kind, rx in _CLIENT_LINES:
             m = rx.match(text)
             if m is not None:
-                if len(m["queue"]) > 5 or int(m["queue"]) > MAX_QUEUE_ID:
-                    raise TraceError(p, n, "queueId", f"a queue id from 0 to {MAX_QUEUE_ID} "
-                                     f"expected, got {m['queue']:.20}")
+                queue = _queue(p, n, m)
                 stamp = check_stamp(p, n, m["stamp"] + text[19:23], utc_offset_minutes)
                 return ClientLine(member, n, stamp_ms(stamp, utc_offset_minutes), kind,
-                                  m["group"], f"{m['broker']}/{int(m['queue'])}", m["topic"])
+                                  m["group"], queue, m["topic"])
         return None
 
     bad: list[str] = []
