@@ -165,6 +165,21 @@ def _restart_killed(rng: random.Random, events: list[_Event], span: int) -> None
             restarted.add(e.target)
 
 
+def _join_group(rng: random.Random, events: list[_Event], span: int, prefix: str, least: int,
+                most: int) -> list[str]:
+    """``least`` to ``most`` members ``<prefix>1``, ... of a group drawn whole: the first joins
+    at 0 s, the others within the first 60 % of the run, all stay to the end; every killed
+    broker is restarted (what it stored is the group's). Their joins go into ``events``, sorted."""
+    names = []
+    for k in range(rng.randint(least, most)):
+        names.append(f"{prefix}{k + 1}")
+        events.append(_Event(0 if k == 0 else rng.randint(0, span * 6 // 10), "join",
+                             names[-1]))
+    _restart_killed(rng, events, span)
+    events.sort(key=lambda e: e.tenths)
+    return names
+
+
 def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False) -> str:
     """A random live scenario's TOML text (see the module docstring), validated by
     ``load_scenario``'s rules before it is returned. With ``modes`` each producer also draws
@@ -275,23 +290,13 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     pop_share = -1
     if modes and line in ("5", "5.5") and rng.random() < POP_SHARE:
         pop_share = rng.choice((-1, 1, 2))
-        for k in range(rng.randint(2, 3)):
-            pop.append(f"pop{k + 1}")
-            events.append(_Event(0 if k == 0 else rng.randint(0, span * 6 // 10), "join",
-                                 pop[-1]))
-        _restart_killed(rng, events, span)
-        events.sort(key=lambda e: e.tenths)
+        pop = _join_group(rng, events, span, "pop", 2, 3)
     ordered: list[str] = []
     # its own draws (a string seed: SHA-512, the same on every run), so that every line draws
     # it alike whatever the lines drew before it
     orng = random.Random(f"orderly-{seed}")
     if modes and orng.random() < ORDERLY_SHARE:
-        for k in range(orng.randint(1, 2)):
-            ordered.append(f"ord{k + 1}")
-            events.append(_Event(0 if k == 0 else orng.randint(0, span * 6 // 10), "join",
-                                 ordered[-1]))
-        _restart_killed(orng, events, span)
-        events.sort(key=lambda e: e.tenths)
+        ordered = _join_group(orng, events, span, "ord", 1, 2)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
