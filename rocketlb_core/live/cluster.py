@@ -54,6 +54,22 @@ STATE = "cluster.json"
 ENV_ISOLATED = "ROCKETLB_LIVE_ISOLATED"   # set by run_isolated: the cluster is in a namespace
 MARKER_PROP = "rocketlb.live.home"
 BROKER_NAMES = tuple(f"broker-{c}" for c in "abcdefgh")
+SLAVE_NAMES = tuple(f"slave-{c}" for c in "abcdefgh")
+"""A master's slave (issue 45): ``slave-a`` is ``broker-a``'s (``brokerId`` 1, ``brokerRole``
+SLAVE, the master's ``brokerName``), started by ``up(..., slaves=["broker-a"])``."""
+SLAVE_PORT_STEP = 5
+"""A slave listens on its master's port + 5 (and, as every broker, that port - 2 and + 1):
+between its master's ports and the next master's."""
+
+
+def master_of(slave: str) -> str:
+    """The master whose slave ``slave`` is: ``slave-a`` -> ``broker-a``."""
+    return BROKER_NAMES[SLAVE_NAMES.index(slave)]
+
+
+def slave_of(master: str) -> str:
+    """``broker-a`` -> ``slave-a``."""
+    return SLAVE_NAMES[BROKER_NAMES.index(master)]
 CLUSTER_NAME = "rocketlb"
 
 _LOGBACK = """<?xml version="1.0" encoding="UTF-8"?>
@@ -98,7 +114,19 @@ class Cluster:
         return f"127.0.0.1:{self.namesrv_port}"
 
     def brokers(self) -> list[Process]:
+        """The masters (role ``broker``), as the topic's route names them."""
         return [p for p in self.processes if p.role == "broker"]
+
+    def slaves(self) -> list[Process]:
+        return [p for p in self.processes if p.role == "slave"]
+
+    def server(self, name: str) -> Process:
+        """A broker or a slave of the cluster, by name (a ``LiveError`` otherwise)."""
+        found = next((p for p in self.processes if p.name == name
+                      and p.role in ("broker", "slave")), None)
+        if found is None:
+            raise LiveError(f"no broker or slave named {name!r} in this cluster")
+        return found
 
     def save(self) -> None:
         data = {"line": self.line, "namesrv_port": self.namesrv_port, "isolated": self.isolated,
@@ -123,11 +151,12 @@ class Cluster:
 MAX_STATE_BYTES = 1 << 20      # cluster.json: up writes about 1 KiB
 PID_MAX = 1 << 22              # Linux's PID_MAX_LIMIT: no pid is larger
 _PROCESS_FIELDS = {"name", "role", "port", "pid", "folder"}
-ROLES = ("namesrv", "broker", "producer", "consumer", "proxy")
+ROLES = ("namesrv", "broker", "slave", "producer", "consumer", "proxy")
 """What a recorded process is: the cluster's JVMs, and the clients a recording starts
 (``start_producer``, ``start_consumer`` add them, so ``down`` stops them too); ``start_proxy``
 adds the Proxy (issue 34), ``start_grpc_producer`` its gRPC producers (role ``producer``) and
-``start_grpc_consumer`` its gRPC consumers (role ``consumer``)."""
+``start_grpc_consumer`` its gRPC consumers (role ``consumer``); ``up`` a master's slave (role
+``slave``, issue 45)."""
 MAX_PROCESSES = 1 + 64 + 1024
 """A name server, brokers and clients: far above what a scenario starts."""
 
@@ -255,20 +284,30 @@ def _write_configs(cluster: Cluster, trace_brokers: int) -> None:
         _LOGBACK.format(what="admin tools", file="tools.log"), encoding="utf-8")
     brokers = cluster.brokers()
     tracing = {p.name for p in brokers[len(brokers) - trace_brokers:]} if trace_brokers else set()
+    with_slave = {p.name for p in cluster.slaves()}
     for p in cluster.processes:
         folder = Path(p.folder)
         folder.mkdir(parents=True, exist_ok=True)
         props: dict[str, Any] = {"listenPort": p.port, "bindAddress": "127.0.0.1"}
-        if p.role == "broker":
+        if p.role in ("broker", "slave"):
             store = folder / "store"
+            slave = p.role == "slave"
+            # a master with a slave is a SYNC_MASTER: a send waits for its slave (4.x answers
+            # SLAVE_NOT_AVAILABLE at once without one; facts
+            # broker.sync-master-answers-slave-not-available-4x,
+            # broker.sync-master-waits-only-for-in-sync-replicas-5x)
+            role = ("SLAVE" if slave else "SYNC_MASTER" if slave_of(p.name) in with_slave
+                    else "ASYNC_MASTER")
             props |= {
-                "brokerClusterName": CLUSTER_NAME, "brokerName": p.name, "brokerId": 0,
+                "brokerClusterName": CLUSTER_NAME,
+                "brokerName": master_of(p.name) if slave else p.name,
+                "brokerId": 1 if slave else 0,
                 "brokerIP1": "127.0.0.1", "namesrvAddr": cluster.namesrv_addr,
                 "storePathRootDir": store, "storePathCommitLog": store / "commitlog",
                 "mappedFileSizeCommitLog": 16 * 1024 * 1024,     # 1 GiB upstream
                 "mappedFileSizeConsumeQueue": 20 * 30_000,       # 300,000 entries upstream
                 "autoCreateTopicEnable": "true", "flushDiskType": "ASYNC_FLUSH",
-                "brokerRole": "ASYNC_MASTER", "deleteWhen": "04",
+                "brokerRole": role, "deleteWhen": "04",
                 # RMQ_SYS_TRACE_TOPIC on the last brokers only: a trace broker, as upstream
                 # advises, so a broker killed by a scenario takes no trace records with it
                 "traceTopicEnable": str(p.name in tracing).lower(),
@@ -279,8 +318,8 @@ def _write_configs(cluster: Cluster, trace_brokers: int) -> None:
 
 def _command(cluster: Cluster, p: Process, cp: str, broker_heap_mb: int) -> list[str]:
     spec = line(cluster.line)
-    heap = broker_heap_mb if p.role == "broker" else 128
-    main = spec.broker_main if p.role == "broker" else spec.namesrv_main
+    heap = broker_heap_mb if p.role in ("broker", "slave") else 128
+    main = spec.broker_main if p.role in ("broker", "slave") else spec.namesrv_main
     return [java(), f"-Xms{heap}m", f"-Xmx{heap}m", f"-XX:MaxDirectMemorySize={heap}m",
             "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
             # 4.x's store unmaps files through DirectByteBuffer by reflection; on Java 17 a
@@ -295,14 +334,22 @@ def _command(cluster: Cluster, p: Process, cp: str, broker_heap_mb: int) -> list
 
 def up(home: Path | str, line_name: str = "5", brokers: int = 2, *, namesrv_port: int = 19876,
        broker_port: int = 20911, broker_heap_mb: int = 256, trace_brokers: int = 1,
-       timeout_s: float = 120.0) -> Cluster:
+       slaves: Sequence[str] = (), timeout_s: float = 120.0) -> Cluster:
     """Start a name server and ``brokers`` brokers under ``home`` and wait until they accept
     connections; returns the recorded cluster. The last ``trace_brokers`` brokers hold
-    ``RMQ_SYS_TRACE_TOPIC`` (message trace). Refuses a home that runs a cluster already, a
-    port that is taken, and a missing Java or Maven, each with a clear ``LiveError``."""
+    ``RMQ_SYS_TRACE_TOPIC`` (message trace). Each master named in ``slaves`` is a
+    ``SYNC_MASTER`` with a slave (``slave_of``), started after the masters, and ``up`` returns
+    once the name server lists the slave too (it then connects to its master's HA port within
+    the 5 s its ``HAClient`` waits between tries). Refuses a home that runs a cluster already,
+    a port that is taken, and a missing Java or Maven, each with a clear ``LiveError``."""
     spec = line(line_name)
     if not 1 <= brokers <= len(BROKER_NAMES):
         raise LiveError(f"brokers must be 1 to {len(BROKER_NAMES)}, not {brokers}")
+    unknown = [s for s in slaves if s not in BROKER_NAMES[:brokers]]
+    if unknown or len(set(slaves)) != len(slaves):
+        raise LiveError(f"slaves must name masters of this cluster "
+                        f"({', '.join(BROKER_NAMES[:brokers])}) once each, not "
+                        f"{', '.join(map(str, slaves))}")
     home = _home(home)
     if os.path.lexists(home / STATE):
         old = Cluster.load(home)
@@ -313,6 +360,9 @@ def up(home: Path | str, line_name: str = "5", brokers: int = 2, *, namesrv_port
     procs = [Process("namesrv", "namesrv", namesrv_port, folder=str(home / "namesrv"))]
     procs += [Process(BROKER_NAMES[i], "broker", broker_port + 10 * i,
                       folder=str(home / BROKER_NAMES[i])) for i in range(brokers)]
+    procs += [Process(slave_of(m), "slave",
+                      broker_port + 10 * BROKER_NAMES.index(m) + SLAVE_PORT_STEP,
+                      folder=str(home / slave_of(m))) for m in slaves]
     for p in procs:
         ports = [p.port] if p.role == "namesrv" else [p.port - 2, p.port, p.port + 1]
         for port in ports:
@@ -367,9 +417,16 @@ def _wait_registered(cluster: Cluster, timeout_s: float) -> None:
     """Wait until every broker said it booted, then until the name server lists every broker
     (upstream's ``mqadmin clusterList``): a broker registers a moment after it boots."""
     deadline = time.monotonic() + timeout_s
-    pending = {p.name: Path(p.folder) / "stdout.log" for p in cluster.brokers()}
+    pending = {p.name: Path(p.folder) / "stdout.log" for p in cluster.brokers() + cluster.slaves()}
     _wait_booted(pending, deadline, boots=1)
-    _wait_listed(cluster, {p.name for p in cluster.brokers()}, deadline, timeout_s)
+    _wait_listed(cluster, {_listed_as(p) for p in cluster.brokers() + cluster.slaves()},
+                 deadline, timeout_s)
+
+
+def _listed_as(p: Process) -> str:
+    """What ``clusterList`` shows of a server: a master's name, a slave's address (it shares
+    its master's name, with ``BID`` 1)."""
+    return f"127.0.0.1:{p.port}" if p.role == "slave" else p.name
 
 
 def _boots(path: Path) -> int:
@@ -614,6 +671,7 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
                    interval_ms: int = 0, fault_tolerance: bool = False,
                    instance: str = "live-1", trace: bool = False, go: bool = True,
                    mode: str = "sync", keys: int = 0, threads: int = 1, batch: int = 0,
+                   retry_not_stored: bool = False, named_bodies: bool = False,
                    timeout_s: float = 120.0) -> Producer:
     """Start upstream's ``DefaultMQProducer`` of the cluster's line, to send ``count`` messages
     (``live/java/Produce.java`` on the client jars), and wait until it has started. It sends
@@ -621,13 +679,16 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
     it and returns its rows. ``mode`` is how it sends: ``sync``, ``hash`` (ordered, by
     ``SelectMessageQueueByHash`` over ``keys`` keys), ``oneway`` or ``batch`` (``batch``
     messages a send; issue 45); ``threads`` application threads share it (each row then has
-    its ``thread``)."""
+    its ``thread``); ``retry_not_stored`` sets ``retryAnotherBrokerWhenNotStoreOK``, and
+    ``named_bodies`` gives every message the body ``<instance>/m<seq>`` (a oneway one has it
+    anyway), so a dump of the topic tells whose each stored copy is."""
     home, go_file = _client_home(cluster, instance, "go")
     return _launch_producer(
         cluster, instance, count, go, timeout_s, home, go_file, "producer",
         [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
          str(count), str(interval_ms), "on" if fault_tolerance else "off", instance,
-         "on" if trace else "off", str(go_file), mode, str(keys), str(threads), str(batch)])
+         "on" if trace else "off", str(go_file), mode, str(keys), str(threads), str(batch),
+         "on" if retry_not_stored else "off", "on" if named_bodies else "off"])
 
 
 def _launch_producer(cluster: Cluster, instance: str, count: int, go: bool, timeout_s: float,
@@ -685,18 +746,18 @@ def collect_sends(producer: Producer, timeout_s: float = 600.0) -> list[dict[str
 
 
 def signal_broker(cluster: Cluster, name: str, sig: int) -> None:
-    """Send ``sig`` to a broker of the cluster: ``SIGSTOP`` pauses it (a silent host: its
-    connections stay open and nothing answers), ``SIGCONT`` resumes it."""
-    p = next(p for p in cluster.brokers() if p.name == name)
+    """Send ``sig`` to a broker or slave of the cluster: ``SIGSTOP`` pauses it (a silent host:
+    its connections stay open and nothing answers), ``SIGCONT`` resumes it."""
+    p = cluster.server(name)
     if not _ours(p.pid, cluster.home):
         raise LiveError(f"{name} is not running")
     os.kill(p.pid, sig)
 
 
 def restart_broker(cluster: Cluster, name: str, timeout_s: float = 120.0) -> None:
-    """Start a stopped or killed broker again on its own store and configuration, and wait until
-    it booted and the name server lists it again."""
-    p = next(p for p in cluster.brokers() if p.name == name)
+    """Start a stopped or killed broker or slave again on its own store and configuration, and
+    wait until it booted and the name server lists it again."""
+    p = cluster.server(name)
     if _ours(p.pid, cluster.home):
         raise LiveError(f"{name} is still running; kill it first")
     out = Path(p.folder) / "stdout.log"
@@ -704,12 +765,13 @@ def restart_broker(cluster: Cluster, name: str, timeout_s: float = 120.0) -> Non
     _start(cluster, p, class_path(resolve(line(cluster.line).name, "server")), timeout_s)
     deadline = time.monotonic() + timeout_s
     _wait_booted({name: out}, deadline, boots + 1)
-    _wait_listed(cluster, {name}, deadline, timeout_s)
+    _wait_listed(cluster, {_listed_as(p)}, deadline, timeout_s)
 
 
 def kill_broker(cluster: Cluster, name: str) -> None:
-    """SIGKILL a broker of the cluster: its connections reset, as when its process dies."""
-    p = next(p for p in cluster.brokers() if p.name == name)
+    """SIGKILL a broker or slave of the cluster: its connections reset, as when its process
+    dies."""
+    p = cluster.server(name)
     if _ours(p.pid, cluster.home):
         os.kill(p.pid, signal.SIGKILL)
         while _ours(p.pid, cluster.home):

@@ -7,6 +7,7 @@ code)::
     name = "producer-outage"
     description = "..."
     brokers = 2                 # broker-a, broker-b, ... (the last one holds the trace topic)
+    slaves = ["broker-a"]       # masters with a slave (slave-a): SYNC_MASTER (see below)
     topic = "TopicLive"
     queues = 4                  # read and write queues per broker
     trace = true                # enableMsgTrace on every client
@@ -22,6 +23,7 @@ code)::
     client = "remoting"         # or "grpc": rocketmq-client-java through a Proxy (see below)
     mode = "sync"               # or "hash" (keys = 16), "oneway", "batch" (batch = 4), "async"
     threads = 1                 # application threads sharing it, 1 to 16 (see below)
+    retry_not_stored = false    # retryAnotherBrokerWhenNotStoreOK (a Java remoting producer)
 
     [[consumers]]               # upstream's DefaultMQPushConsumer (live/java/Consume.java)
     name = "c1"                 # its process and folder name
@@ -38,7 +40,7 @@ code)::
 
     [[events]]
     at_s = 8.0                  # seconds after the producers start (or the recording starts)
-    action = "kill"             # kill | pause | resume | restart (a broker),
+    action = "kill"             # kill | pause | resume | restart (a broker or a slave),
     target = "broker-a"         # join | leave | crash | freeze | hang (a consumer)
 
 A remoting producer's ``mode`` (issue 45) is how the application sends: ``"sync"``
@@ -57,6 +59,15 @@ the producer's ``AsyncSenderExecutor_N`` threads (each its own counter), a retry
 callback at the first hop's queue id on another broker; its row adds the first hop
 (``executor``, ``first_broker``, ``first_queue``, ``first_ms``); it needs ``fault_tolerance``
 off and no ``threads`` (``trace.async_agreement``).
+
+``slaves`` (issue 45) names masters that run as ``SYNC_MASTER`` with a slave each (``slave-a``
+for ``broker-a``: its own JVM, store and logs, ``brokerId`` 1); broker events may target a
+slave (``pause``: connected but silent, a slow slave; ``kill``: gone). A Java remoting
+producer of mode ``sync`` may set ``retry_not_stored``
+(``setRetryAnotherBrokerWhenNotStoreOK(true)``: a reply other than SEND_OK is retried on
+another broker). A recording with slaves holds the topic's dump (``topic.jsonl.gz``): a
+message the master wrote and answered with a status other than SEND_OK is there too, beside
+its retry's copy (``trace.agreement``, ``STATUS_COPY``).
 
 A producer with ``client = "grpc"`` is the gRPC client of apache/rocketmq-clients
 (rocketmq-client-java ``live.GRPC_CLIENT_VERSION``, ``live/java/GrpcProduce.java``; issue 34):
@@ -231,6 +242,7 @@ class LiveProducer:
     keys: int = 0                   # the hash producer's distinct keys ("k0" ... )
     threads: int = 1                # application threads sending through it (issue 45)
     batch: int = 0                  # a batch producer's messages per send
+    retry_not_stored: bool = False  # retryAnotherBrokerWhenNotStoreOK (issue 45)
 
 
 CLIENTS = ("remoting", "grpc")
@@ -310,6 +322,7 @@ class LiveScenario:
     consumers: tuple[LiveConsumer, ...]
     events: tuple[LiveEvent, ...]
     consume_modes: tuple[ConsumeMode, ...] = ()
+    slaves: tuple[str, ...] = ()     # masters with a slave (SYNC_MASTER; issue 45)
 
 
 def load_scenario(path: Path | str) -> LiveScenario:
@@ -330,7 +343,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
     r = _Reader(path)
     top = r.table(r.toml(text), "", {"name", "topic"},
                   {"description", "brokers", "queues", "trace", "settle_s", "producers",
-                   "consumers", "events", "consume_modes"})
+                   "consumers", "events", "consume_modes", "slaves"})
     brokers = r.num(top, "brokers", "", 2, integer=True, minimum=1,
                     maximum=len(live.BROKER_NAMES))
     producers = []
@@ -338,7 +351,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         where = f"producers[{i}]"
         p = r.table(p, where, {"name", "group", "count"},
                     {"interval_ms", "fault_tolerance", "client", "max_attempts", "language",
-                     "mode", "keys", "threads", "batch"})
+                     "mode", "keys", "threads", "batch", "retry_not_stored"})
         ft = p.get("fault_tolerance", False)
         if not isinstance(ft, bool):
             raise r.fail(f"{where}.fault_tolerance", f"expected true or false, got {ft!r}")
@@ -392,6 +405,12 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             raise r.fail(f"{where}.threads", "several threads need fault_tolerance off (the "
                          "check splits the sends by thread; the fault table the threads share "
                          "is not modelled per thread)")
+        retry = p.get("retry_not_stored", False)
+        if not isinstance(retry, bool):
+            raise r.fail(f"{where}.retry_not_stored", f"expected true or false, got {retry!r:.40}")
+        if retry and (client != "remoting" or language != "java" or mode != "sync"):
+            raise r.fail(f"{where}.retry_not_stored", "a Java remoting producer of mode "
+                         "\"sync\" has it (the check follows its synchronous loop)")
         if language == "python" and attempts != 3:
             raise r.fail(f"{where}.max_attempts", "the Python client takes its attempts from "
                          "the Proxy's settings (grpcClientProducerMaxAttempts, 3): leave it out")
@@ -399,7 +418,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             r.text(p, "name", where), r.text(p, "group", where),
             r.num(p, "count", where, integer=True, minimum=1, maximum=100_000),
             r.num(p, "interval_ms", where, 0, integer=True, minimum=0, maximum=60_000), ft,
-            client, attempts, language, mode, keys, threads, batch))
+            client, attempts, language, mode, keys, threads, batch, retry))
     if sum(x.client == "grpc" for x in producers) > 1:
         raise r.fail("producers", "one gRPC producer a scenario: the Proxy keeps one queue "
                      "counter per topic, and the check follows one producer's attempts in it")
@@ -484,6 +503,12 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         if names.count(n) > 1:
             raise r.fail("producers/consumers", f"the name {n!r} is used twice")
     broker_names = live.BROKER_NAMES[:brokers]
+    slaves = r.array(top, "slaves", "", brokers)
+    for i, m in enumerate(slaves):
+        if m not in broker_names or slaves.index(m) != i:
+            raise r.fail(f"slaves[{i}]", f"a master of this cluster "
+                         f"({', '.join(broker_names)}), once, got {m!r:.40}")
+    broker_names = (*broker_names, *(live.slave_of(m) for m in slaves))
     events = []
     for i, e in enumerate(r.array(top, "events", "", MAX_EVENTS)):
         where = f"events[{i}]"
@@ -491,8 +516,8 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         action, target = r.text(e, "action", where), r.text(e, "target", where)
         if action in BROKER_ACTIONS:
             if target not in broker_names:
-                raise r.fail(f"{where}.target", f"{action} needs a broker of this cluster "
-                             f"({', '.join(broker_names)}), got {target!r}")
+                raise r.fail(f"{where}.target", f"{action} needs a broker or slave of this "
+                             f"cluster ({', '.join(broker_names)}), got {target!r:.40}")
         elif action in CONSUMER_ACTIONS:
             if target not in {c.name for c in consumers}:
                 raise r.fail(f"{where}.target", f"{action} needs a consumer of the scenario, "
@@ -543,7 +568,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         text, brokers, r.text(top, "topic", ""),
         queues, trace,
         float(r.num(top, "settle_s", "", 8, minimum=0, maximum=600)), tuple(producers),
-        tuple(consumers), tuple(events), tuple(modes))
+        tuple(consumers), tuple(events), tuple(modes), tuple(slaves))
 
 
 def _assigned(r: _Reader, c: dict[str, Any], where: str, brokers: int,
@@ -849,7 +874,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
     spec = line(line_name)
     say(f"starting a {line_name}.x cluster with {scenario.brokers} brokers")
     c0 = live.up(home, line_name, scenario.brokers,
-                 trace_brokers=1 if scenario.trace else 0)
+                 trace_brokers=1 if scenario.trace else 0, slaves=scenario.slaves)
     c = _SharedCluster(**{f.name: getattr(c0, f.name) for f in fields(c0)})
     live.create_topic(c, scenario.topic, scenario.queues)
     if (scenario.consume_modes or any(k.rebalance == "broker" for k in scenario.consumers)) \
@@ -888,7 +913,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         return out
 
     def act(e: LiveEvent) -> None:
-        if e.action in BROKER_ACTIONS and e.action != "restart":
+        if e.action in BROKER_ACTIONS and e.action != "restart" and e.target in brokers:
             with lock:
                 brokers[e.target] = BROKER_AFTER[e.action]
         if e.action == "kill":
@@ -898,8 +923,9 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                                else signal.SIGCONT)
         elif e.action == "restart":
             live.restart_broker(c, e.target)
-            with lock:
-                brokers[e.target] = "running"
+            if e.target in brokers:
+                with lock:
+                    brokers[e.target] = "running"
         elif e.action == "join" and specs[e.target].client == "grpc":
             k = specs[e.target]
             assert k.kind is not None
@@ -965,7 +991,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         producers[p.name] = live.start_producer(
             c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
             fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False,
-            mode=p.mode, keys=p.keys, threads=p.threads, batch=p.batch)
+            mode=p.mode, keys=p.keys, threads=p.threads, batch=p.batch,
+            retry_not_stored=p.retry_not_stored, named_bodies=bool(scenario.slaves))
     snapshots = _Snapshots(reading)
     try:
         t0 = time.monotonic()
@@ -1038,12 +1065,13 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         say(f"{name}: {got} messages {'received' if k.kind == 'simple' else 'consumed'}")
     if grpc:
         live.stop_proxy(c)            # its logs complete; the dump reads the brokers directly
-    if grpc or any(p.mode == "oneway" for p in scenario.producers) \
+    if grpc or scenario.slaves or any(p.mode == "oneway" for p in scenario.producers) \
             or any(k.model == "broadcasting" or k.rebalance == "broker"
                    for k in scenario.consumers):
         # a gRPC receipt names the client's queue, a oneway send none: the dump says where;
         # a broadcasting member's first offset is checked against the store times it holds;
-        # what a broker-assigned group consumed, against every stored message
+        # what a broker-assigned group consumed, against every stored message; with slaves, a
+        # message a master wrote and answered with a status other than SEND_OK
         stored = dump_topic(c, scenario.topic)
         _gzip_text(tmp / "topic.jsonl.gz", "".join(r + "\n" for r in stored))
         say(f"{len(stored)} messages of {scenario.topic} dumped")
@@ -1087,6 +1115,9 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
         "server_version": spec.server_version, "client_version": spec.client_version,
         "topic": scenario.topic, "cluster": live.CLUSTER_NAME,
         "brokers": [{"name": p.name, "address": f"127.0.0.1:{p.port}"} for p in c.brokers()],
+        **({"slaves": [{"name": p.name, "master": live.master_of(p.name),
+                        "address": f"127.0.0.1:{p.port}"} for p in c.slaves()]}
+           if c.slaves() else {}),
         "route": [{"broker_name": q.broker_name, "read_queue_nums": q.read_queue_nums,
                    "write_queue_nums": q.write_queue_nums, "perm": q.perm}
                   for q in route.queue_datas],
@@ -1099,7 +1130,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                        and (p.mode != "sync" or k not in ("mode", "keys"))
                        and (p.mode == "hash" or k != "keys")
                        and (p.threads > 1 or k != "threads")
-                       and (p.mode == "batch" or k != "batch")}
+                       and (p.mode == "batch" or k != "batch")
+                       and (p.retry_not_stored or k != "retry_not_stored")}
                       for p in scenario.producers],
         # a remoting consumer's row as before issue 34; a gRPC one has no instance
         "consumers": [{"name": k.name, "group": k.group, "client": k.client, "kind": k.kind}

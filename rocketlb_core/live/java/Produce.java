@@ -3,7 +3,8 @@
 // compiled, what every driver shares):
 //
 //   java -cp DRIVER:CLIENT_JARS Produce.java NAMESRV TOPIC GROUP COUNT INTERVAL_MS FAULT(on|off) INSTANCE
-//        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway|batch|async) [KEYS [THREADS [BATCH]]]]
+//        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway|batch|async) [KEYS [THREADS [BATCH
+//        [RETRY_NOT_STORED(on|off) [NAMED(on|off)]]]]]]
 //
 // Starts, prints {"started":CLIENT_ID}, waits until GO_FILE exists (so several producers and a
 // scenario's clock start together), then sends COUNT messages synchronously, one every
@@ -21,6 +22,11 @@
 // where each one was stored), or "batch" (send(Collection) of BATCH messages, bodies "m" + seq
 // + "." + k, in one request to one queue: the row adds "batch" and its msg_id lists the
 // messages' ids, comma-separated, as upstream's SendResult does).
+//
+// RETRY_NOT_STORED on (issue 45) sets retryAnotherBrokerWhenNotStoreOK: a reply other than
+// SEND_OK is retried on another broker, and the row is the last reply's. NAMED on gives every
+// message the oneway body, INSTANCE + "/m" + seq, so a dump of the topic tells whose each
+// stored copy is (a master that answered SLAVE_NOT_AVAILABLE had written the message).
 //
 // "async" (send(msg, callback): the call hands the message to the producer's
 // AsyncSenderExecutor_N pool and returns; the row is printed by the callback, so rows come in
@@ -111,7 +117,7 @@ public class Produce extends Driver {
     static void sendOne(DefaultMQProducer producer, SelectMessageQueueByHash selector, String topic,
                         String instance, String mode, int keys, int batch, int i, int thread) {
         long start = System.currentTimeMillis();
-        String body = mode.equals("oneway") ? instance + "/m" + i : "m" + i;
+        String body = mode.equals("oneway") || namedBodies ? instance + "/m" + i : "m" + i;
         Message msg = new Message(topic, "rocketlb", body.getBytes(StandardCharsets.UTF_8));
         String key = mode.equals("hash") ? "k" + (i % keys) : null;
         String head = "{\"seq\":" + i + ",\"sent_ms\":" + start
@@ -147,6 +153,8 @@ public class Produce extends Driver {
         }
     }
 
+    static boolean namedBodies;       // NAMED: every body INSTANCE + "/m" + seq, as oneway's
+
     public static void main(String[] args) throws Exception {
         String namesrv = args[0], topic = args[1], group = args[2];
         int count = Integer.parseInt(args[3]);
@@ -157,6 +165,8 @@ public class Produce extends Driver {
         int keys = arg(args, 10, 0);
         int threads = arg(args, 11, 1);
         int batch = arg(args, 12, 0);
+        boolean retryNotStored = arg(args, 13, "off").equals("on");
+        namedBodies = arg(args, 14, "off").equals("on");
         if (mode.equals("batch") != (batch >= 1) || batch > 256) {
             throw new IllegalArgumentException("BATCH: 1 to 256 for batch alone, got " + batch);
         }
@@ -179,6 +189,7 @@ public class Produce extends Driver {
         producer.setNamesrvAddr(namesrv);
         producer.setInstanceName(args[6]);
         producer.setSendLatencyFaultEnable(fault);
+        producer.setRetryAnotherBrokerWhenNotStoreOK(retryNotStored);
         if (mode.equals("async")) {
             hookFirstHops(producer);
             pending = new java.util.concurrent.CountDownLatch(count);
