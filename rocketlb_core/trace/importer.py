@@ -13,7 +13,12 @@ What each input gives, and how the trace is derived from it:
   was a retry of the same send, and the send's time is its first attempt's start. A failed
   attempt with no retry after it is a send that failed (no ``Pub`` is ever written for it); its
   size is the producer's most common body length. The producer of a ``Pub`` is its group (and,
-  when one group has several processes, ``group@ip:pid`` from the msgId).
+  when one group has several processes, ``group@ip:pid`` from the msgId). A ``Pub`` with
+  ``success`` false is an attempt the broker stored and answered with a status other than
+  SEND_OK (a 4.x ``SYNC_MASTER`` without its slave: SLAVE_NOT_AVAILABLE; live in
+  ``data/live/slave-statuses-4``): it ends its send, unless a later ``Pub`` of the same producer
+  has its msgId (``retryAnotherBrokerWhenNotStoreOK`` retried it: the retry's run goes on), and
+  says nothing of its broker's condition.
 * **conditions**, derived from what the clients observed, never from what the scenario did:
   a broker is ``down`` from the start of a failed attempt at it until the start of the next
   attempt stored there (``up``); ``silent`` (the host did not answer) when the attempt took at
@@ -76,6 +81,10 @@ class Attempt:
     msg_id: str | None = None
     where: str = ""          # the file and line it came from (for errors)
     invoke_id: int | None = None   # a failed attempt's InvokeID (one per send)
+    retried_status: bool = False
+    """A ``Pub`` with ``success`` false (the broker stored the message and answered a status
+    other than SEND_OK) whose message the producer stored again later (its msgId in a later
+    ``Pub``): retried, so not its send's end, and nothing about its broker's condition."""
 
 
 def origin_ms(meta: dict[str, Any]) -> int:
@@ -101,17 +110,29 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
     producer group it started, other than upstream's inner ones)."""
     names = _producer_names(trace)
     out = []
+    # a status other than SEND_OK (success false) whose message the producer stored again
+    # later: retryAnotherBrokerWhenNotStoreOK retried it
+    # (a reply of 0 ms leaves its retry's Pub in the same millisecond: a SEND_OK one comes
+    # after it, and among two others the record order decides)
+    last_pub: dict[tuple[str, str, str], tuple[int, bool, int]] = {}
     for p in trace.pubs:
-        if p.topic != topic or not p.success:
+        if p.topic == topic:
+            k = (p.group, p.producer_id, p.msg_id)
+            last_pub[k] = max((p.time_ms, p.success, p.line), last_pub.get(k, (0, False, 0)))
+    for p in trace.pubs:
+        if p.topic != topic:
             continue
+        retried = not p.success and last_pub[(p.group, p.producer_id, p.msg_id)] > (
+            p.time_ms, p.success, p.line)
         broker = addresses.get(p.store_host)
         if broker is None:
             raise TraceError(trace.path, p.line, "Pub.storeHost",
                              f"{p.store_host[:80]!r} is not a broker address of the cluster "
                              f"layout ({', '.join(sorted(addresses))})"[:400])
         name = check_name(trace.path, p.line, "Pub.groupName", names[(p.group, p.producer_id)])
-        out.append(Attempt(name, p.time_ms, p.time_ms + p.cost_ms, broker, True, p.cost_ms,
-                           p.body_length, p.keys, p.msg_id, f"{trace.path}, row {p.line}"))
+        out.append(Attempt(name, p.time_ms, p.time_ms + p.cost_ms, broker, not retried,
+                           p.cost_ms, p.body_length, p.keys, p.msg_id,
+                           f"{trace.path}, row {p.line}", retried_status=retried))
     brokers = set(addresses.values())
     by_group: dict[str, list[str]] = {}
     for name in names.values():
@@ -195,7 +216,7 @@ def _by_invoke(attempts_: Sequence[Attempt]) -> list[list[Attempt]]:
     groups: dict[int | None, list[Attempt]] = {}
     runs: list[list[Attempt]] = []
     for a in attempts_:
-        if a.ok:
+        if a.ok or a.retried_status:      # a retried status: its retry is the send's stored one
             continue
         if a.invoke_id is None:
             runs.append([a])
@@ -220,7 +241,8 @@ def conditions_of(attempts_: Sequence[Attempt], origin: int) -> dict[str, list[A
     rows: list[tuple[int, int, str, str, str | None, float | None, float | None]] = []
     by_broker: dict[str, list[Attempt]] = {}
     for a in attempts_:
-        by_broker.setdefault(a.broker, []).append(a)
+        if not a.retried_status:           # a broker that answered is not down
+            by_broker.setdefault(a.broker, []).append(a)
     for broker, seen in sorted(by_broker.items()):
         seen.sort(key=lambda a: (a.start_ms, not a.ok))
         down_since: int | None = None
@@ -488,6 +510,31 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
                 isinstance(q, str) and 0 < len(q) <= MAX_NAME_CHARS + 6 for q in assign):
             raise TraceError(path, None, f"consumers[{i}].assign",
                              f"a list of queues as 'broker/id' expected, got {assign!r:.60}")
+    # a master's slave (issue 45): its name, its master (a broker of the recording), its address
+    slaves = meta.get("slaves", [])
+    masters = {b["name"] for b in meta["brokers"]}
+    if not isinstance(slaves, list) or len(slaves) > len(masters):
+        raise TraceError(path, None, "slaves", f"a list of at most one slave a broker expected, "
+                         f"got {slaves!r:.60}")
+    for i, x in enumerate(slaves):
+        ok = (isinstance(x, dict) and set(x) == {"name", "master", "address"}
+              and x["master"] in masters
+              and sum(y.get("master") == x["master"] for y in slaves
+                      if isinstance(y, dict)) == 1
+              and all(isinstance(x[k], str) and 0 < len(x[k]) <= MAX_NAME_CHARS
+                      for k in ("name", "address")))
+        if not ok:
+            raise TraceError(path, None, f"slaves[{i}]", "{name, master: a broker of the "
+                             f"recording (once), address}} expected, got {x!r:.80}")
+    producers = meta.get("producers", [])
+    if not isinstance(producers, list):
+        raise TraceError(path, None, "producers", f"a list expected, got {producers!r:.60}")
+    for i, p in enumerate(producers):
+        if not isinstance(p, dict):
+            raise TraceError(path, None, f"producers[{i}]", "expected an object")
+        if "retry_not_stored" in p and not isinstance(p["retry_not_stored"], bool):
+            raise TraceError(path, None, f"producers[{i}].retry_not_stored",
+                             f"true or false expected, got {p['retry_not_stored']!r:.40}")
     # a group's request mode on the topic (issue 45, pop): its group one of the consumers'
     modes = meta.get("consume_modes", [])
     groups = {c["group"] for c in meta["consumers"]}
