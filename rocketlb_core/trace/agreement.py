@@ -240,6 +240,19 @@ more than ``sendMsgTimeout`` after the send began): the budget ran out before th
 and it fails before any. It agrees when the real send failed."""
 
 
+_NOT_OK = frozenset(o.value for o in Outcome if o.is_status and o is not Outcome.SEND_OK)
+STATUS_COPY = verdicts.text("producer", "STATUS_COPY")
+"""Not a verdict: how the check reads a recording with slaves (issue 45). A 4.x
+``SYNC_MASTER`` writes a message before it answers SLAVE_NOT_AVAILABLE (no slave connected) or
+FLUSH_SLAVE_TIMEOUT (its slave silent for ``slaveTimeout``, 3 s), so the topic's dump holds a
+copy of every such attempt, and the client logs none of them: ``sendDefaultImpl`` returns the
+reply, or with ``retryAnotherBrokerWhenNotStoreOK`` goes on to the next attempt, without a
+line (fact producer.retry-another-broker-retries-and-returns-last-status). An attempt at a
+queue holding a copy, not the send's last and with no logged failure, was answered with a
+status other than SEND_OK; every copy must be where one of the model's attempts went, or the
+send is unexplained (``copies_unexplained``)."""
+
+
 @dataclass
 class ObservedBrokers:
     """The brokers as the imported trace observed them (see the module docstring)."""
@@ -292,6 +305,16 @@ class ObservedBrokers:
     whole): ``sendDefaultImpl`` logs each exception it retries or throws (``sendKernelImpl
     exception``), so an attempt that meets no logged failure did not fail, whatever the
     trace's conditions say of its broker (``UNLOGGED_DOWN``)."""
+    copies: Mapping[int, Sequence[tuple[str, int]]] | None = None
+    """Per send (its seq), every queue the topic's dump found its message in (a recording with
+    slaves, issue 45; ``None``: not known). An attempt at a queue that holds a copy, other than
+    where the send ended and with no logged failure, was answered with a send status other than
+    SEND_OK (``STATUS_COPY``)."""
+    seq: int | None = None                      # the send being checked
+    queue: int | None = None                    # the queue id the real client ended at
+    status: str | None = None                   # the real send's status (its row)
+    retry_not_stored: bool = False
+    """``retryAnotherBrokerWhenNotStoreOK``: a status other than SEND_OK is retried."""
 
     def _logged(self, broker: str, start_ms: int,
                 queue_id: int | None = None) -> tuple[int, int | None] | None:
@@ -343,6 +366,17 @@ class ObservedBrokers:
                     and self._zero_attempt_at(end):
                 over = 0                    # the client's own check let a 0 ms attempt go
             return AttemptResult(Outcome.REMOTING_ERROR, took, overshoot_ms=over)
+        if self.copies is not None and self.seq is not None:
+            here = (mq.broker_name, mq.queue_id)
+            if here == (self.broker, self.queue):
+                if self.status in _NOT_OK:          # the reply the send returned
+                    return AttemptResult(Outcome(self.status), round(
+                        self.conditions.latency_at(mq.broker_name, start_ms).median_ms))
+            elif here in self.copies.get(self.seq, ()):
+                # written, and answered with a status other than SEND_OK (STATUS_COPY): which
+                # one no record says; a 4.x SYNC_MASTER without its slave answers this one
+                return AttemptResult(Outcome.SLAVE_NOT_AVAILABLE, round(
+                    self.conditions.latency_at(mq.broker_name, start_ms).median_ms))
         if self.mode is SendMode.ONEWAY:
             # the call's time from the attempt's start: a first send's route lookup came
             # before it (live on 4.9.8: a first oneway call of 551 ms, its lookup included;
@@ -385,6 +419,12 @@ class Agreement:
     counter start some send was ``INFERRED`` from: the client draws one start per version,
     and the check may need several sends to tell the starts apart (a broker avoided makes
     many starts pick alike), so inferred *sends* may outnumber the versions, these not."""
+    copies: int | None = None
+    """With the topic's dump read (``copies``): the copies stored beside the one each send
+    ended at (an attempt answered with a status other than SEND_OK, or one the client gave up
+    on after its broker had written it)."""
+    copies_unexplained: list[tuple[int, str]] = field(default_factory=list)
+    """(seq, ``broker/queue``) of each copy no attempt of the model went to."""
 
     def count(self, verdict: str) -> int:
         return sum(c.verdict == verdict for c in self.checks)
@@ -418,6 +458,8 @@ class Agreement:
                    if self.count(REFUSED_BUSY) else {}),
                 **({"illegal_queue": self.count(ILLEGAL_QUEUE)}
                    if self.count(ILLEGAL_QUEUE) else {}),
+                **({"copies": self.copies, "copies_unexplained": len(self.copies_unexplained)}
+                   if self.copies is not None else {}),
                 "unexplained": self.count(UNEXPLAINED)}
 
     def others(self) -> list[SendCheck]:
@@ -466,7 +508,9 @@ def _trial(strategy: MQFaultStrategy, tp: TopicPublishInfo, model: ObservedBroke
     if worst is not None and isinstance(s2.table, FaultTable4):
         s2.table.which_item_worst.stored = worst
     tp2.index._rng = _Draw(draw)          # type: ignore[assignment]  # randrange is enough
-    return s2, tp2, send(s2, tp2, model, now, SendConfig(mode=model.mode), lookup_ms=lookup)
+    config = SendConfig(mode=model.mode,
+                        retry_another_broker_when_not_store_ok=model.retry_not_stored)
+    return s2, tp2, send(s2, tp2, model, now, config, lookup_ms=lookup)
 
 
 LOGGED_RT = verdicts.text("producer", "LOGGED_RT")
@@ -556,7 +600,9 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                        isolations: Sequence[tuple[int, str, int]] | None = None,
                        mode: SendMode = SendMode.SYNC,
                        stopped: Mapping[str, Sequence[tuple[int, int]]] | None = None,
-                       refused: Sequence[tuple[int, str]] = ()
+                       refused: Sequence[tuple[int, str]] = (),
+                       copies: Mapping[int, Sequence[tuple[str, int]]] | None = None,
+                       retry_not_stored: bool = False
                        ) -> Agreement:
     """Check one producer's ground truth (``truth``: rows of ``sends/<producer>.jsonl``, epoch
     times) against the package (see the module docstring). ``route_changes`` are the client's
@@ -579,7 +625,11 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     replies its client read that matched no request, (trace time, broker), each explaining one
     such message (``REFUSED_BUSY``). A paused broker stores what it was sent when it resumes.
     ``route`` is the topic as its brokers hold it: a oneway message the model sends to a queue id
-    its broker does not hold there was refused unanswered (``ILLEGAL_QUEUE``)."""
+    its broker does not hold there was refused unanswered (``ILLEGAL_QUEUE``). ``copies``
+    (a recording with slaves) are the queues the topic's dump found each send's message in:
+    an attempt at one of them, not the last, was answered with a status other than SEND_OK
+    (``STATUS_COPY``), and a copy no attempt of the model went to leaves its send unexplained;
+    ``retry_not_stored`` is the producer's ``retryAnotherBrokerWhenNotStoreOK``."""
     reported = _ReportedStrategy(line, send_latency_fault_enable=fault_tolerance,
                                  worst_index_start=WORST_START)
     reported.logged_rt = _LoggedRT({(f[1], f[0] + f[2]): f[2] for f in failures})
@@ -595,7 +645,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
         failed.setdefault(f[1], []).append((f[0], f[2], f[3] if len(f) > 3 else None,
                                             f[4] if len(f) > 4 else None))
     model = ObservedBrokers(conditions, costs, failed=failed, logs_complete=logs_complete,
-                            mode=mode)
+                            mode=mode, copies=copies, retry_not_stored=retry_not_stored)
     first = int(truth[0]["sent_ms"]) - origin_ms
     changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
     late_route_seq = lookup_seq = None
@@ -633,7 +683,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             late_route_seq = lookup_seq
         changes[0] = (lookup, changes[0][1])
     flips = sorted({t for rows in conditions.down.values() for s, u, _ in rows for t in (s, u)})
-    out = Agreement()
+    out = Agreement(copies=0 if copies is not None else None)
     alive: list[tuple[MQFaultStrategy, TopicPublishInfo, int | None]] = []
     tp: TopicPublishInfo | None = None
     pending, pending_verdict, reset_hidden = True, INFERRED, False
@@ -663,6 +713,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                 if "cost_ms" in row and "broker" in row else 0)
         at, wait = now + late, max(0, wait - late)
         model.msg_id, model.broker = row.get("msg_id"), row.get("broker")
+        model.seq, model.queue, model.status = row["seq"], row.get("queue"), row.get("status")
         model.call_timeout = "sendDefaultImpl call timeout" in str(row.get("error", ""))
         spent = _SEND_FAILED.search(str(row.get("error", "")))
         model.within_deadline = spent is not None and int(spent["times"]) > 1 and \
@@ -751,8 +802,9 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                 alive = [(tr[0], tr[1], None) for tr in kept.values()] if len(kept) > 1 else []
                 pending = bool(alive)
                 strategy, tp, result = fits_only[0]
-                out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue),
-                                            INFERRED if told else AGREE))
+                out.checks.append(SendCheck(
+                    row["seq"], now, observed, _label(result.queue),
+                    _copies_went(out, copies, row, result, INFERRED if told else AGREE)))
                 if told:
                     out.inferred_routes.add(route_version)
                 continue
@@ -821,10 +873,27 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             if verdict == RESET:
                 reset_hidden = True                   # the draw may show only later (once)
         strategy, tp, result = chosen
+        verdict = _copies_went(out, copies, row, result, verdict)
         out.checks.append(SendCheck(row["seq"], now, observed, _label(result.queue), verdict))
         if verdict == INFERRED:
             out.inferred_routes.add(route_version)
     return out
+
+
+def _copies_went(out: Agreement, copies: Mapping[int, Sequence[tuple[str, int]]] | None,
+                 row: Mapping[str, Any], result: Any, verdict: str) -> str:
+    """With the topic's dump read, count ``row``'s copies beside the one it ended at in ``out``;
+    each must be where one of the model's attempts (``result``) went (``STATUS_COPY``), or the
+    send is unexplained."""
+    if copies is None or out.copies is None:
+        return verdict
+    went = {(a.queue.broker_name, a.queue.queue_id) for a in result.attempts}
+    extra = [c for c in dict.fromkeys(copies.get(row["seq"], ()))
+             if c != (row.get("broker"), row.get("queue"))]
+    out.copies += len(extra)
+    stray = [c for c in extra if c not in went]
+    out.copies_unexplained += [(row["seq"], f"{b}/{q}") for b, q in stray]
+    return UNEXPLAINED if stray else verdict
 
 
 COARSE_MS = verdicts.number("allocation", "COARSE_MS")
@@ -1232,13 +1301,33 @@ def recording_route(meta: Mapping[str, Any]) -> TopicRoute:
 def _oneway_stored(path: Path) -> dict[str, tuple[str, int]]:
     """Where the topic's dump (``live/java/DumpTopic.java``) found each oneway message: body
     ``<producer>/m<seq>`` -> (broker, queue)."""
+    return {body: at[-1] for body, at in stored_copies(
+        path, "a recording with a oneway producer has it").items()}
+
+
+def copies_by_seq(stored: Mapping[str, Sequence[tuple[str, int]]],
+                  producer: str) -> dict[int, list[tuple[str, int]]]:
+    """``producer``'s copies in the topic's dump (``stored_copies``), by send seq."""
+    prefix = f"{producer}/m"
+    return {int(body[len(prefix):]): list(at) for body, at in stored.items()
+            if body.startswith(prefix) and body[len(prefix):].isascii()
+            and body[len(prefix):].isdigit() and len(body) - len(prefix) <= 18}
+
+
+def stored_copies(path: Path, why: str = "a recording with slaves has it"
+                  ) -> dict[str, list[tuple[str, int]]]:
+    """Every queue the topic's dump (``live/java/DumpTopic.java``) found each named message in,
+    in the dump's order: body ``<producer>/m<seq>`` -> [(broker, queue), ...] (a message a
+    master wrote and answered with a status other than SEND_OK is there beside its retry's
+    copy; issue 45). A row whose broker or queue is not one is a ``TraceError`` naming the
+    file, the row and the field."""
     import json
 
     from rocketlb_core.trace.textfile import read_lines
 
     if not path.is_file():
-        raise TraceError(path, None, None, "missing (a recording with a oneway producer has it)")
-    out: dict[str, tuple[str, int]] = {}
+        raise TraceError(path, None, None, f"missing ({why})")
+    out: dict[str, list[tuple[str, int]]] = {}
     for n, text in read_lines(path):
         if not text.startswith("{"):
             continue
@@ -1255,7 +1344,7 @@ def _oneway_stored(path: Path) -> dict[str, tuple[str, int]]:
         if isinstance(queue, bool) or not isinstance(queue, int) or not 0 <= queue <= 65_535:
             raise TraceError(path, n, "queue", f"a queue id from 0 to 65535 expected, got "
                              f"{queue!r:.40}")
-        out[body] = (broker, queue)
+        out.setdefault(body, []).append((broker, queue))
     return out
 
 
@@ -1411,6 +1500,9 @@ def check_recording(recording: Path | str, trace: Path | str,
         costs = {p.msg_id: p.cost_ms for p in read_msgtrace(recording / "msgtrace.jsonl.gz").pubs}
     stored = (_oneway_stored(recording / "topic.jsonl.gz")
               if any(p.get("mode") == "oneway" for p in meta["producers"]) else {})
+    # a recording with slaves (issue 45): every copy of each message the topic's dump holds
+    slaved = "slaves" in meta
+    all_copies = stored_copies(recording / "topic.jsonl.gz") if slaved else {}
     for i, p in enumerate(meta["producers"]):
         mode = p.get("mode", "sync")
         if mode not in SEND_MODES:
@@ -1473,8 +1565,13 @@ def check_recording(recording: Path | str, trace: Path | str,
                 route_changes=changes, failures=mine, logs_complete=complete,
                 isolations=isolations,
                 mode=SendMode.ONEWAY if mode == "oneway" else SendMode.SYNC,
-                stopped=lost_spans(meta["events"], origin), refused=refused)
+                stopped=lost_spans(meta["events"], origin), refused=refused,
+                copies=copies_by_seq(all_copies, p["name"]) if slaved else None,
+                retry_not_stored=p.get("retry_not_stored", False) is True)
             a.checks += part.checks
+            if part.copies is not None:
+                a.copies = (a.copies or 0) + part.copies
+                a.copies_unexplained += part.copies_unexplained
             a.inferred_routes |= part.inferred_routes
         a.checks.sort(key=lambda c: c.seq)
         out["producers"][p["name"]] = {**a.summary(), "route_changes": len(changes),
@@ -1483,6 +1580,10 @@ def check_recording(recording: Path | str, trace: Path | str,
                                            "threads_sharing_failures": sharing}
                                           if split > 1 else {}),
                                        "fault_tolerance": p["fault_tolerance"],
+                                       **({"retry_not_stored": True}
+                                          if p.get("retry_not_stored") is True else {}),
+                                       **({"copies_unexplained_at": a.copies_unexplained}
+                                          if a.copies_unexplained else {}),
                                        "others": [vars(c) for c in a.others()]}
     if meta["consumers"]:
         # no broker logged a member (every consumer's start() failed: 5.x then shuts the

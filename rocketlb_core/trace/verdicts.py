@@ -316,6 +316,22 @@ VERDICTS: tuple[Verdict, ...] = (
          "test_without_the_logged_failure_the_first_draw_leaves_sends_unexplained",
          "tests/fixtures/live/logged-draw-5")),
     Verdict(
+        "producer", "STATUS_COPY",
+        "a copy in the topic's dump beside the send's last: an attempt answered with a status "
+        "other than SEND_OK", READING, None,
+        "With slaves, the recording holds the topic's dump: an attempt at a queue that holds a "
+        "copy of the message, not the send's last and with no logged failure, was answered "
+        "with a send status other than SEND_OK (a 4.x SYNC_MASTER without its slave: "
+        "SLAVE_NOT_AVAILABLE), which the client logs nowhere; every copy must be where one of "
+        "the model's attempts went, or the send is unexplained.",
+        "a 4.x SYNC_MASTER writes, then answers SLAVE_NOT_AVAILABLE without a slave; the loop "
+        "retries a status other than SEND_OK only with retryAnotherBrokerWhenNotStoreOK, and "
+        "logs nothing (facts broker.sync-master-answers-slave-not-available-4x, "
+        "producer.retry-another-broker-retries-and-returns-last-status)",
+        ("tests/test_live_slaves.py::test_every_copy_is_an_attempt_answered_with_a_status",
+         "tests/test_live_slaves.py::test_without_the_switch_or_the_dump_the_sends_are_unexplained",
+         "data/live/slave-statuses-4")),
+    Verdict(
         "producer", "LOGGED_RT", "the fault item holds the client's logged RT", READING, None,
         "A logged failed attempt's fault item holds the `RT` the client logged, not the loop's "
         "own attempt time (which begins a few ms earlier): `pickOneAtLeast` sorts the isolated "
