@@ -432,7 +432,9 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     asynchronously, a broadcasting group of one or two members may join (every killed
     broker then restarted too), one consumer may be a lite-pull one, and one other the Go
     client's; and an orderly clustering group of one or two members may join (killed brokers
-    restarted)."""
+    restarted); last, a broker no event touches may have a slave, paused and resumed, perhaps
+    killed and restarted, with one synchronous producer retrying statuses other than SEND_OK
+    (never beside a producer sending by key or asynchronously)."""
     from collections import Counter
 
     from rocketlb_core.live.generate import generate_scenario
@@ -475,6 +477,26 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
         assert len(orderly) <= 2
         assert all(k.model == "broadcasting" for k in bc)
         assert all(k.model == "clustering" and k.listener == "orderly" for k in orderly)
+        # a slave (issue 45): of a master no event touches; its own events in order
+        slaved = [e for e in drawn.events if e.target.startswith("slave-")]
+        if drawn.slaves:
+            (master,) = drawn.slaves
+            assert master not in {e.target for e in drawn.events}
+            assert not any(p.mode in ("hash", "async") for p in drawn.producers)
+            assert [e.action for e in slaved] in (["pause", "resume"],
+                                                   ["pause", "resume", "kill", "restart"])
+            assert {e.target for e in slaved} == {"slave-" + master[-1]}
+            retry = [p for p in drawn.producers if p.retry_not_stored]
+            assert len(retry) <= 1
+            assert all(p.mode == "sync" and p.threads == 1 for p in retry)
+            assert retry or not any(p.mode == "sync" and p.threads == 1
+                                    for p in drawn.producers)
+            seen["slave"] += 1
+            seen["retry"] += bool(retry)
+        else:
+            assert slaved == []
+            assert not any(p.retry_not_stored for p in drawn.producers)
+        drawn = replace(drawn, events=tuple(e for e in drawn.events if e not in slaved))
         joins = {e.target: e.at_s for e in drawn.events if e.action == "join"}
         assert all(k.name in joins for k in extra)
         assert not {e.target for e in drawn.events if e.action in ("leave", "crash")} & {
@@ -498,6 +520,8 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
         assert killed <= {e.target for e in drawn.events if e.action == "restart"}
     assert min(seen["sync"], seen["hash"], seen["oneway"], seen["batch"]) >= 40, seen
     assert seen["async"] >= 30, seen
+    assert seen["slave"] >= 30, seen
+    assert seen["retry"] >= 15, seen
     assert seen["restart added"] >= 5, seen
     assert seen["threads"] >= 40, seen
     assert seen["broadcast"] >= 60, seen

@@ -32,6 +32,7 @@ import json
 import random
 from dataclasses import dataclass
 
+from rocketlb_core.live.cluster import slave_of
 from rocketlb_core.live.jars import LINES
 from rocketlb_core.live.record import BROKER_ACTIONS, parse_scenario
 
@@ -147,6 +148,18 @@ generator (seeded by the scenario's seed), so every line draws it alike. Such a 
 restarts every broker it kills: what a killed broker stored is the group's to consume."""
 ORDERLY_GROUP = "GID_ord"
 
+SLAVE_SHARE = 0.3
+"""With ``modes``, how often a broker no event touches (the last one, which holds the trace
+topic, when every other has faults) is a ``SYNC_MASTER`` with a slave (``slaves``; issue 45),
+and the slave is paused for 5 to 30 s (a 4.x master closes a silent slave's connection after
+20 s and answers SLAVE_NOT_AVAILABLE from then on), then half of the time killed and restarted;
+one producer sending synchronously from one thread, if there is one, sets
+``retry_not_stored``. Drawn last of all, from its own generator (seeded by the scenario's seed),
+so every line draws it alike; the slave's master is never faulted (a slave alive beside a
+killed master keeps the master's queues in the route, which the checks do not model), and no
+producer of the scenario sends by key or asynchronously (their checks read failures from the
+brokers' events, and a 4.x master whose slave is silent times sends out)."""
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
@@ -191,8 +204,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     draws its threads (``THREADS_SHARE``), and last, one of them still sending synchronously
     from one thread may send asynchronously (``ASYNC_SHARE``), then a broadcasting group may
     join (``BROADCAST_SHARE``), one consumer may be a lite-pull one (``LITE_PULL_SHARE``),
-    one may be the Go client's (``GO_SHARE``), and on a 5.x ``line`` a POP group may join
-    (``POP_SHARE``)."""
+    one may be the Go client's (``GO_SHARE``), on a 5.x ``line`` a POP group may join
+    (``POP_SHARE``), an orderly group may join (``ORDERLY_SHARE``) and a broker no event
+    touches may have a slave (``SLAVE_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -297,6 +311,27 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     orng = random.Random(f"orderly-{seed}")
     if modes and orng.random() < ORDERLY_SHARE:
         ordered = _join_group(orng, events, span, "ord", 1, 2)
+    slave: str | None = None
+    retry: str | None = None
+    srng = random.Random(f"slave-{seed}")
+    quiet = [b for b in broker_names if b not in {e.target for e in events}]
+    # an ordered or async producer's check reads its failures from the brokers' events, which
+    # a silent slave's (4.x: its master's sends time out) are not: no slave beside one
+    if modes and quiet and srng.random() < SLAVE_SHARE \
+            and not any(m in ("hash", "async") for m, _ in kinds):
+        slave = srng.choice(quiet)
+        target = slave_of(slave)
+        pause = srng.randint(10, max(10, span // 2))
+        resume = min(span, pause + srng.randint(50, 300))
+        events += [_Event(pause, "pause", target), _Event(resume, "resume", target)]
+        if srng.random() < 0.5 and resume + 20 < span:
+            kill = srng.randint(resume + 10, span - 10)
+            events += [_Event(kill, "kill", target),
+                       _Event(min(span, kill + srng.randint(80, 200)), "restart", target)]
+        events.sort(key=lambda e: e.tenths)
+        plain = [n for (n, _, _, _), (mode, _), t in zip(producers, kinds, threads, strict=True)
+                 if mode == "sync" and t == 1]
+        retry = srng.choice(plain) if plain else None
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -314,6 +349,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                "whose queues a broker computes" if pop else "")
             + (f"; {len(ordered)} orderly member{'s' * (len(ordered) > 1)} of "
                f"{ORDERLY_GROUP}" if ordered else "")
+            + (f"; {slave} a SYNC_MASTER with a slave"
+               + (f", {retry} with retryAnotherBrokerWhenNotStoreOK" if retry else "")
+               if slave else "")
             + f"; faults on {', '.join(faults) or 'no broker'}; events within {span / 10:g} s.")
     lines = [f"{MARK}, seed {seed}"
              + (f", for line {line}" if line else "") + ".",
@@ -321,7 +359,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
              + (" --modes" if modes else ""),
              f"name = {_toml_str(f'random-{seed}')}",
              f"description = {_toml_str(desc)}",
-             f"brokers = {brokers}", f"topic = {_toml_str(TOPIC)}", f"queues = {queues}",
+             f"brokers = {brokers}",
+             *([f"slaves = [{_toml_str(slave)}]"] if slave else []),
+             f"topic = {_toml_str(TOPIC)}", f"queues = {queues}",
              "trace = true", f"settle_s = {settle}", ""]
     for (n, interval, ft, count), (mode, keys), t in zip(producers, kinds, threads,
                                                           strict=True):
@@ -332,6 +372,7 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
         lines += [f"keys = {keys}"] if mode == "hash" else []
         lines += [f"batch = {keys}"] if mode == "batch" else []
         lines += [f"threads = {t}"] if t > 1 else []
+        lines += ["retry_not_stored = true"] if n == retry else []
         lines += [""]
     for n, instance in consumers:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",
