@@ -120,6 +120,15 @@ CHECKS = (
 _ORDERLY_TEST = ("tests/test_live_orderly.py::"
                  "test_every_lock_and_run_of_the_orderly_groups_is_explained")
 
+_BROADCAST_EXPLAINED = ("tests/test_consumer_broadcast.py::"
+                        "test_every_broadcasting_member_is_explained",
+                        "data/live/broadcasting-4", "data/live/broadcasting-5",
+                        "data/live/broadcasting-5.5")
+"""What shows a broadcasting verdict every recording holds: the check on the three recordings."""
+_BROADCAST_FAILS = ("tests/test_consumer_broadcast.py::"
+                    "test_the_check_fails_what_the_model_does_not_say",)
+"""What shows the broadcasting verdicts the check gives only when the model is changed."""
+
 VERDICTS: tuple[Verdict, ...] = (
     # ------------------------------------------------------------------ the send loop
     Verdict(
@@ -740,8 +749,7 @@ VERDICTS: tuple[Verdict, ...] = (
         "the `BROADCASTING` branch of `rebalanceByTopic` takes the whole subscribe set (spec "
         "1.4; facts consumer.message-model-clustering-default-broadcasting-local, "
         "consumer.broadcast-orderly-takes-broker-lock-until-5.3.1)",
-        ("tests/test_consumer_broadcast.py::test_every_broadcasting_member_is_explained",
-         "data/live/broadcasting-4", "data/live/broadcasting-5", "data/live/broadcasting-5.5")),
+        _BROADCAST_EXPLAINED),
     Verdict(
         "broadcast", "LOCK_HELD", "refused: another member holds the lock", VERDICT,
         "lock_held",
@@ -762,15 +770,14 @@ VERDICTS: tuple[Verdict, ...] = (
         "`computePullFromWhere` under `CONSUME_FROM_LAST_OFFSET` with no local offset (spec "
         "4.3; facts consumer.message-model-clustering-default-broadcasting-local, "
         "consumer.default-consume-from-last-offset)",
-        ("tests/test_consumer_broadcast.py::test_every_broadcasting_member_is_explained",
-         "data/live/broadcasting-4", "data/live/broadcasting-5", "data/live/broadcasting-5.5")),
+        _BROADCAST_EXPLAINED),
     Verdict(
         "broadcast", "NOTHING_AFTER", "created after the queue's last message", VERDICT,
         "nothing_after",
         "A queue the member created after its last message was stored: nothing to read, and "
         "nothing read.",
         "as `START_AGREE`",
-        ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
+        _BROADCAST_FAILS),
     Verdict(
         "broadcast", "STALLED_NOT_LATEST", "stalled: its broker held an older subscription",
         VERDICT, "stalled_not_latest",
@@ -788,7 +795,7 @@ VERDICTS: tuple[Verdict, ...] = (
         "no lock, a lock granted while another member's was live, a first offset elsewhere, a "
         "gap, or a queue read that the member never created.",
         "none: a disagreement with the model",
-        ("tests/test_consumer_broadcast.py::test_the_check_fails_what_the_model_does_not_say",)),
+        _BROADCAST_FAILS),
     # ------------------------------------------------------------------ orderly groups' locks
     Verdict(
         "orderly-locks", "GRANT_FREE", "granted: no lock held", VERDICT, "grant_free",
