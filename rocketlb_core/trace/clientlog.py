@@ -496,19 +496,19 @@ def read_not_latest(path: Path | str) -> list[tuple[str, str]]:
     an older version of the consumer's subscription than the pull carries: 4.9.7
     ``PullMessageProcessor``), in one client log: ``(stamp, broker address)``, the stamp of the
     last stamped line before the exception's (its ``execute the pull request exception``)."""
-    from rocketlb_core.trace.textfile import read_lines
+    last = [""]                 # the last stamped line's stamp, carried from line to line
 
-    out: list[tuple[str, str]] = []
-    last = ""
-    for _, text in read_lines(Path(path), errors="replace"):
-        head = text[:23]
-        if _STAMP.match(head.strip()):
-            last = head.strip()
-        elif NOT_LATEST in text and last:
+    def parse(_path: Path, _n: int, text: str) -> tuple[str, str] | None:
+        head = text[:23].strip()
+        if _STAMP.match(head):
+            last[0] = head
+        elif NOT_LATEST in text and last[0]:
             m = _NOT_LATEST.match(text)
             if m is not None:
-                out.append((last, m["addr"][:MAX_ADDRESS]))
-    return out
+                return last[0], m["addr"][:MAX_ADDRESS]
+        return None
+
+    return list(parsed_lines(Path(path), parse, False, []))
 
 
 def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
