@@ -21,7 +21,7 @@ import pytest
 from rocketlb_core import data_path
 from rocketlb_core.live.record import LiveConsumer, parse_scenario
 from rocketlb_core.sim.scenario import ScenarioError
-from tests.test_live_record import SCENARIO
+from tests.test_live_record import SCENARIO, refuses_consumer_field
 from tests.test_producer_threads import imported_once
 
 LINES = ["4", "5", "5.5"]
@@ -92,8 +92,7 @@ def test_the_subscribers_count_the_assigning_consumer(
 ])
 def test_a_bad_lite_pull_consumer_is_refused_naming_the_field(fields: str, where: str,
                                                               message: str) -> None:
-    with pytest.raises(ScenarioError, match=rf"<t>: consumers\[0\]\.{where}: {message}"):
-        parse_scenario(SCENARIO + fields + "\n", "<t>")
+    refuses_consumer_field(fields, where, message)
 
 
 def test_a_lite_pull_consumer_cannot_hang() -> None:

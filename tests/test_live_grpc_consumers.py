@@ -18,7 +18,7 @@ import pytest
 from rocketlb_core import data_path
 from rocketlb_core.live.record import LiveConsumer, parse_scenario
 from rocketlb_core.sim.scenario import ScenarioError
-from tests.test_live_record import SCENARIO
+from tests.test_live_record import SCENARIO, refuses_consumer_field
 
 
 @pytest.mark.parametrize(("fields", "where", "message"), [
@@ -35,8 +35,7 @@ from tests.test_live_record import SCENARIO
 ])
 def test_a_bad_grpc_consumer_is_refused_naming_the_field(fields: str, where: str,
                                                          message: str) -> None:
-    with pytest.raises(ScenarioError, match=rf"<t>: consumers\[0\]\.{where}: {message}"):
-        parse_scenario(SCENARIO + fields + "\n", "<t>")
+    refuses_consumer_field(fields, where, message)
 
 
 def test_grpc_consumers_are_read_and_take_their_events() -> None:

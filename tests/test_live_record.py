@@ -285,6 +285,14 @@ def test_the_topic_dump_asks_again_when_the_name_server_fails(tmp_path: Path,
 
 # ---------------------------------------------------------------- how a producer sends (issue 45)
 
+def refuses_consumer_field(fields: str, where: str, message: str) -> None:
+    """``SCENARIO``'s first consumer with ``fields`` added is refused naming its field
+    ``where`` (a regex) with ``message`` (a regex): the shape of the consumers' bad-field
+    tests (lite-pull, gRPC)."""
+    with pytest.raises(ScenarioError, match=rf"<t>: consumers\[0\]\.{where}: {message}"):
+        parse_scenario(SCENARIO + fields + "\n", "<t>")
+
+
 PRODUCER = 'name = "m"\ntopic = "T"\n[[producers]]\nname = "p"\ngroup = "G"\ncount = 5\n'
 
 
