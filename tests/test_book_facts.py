@@ -126,6 +126,26 @@ def test_an_unparseable_fact_comment_fails(tmp_path: Path) -> None:
     assert [fid for _, fid in claims.fact_references(tmp_path)] == ["a.good-id"]
 
 
+def test_a_fact_comment_that_starts_a_line_of_a_paragraph_fails(tmp_path: Path) -> None:
+    """CommonMark lets an HTML comment interrupt a paragraph: a fact comment at the start of a
+    paragraph's second line ends the paragraph there, and the rest of its line is raw HTML (as
+    it was in 37 places of the built book). Alone after a blank line, or in a code fence, or
+    after a word, it is fine."""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "book").mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(
+        "- An item,\n  <!-- fact: a.b --> its second line.\n\n<!-- fact: a.c -->\n\n"
+        "```\nx\n<!-- fact: a.d -->\n```\nA line, <!-- fact: a.e --> and\nmore.")]
+    nb.cells[0].id = "c0"
+    nbformat.write(nb, tmp_path / "notebooks" / "01-x.ipynb")
+    (tmp_path / "book" / "p.md").write_text("x\n<!-- fact: a.f --> y\n", encoding="utf-8")
+    problems = claims.fact_comment_problems(tmp_path)
+    assert [p.split(": '")[0] for p in problems] == [
+        "notebooks/01-x.ipynb cell 0 (id c0) line 2", "book/p.md page line 2"], problems
+    assert all("starts a line inside a paragraph" in p for p in problems)
+
+
 def _since_fact() -> tuple[claims.Fact, claims.Evidence]:
     fact = _fact("proxy.query-assignment-lite-group-not-fifo-since-5.5.0")
     [ev] = [e for e in fact.evidence if e.since == "5.5.0"]

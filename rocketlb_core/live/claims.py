@@ -474,6 +474,33 @@ def fact_comment_problems(root: Path = ROOT) -> list[str]:
                     line = text.count("\n", 0, m.start()) + 1
                     out.append(f"{name} {where} line {line}: {comment!r} is not "
                                f"'<!-- fact: ID -->' with a valid id")
+            out += [f"{name} {where} line {n}: {text.splitlines()[n - 1][:60]!r} starts a line "
+                    "inside a paragraph: MyST ends the paragraph there (an HTML block), and "
+                    "the rest of the line is shown raw; move the comment after a word"
+                    for n in comment_breaks(text)]
+    return out
+
+
+def comment_breaks(text: str) -> list[int]:
+    r"""The lines (from 1) of ``text`` that begin with a fact comment right after a line of the
+    same paragraph (outside code fences): CommonMark lets an HTML comment interrupt a paragraph,
+    so the paragraph ends before it.
+
+    >>> comment_breaks("One\n<!-- fact: a.b --> two\n\n<!-- fact: c.d -->\n"
+    ...                "```\nx\n<!-- fact: e -->\n```")
+    [2]
+    """
+    out = []
+    fence = False
+    previous = ""
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence and stripped.startswith("<!--") and MENTIONS_FACT.search(line) \
+                and previous.strip() and not previous.lstrip().startswith(("#", "|", "<!--")):
+            out.append(n)
+        previous = line
     return out
 
 
