@@ -296,3 +296,55 @@ def test_copies_are_read_by_producer_and_seq_and_odd_bodies_are_not_sends() -> N
     assert copies_by_seq(stored, "p") == {1: [("broker-a", 0), ("broker-b", 0)],
                                           2: [("broker-a", 1)]}
     assert copies_by_seq(stored, "q") == {1: [("broker-b", 3)]}
+
+
+# ---------------------------------------------------------------- the importer's statuses
+
+def _pub(t: int, ok: bool, cost: int = 0, msg: str = "7F0000010001AAAA", broker: int = 1,
+         line: int = 1) -> Any:
+    from rocketlb_core.trace.msgtrace import Pub
+
+    return Pub(line=line, time_ms=t, region="R", group="PG", topic="T", msg_id=msg,
+               tags=None, keys=None, store_host=f"127.0.0.1:{broker}", body_length=5,
+               cost_ms=cost, msg_type=0, offset_msg_id=None, success=ok, client_host=None,
+               fields=14)
+
+
+def _sends(pubs: list[Any]) -> list[tuple[int, bool]]:
+    from rocketlb_core.trace.importer import attempts, sends_of
+    from rocketlb_core.trace.msgtrace import MsgTrace
+
+    seen = attempts(MsgTrace("t.jsonl", pubs), {}, {"127.0.0.1:1": "broker-a",
+                                                    "127.0.0.1:2": "broker-b"}, "T", {})
+    return [(t, stored) for t, _, _, _, stored in sends_of(seen)]
+
+
+@pytest.mark.parametrize(("pubs", "sends"), [
+    # the switch off: the status ends the send
+    ([_pub(0, False, 3)], [(0, True)]),
+    # the switch on: a status, then SEND_OK at another broker 1 ms later: one send
+    ([_pub(0, False, 3), _pub(4, True, 2, broker=2)], [(0, True)]),
+    # a reply of 0 ms and its retry in the same millisecond, the SEND_OK's record first in the
+    # file and both of one batch (one line): still one send
+    ([_pub(0, True, 0, broker=2), _pub(0, False, 0)], [(0, True)]),
+    # both masters without a slave: two statuses of one millisecond, then SEND_OK: one send
+    ([_pub(5, False, 0), _pub(5, False, 0, broker=2), _pub(5, True, 1)], [(5, True)]),
+    # three statuses (every master): the last status ends the send
+    ([_pub(0, False, 1), _pub(1, False, 1, broker=2), _pub(2, False, 1)], [(0, True)]),
+    # the application sends the same Message object again 900 ms later (its id kept): two
+    ([_pub(0, False, 3), _pub(900, True, 2)], [(0, True), (900, True)]),
+])
+def test_a_status_pub_ends_its_send_or_is_a_retried_attempt(pubs: list[Any],
+                                                             sends: list[tuple[int, bool]]) -> None:
+    assert _sends(pubs) == sends
+
+
+def test_a_retried_status_says_nothing_of_its_brokers_condition() -> None:
+    from rocketlb_core.trace.importer import attempts, conditions_of
+    from rocketlb_core.trace.msgtrace import MsgTrace
+
+    seen = attempts(MsgTrace("t.jsonl", [_pub(0, False, 3), _pub(4, True, 2, broker=2)]), {},
+                    {"127.0.0.1:1": "broker-a", "127.0.0.1:2": "broker-b"}, "T", {})
+    kinds = conditions_of(seen, 0)
+    assert "down" not in kinds["kind"]
+    assert set(kinds["broker"]) == {"broker-b"}          # only the stored attempt's latency

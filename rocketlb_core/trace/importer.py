@@ -45,6 +45,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,13 @@ class Attempt:
     invoke_id: int | None = None   # a failed attempt's InvokeID (one per send)
     retried_status: bool = False
     """A ``Pub`` with ``success`` false (the broker stored the message and answered a status
-    other than SEND_OK) whose message the producer stored again later (its msgId in a later
-    ``Pub``): retried, so not its send's end, and nothing about its broker's condition."""
+    other than SEND_OK) that the loop retried (``_retried_statuses``): not its send's end, and
+    nothing about its broker's condition."""
+    status: bool = False
+    """A ``Pub`` with ``success`` false. One the loop did not retry ends its send, even when a
+    failure follows it at once: that failure may be a retry's (the switch on, the next broker
+    refusing: the send returned the status) or the next send's (the switch off, the default),
+    and the trace cannot tell them apart, so such a send is imported as two."""
 
 
 def origin_ms(meta: dict[str, Any]) -> int:
@@ -110,20 +116,11 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
     producer group it started, other than upstream's inner ones)."""
     names = _producer_names(trace)
     out = []
-    # a status other than SEND_OK (success false) whose message the producer stored again
-    # later: retryAnotherBrokerWhenNotStoreOK retried it
-    # (a reply of 0 ms leaves its retry's Pub in the same millisecond: a SEND_OK one comes
-    # after it, and among two others the record order decides)
-    last_pub: dict[tuple[str, str, str], tuple[int, bool, int]] = {}
-    for p in trace.pubs:
-        if p.topic == topic:
-            k = (p.group, p.producer_id, p.msg_id)
-            last_pub[k] = max((p.time_ms, p.success, p.line), last_pub.get(k, (0, False, 0)))
-    for p in trace.pubs:
+    retried_ids = _retried_statuses([p for p in trace.pubs if p.topic == topic])
+    for k, p in enumerate(trace.pubs):
         if p.topic != topic:
             continue
-        retried = not p.success and last_pub[(p.group, p.producer_id, p.msg_id)] > (
-            p.time_ms, p.success, p.line)
+        retried = k in retried_ids
         broker = addresses.get(p.store_host)
         if broker is None:
             raise TraceError(trace.path, p.line, "Pub.storeHost",
@@ -132,7 +129,8 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
         name = check_name(trace.path, p.line, "Pub.groupName", names[(p.group, p.producer_id)])
         out.append(Attempt(name, p.time_ms, p.time_ms + p.cost_ms, broker, not retried,
                            p.cost_ms, p.body_length, p.keys, p.msg_id,
-                           f"{trace.path}, row {p.line}", retried_status=retried))
+                           f"{trace.path}, row {p.line}", retried_status=retried,
+                           status=not p.success))
     brokers = set(addresses.values())
     by_group: dict[str, list[str]] = {}
     for name in names.values():
@@ -155,7 +153,39 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
             end = stamp_ms(f.stamp, log_offset_minutes[path])
             out.append(Attempt(producer, end - f.rt_ms, end, f.queue.broker_name, False,
                                f.rt_ms, where=f"{path}, row {f.line}", invoke_id=f.invoke_id))
-    out.sort(key=lambda a: (a.producer, a.start_ms, a.end_ms, not a.ok))
+    # at one time, a retried status before the attempt it led to, a stored attempt before a
+    # failure
+    out.sort(key=lambda a: (a.producer, a.start_ms, a.end_ms,
+                            0 if a.retried_status else 1 if a.ok else 2))
+    return out
+
+
+def _retried_statuses(pubs: Sequence[Any]) -> set[int]:
+    """The positions (in ``trace.pubs``) of the ``Pub`` records with ``success`` false whose
+    attempt the loop retried (``retryAnotherBrokerWhenNotStoreOK``): the same producer's next
+    record of the message's id begins at most ``RETRY_GAP_MS`` after it ended. One that begins
+    later is another send of the same ``Message`` object (an application's own retry keeps the
+    id). Records of one millisecond (a reply of 0 ms) are taken SEND_OK last, then in file order.
+
+    >>> from types import SimpleNamespace as P
+    >>> def pub(t, ok, cost=0):
+    ...     return P(group="G", producer_id="p", msg_id="M", time_ms=t, success=ok, cost_ms=cost)
+    >>> sorted(_retried_statuses([pub(0, False), pub(0, False), pub(1, True)]))
+    [0, 1]
+    >>> sorted(_retried_statuses([pub(0, False, 3), pub(900, False)]))
+    []
+    """
+    where = {id(p): k for k, p in enumerate(pubs)}
+    by_id: dict[tuple[str, str, str], list[Any]] = {}
+    for p in pubs:
+        by_id.setdefault((p.group, p.producer_id, p.msg_id), []).append(p)
+    out = set()
+    for same in by_id.values():
+        same.sort(key=lambda p: (p.time_ms, p.success, where[id(p)]))
+        for a, b in pairwise(same):
+            if not a.success and -RETRY_GAP_MS <= b.time_ms - (a.time_ms + a.cost_ms) \
+                    <= RETRY_GAP_MS:
+                out.add(where[id(a)])
     return out
 
 
@@ -535,6 +565,13 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
         if "retry_not_stored" in p and not isinstance(p["retry_not_stored"], bool):
             raise TraceError(path, None, f"producers[{i}].retry_not_stored",
                              f"true or false expected, got {p['retry_not_stored']!r:.40}")
+        permits = p.get("back_pressure", 0)
+        if isinstance(permits, bool) or not isinstance(permits, int) \
+                or not (permits == 0 or 10 <= permits <= 100_000) \
+                or (permits and p.get("mode") != "async"):
+            raise TraceError(path, None, f"producers[{i}].back_pressure",
+                             f"an async producer's permits, 10 to 100000, expected, got "
+                             f"{permits!r:.40}")
     # a group's request mode on the topic (issue 45, pop): its group one of the consumers'
     modes = meta.get("consume_modes", [])
     groups = {c["group"] for c in meta["consumers"]}
