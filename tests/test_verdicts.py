@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT.parent / "shared" / "reference" / "rocketmq-load-balancing.md"
 MODULES = sorted({c.module for c in CHECKS})
 NOT_VERDICTS = {("rocketlb_core.trace.grpc_agreement", "ENDPOINTS"),
-                ("rocketlb_core.trace.grpc_agreement", "PY_LOG")}
+                ("rocketlb_core.trace.grpc_agreement", "PY_LOG"),
+                ("rocketlb_core.trace.async_agreement", "PERMIT_TIMEOUT")}
 """Module-level text constants of the checks' modules that are not verdicts."""
 
 WHERE = {"verdict", "pending_verdict", "found", "client", "proxy", "outcome"}

@@ -672,7 +672,7 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
                    instance: str = "live-1", trace: bool = False, go: bool = True,
                    mode: str = "sync", keys: int = 0, threads: int = 1, batch: int = 0,
                    retry_not_stored: bool = False, named_bodies: bool = False,
-                   timeout_s: float = 120.0) -> Producer:
+                   back_pressure: int = 0, timeout_s: float = 120.0) -> Producer:
     """Start upstream's ``DefaultMQProducer`` of the cluster's line, to send ``count`` messages
     (``live/java/Produce.java`` on the client jars), and wait until it has started. It sends
     once ``go(producer)`` is called (at once when ``go`` is true); ``collect_sends`` waits for
@@ -681,14 +681,17 @@ def start_producer(cluster: Cluster, topic: str, count: int, *, group: str = "ro
     messages a send; issue 45); ``threads`` application threads share it (each row then has
     its ``thread``); ``retry_not_stored`` sets ``retryAnotherBrokerWhenNotStoreOK``, and
     ``named_bodies`` gives every message the body ``<instance>/m<seq>`` (a oneway one has it
-    anyway), so a dump of the topic tells whose each stored copy is."""
+    anyway), so a dump of the topic tells whose each stored copy is; ``back_pressure`` N (an
+    async producer on a 5.x line; 0: off) sets ``enableBackpressureForAsyncMode`` and
+    ``backPressureForAsyncSendNum`` N."""
     home, go_file = _client_home(cluster, instance, "go")
     return _launch_producer(
         cluster, instance, count, go, timeout_s, home, go_file, "producer",
         [*_client_command(cluster, home, "Produce.java"), cluster.namesrv_addr, topic, group,
          str(count), str(interval_ms), "on" if fault_tolerance else "off", instance,
          "on" if trace else "off", str(go_file), mode, str(keys), str(threads), str(batch),
-         "on" if retry_not_stored else "off", "on" if named_bodies else "off"])
+         "on" if retry_not_stored else "off", "on" if named_bodies else "off",
+         str(back_pressure)])
 
 
 def _launch_producer(cluster: Cluster, instance: str, count: int, go: bool, timeout_s: float,

@@ -24,6 +24,7 @@ code)::
     mode = "sync"               # or "hash" (keys = 16), "oneway", "batch" (batch = 4), "async"
     threads = 1                 # application threads sharing it, 1 to 16 (see below)
     retry_not_stored = false    # retryAnotherBrokerWhenNotStoreOK (a Java remoting producer)
+    back_pressure = 10          # an async producer's permits (5.x; absent: back pressure off)
 
     [[consumers]]               # upstream's DefaultMQPushConsumer (live/java/Consume.java)
     name = "c1"                 # its process and folder name
@@ -62,7 +63,8 @@ off and no ``threads`` (``trace.async_agreement``).
 
 ``slaves`` (issue 45) names masters that run as ``SYNC_MASTER`` with a slave each (``slave-a``
 for ``broker-a``: its own JVM, store and logs, ``brokerId`` 1); broker events may target a
-slave (``pause``: connected but silent, a slow slave; ``kill``: gone). A Java remoting
+slave (``pause``: connected but silent, reporting nothing, which its master drops after
+20 s, where a slow slave that still runs keeps reporting; ``kill``: gone). A Java remoting
 producer of mode ``sync`` may set ``retry_not_stored``
 (``setRetryAnotherBrokerWhenNotStoreOK(true)``: a reply other than SEND_OK is retried on
 another broker). A recording with slaves holds the topic's dump (``topic.jsonl.gz``): a
@@ -243,6 +245,7 @@ class LiveProducer:
     threads: int = 1                # application threads sending through it (issue 45)
     batch: int = 0                  # a batch producer's messages per send
     retry_not_stored: bool = False  # retryAnotherBrokerWhenNotStoreOK (issue 45)
+    back_pressure: int = 0          # an async producer's backPressureForAsyncSendNum; 0: off
 
 
 CLIENTS = ("remoting", "grpc")
@@ -266,6 +269,10 @@ check reads recordings with): ``send(msg)``; ``send(msg, selector, key)`` with
 ``SelectMessageQueueByHash`` over ``keys`` keys (ordered messages); ``sendOneway(msg)``;
 ``send(Collection)`` of ``batch`` messages; ``send(msg, callback)`` (``async``)."""
 MAX_KEYS = 10_000
+MIN_PERMITS, MAX_PERMITS = 10, 100_000
+"""An async producer's ``back_pressure`` (``backPressureForAsyncSendNum``): upstream takes at
+least 10 (``setBackPressureForAsyncSendNum``); 5.x lines only (``enableBackpressureForAsyncMode``
+came with 5.0; fact producer.async-back-pressure-permits-5x)."""
 MAX_THREADS = _MAX_THREADS
 """A remoting producer's ``threads``: the application threads that share it, each sending every
 ``threads``-th message (each with its own ``ThreadLocalIndex``). Several threads need
@@ -351,7 +358,8 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         where = f"producers[{i}]"
         p = r.table(p, where, {"name", "group", "count"},
                     {"interval_ms", "fault_tolerance", "client", "max_attempts", "language",
-                     "mode", "keys", "threads", "batch", "retry_not_stored"})
+                     "mode", "keys", "threads", "batch", "retry_not_stored",
+                     "back_pressure"})
         ft = p.get("fault_tolerance", False)
         if not isinstance(ft, bool):
             raise r.fail(f"{where}.fault_tolerance", f"expected true or false, got {ft!r}")
@@ -411,6 +419,10 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
         if retry and (client != "remoting" or language != "java" or mode != "sync"):
             raise r.fail(f"{where}.retry_not_stored", "a Java remoting producer of mode "
                          "\"sync\" has it (the check follows its synchronous loop)")
+        back_pressure = (r.num(p, "back_pressure", where, integer=True, minimum=MIN_PERMITS,
+                               maximum=MAX_PERMITS) if "back_pressure" in p else 0)
+        if "back_pressure" in p and (mode != "async" or client != "remoting"):
+            raise r.fail(f"{where}.back_pressure", "an async remoting producer has it")
         if language == "python" and attempts != 3:
             raise r.fail(f"{where}.max_attempts", "the Python client takes its attempts from "
                          "the Proxy's settings (grpcClientProducerMaxAttempts, 3): leave it out")
@@ -418,7 +430,7 @@ def parse_scenario(text: str, path: str = "<scenario>") -> LiveScenario:
             r.text(p, "name", where), r.text(p, "group", where),
             r.num(p, "count", where, integer=True, minimum=1, maximum=100_000),
             r.num(p, "interval_ms", where, 0, integer=True, minimum=0, maximum=60_000), ft,
-            client, attempts, language, mode, keys, threads, batch, retry))
+            client, attempts, language, mode, keys, threads, batch, retry, int(back_pressure)))
     if sum(x.client == "grpc" for x in producers) > 1:
         raise r.fail("producers", "one gRPC producer a scenario: the Proxy keeps one queue "
                      "counter per topic, and the check follows one producer's attempts in it")
@@ -872,6 +884,9 @@ def record(scenario_path: Path | str, line_name: str, out: Path | str, *,
 def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
          say: Any, warn: Callable[[str], None], strict: bool) -> dict[str, Any]:
     spec = line(line_name)
+    if any(p.back_pressure for p in scenario.producers) and not spec.client_version.startswith("5"):
+        raise LiveError(f"line {line_name} runs RocketMQ client {spec.client_version}: an async "
+                        "producer's back pressure (enableBackpressureForAsyncMode) came with 5.0")
     say(f"starting a {line_name}.x cluster with {scenario.brokers} brokers")
     c0 = live.up(home, line_name, scenario.brokers,
                  trace_brokers=1 if scenario.trace else 0, slaves=scenario.slaves)
@@ -992,7 +1007,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             c, scenario.topic, p.count, group=p.group, interval_ms=p.interval_ms,
             fault_tolerance=p.fault_tolerance, instance=p.name, trace=scenario.trace, go=False,
             mode=p.mode, keys=p.keys, threads=p.threads, batch=p.batch,
-            retry_not_stored=p.retry_not_stored, named_bodies=bool(scenario.slaves))
+            retry_not_stored=p.retry_not_stored, named_bodies=bool(scenario.slaves),
+            back_pressure=p.back_pressure)
     snapshots = _Snapshots(reading)
     try:
         t0 = time.monotonic()
@@ -1131,7 +1147,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                        and (p.mode == "hash" or k != "keys")
                        and (p.threads > 1 or k != "threads")
                        and (p.mode == "batch" or k != "batch")
-                       and (p.retry_not_stored or k != "retry_not_stored")}
+                       and (p.retry_not_stored or k != "retry_not_stored")
+                       and (p.back_pressure or k != "back_pressure")}
                       for p in scenario.producers],
         # a remoting consumer's row as before issue 34; a gRPC one has no instance
         "consumers": [{"name": k.name, "group": k.group, "client": k.client, "kind": k.kind}

@@ -1534,7 +1534,8 @@ def check_recording(recording: Path | str, trace: Path | str,
             y = async_agreement(truth, line=line, topic=topic, route=route,
                                 route_changes=changes, origin_ms=origin,
                                 stopped=stopped_spans(meta["events"], origin),
-                                killed=stopped_spans(meta["events"], origin, ("kill",)))
+                                killed=stopped_spans(meta["events"], origin, ("kill",)),
+                                back_pressure=int(p.get("back_pressure", 0)))
             out["producers"][p["name"]] = {**y.summary(), "mode": mode,
                                            "route_changes": len(changes),
                                            "fault_tolerance": p["fault_tolerance"],

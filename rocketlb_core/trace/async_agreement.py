@@ -48,7 +48,11 @@ selected (their brokers predicted too). Each send gets one verdict:
   ``[TIMEOUT_CLEAN_QUEUE]broker busy``), which is not retried;
 * ``NO_HOP``: failed before any hop (no route yet, or the executor's queue outlasted the
   timeout: ``DEFAULT ASYNC send call timeout``);
-* ``UNEXPLAINED``: anything else.
+* ``BACK_PRESSURE``: with back pressure on (``back_pressure`` permits, 5.x), failed before any
+  hop because no permit came within the send's timeout, while the other sends held every one
+  of them throughout the wait (``permits_held``);
+* ``UNEXPLAINED``: anything else, and with back pressure on, a send that got a permit while
+  every permit was surely held.
 
 What it does not check yet: when an async timeout fires (the response table's scan, about
 once a second, drops a request 1 to 2 s after its deadline: live, replies up to 4.8 s after a
@@ -80,7 +84,17 @@ RETRY_ELSEWHERE = verdicts.text("async", "RETRY_ELSEWHERE")
 FAILED_STOPPED = verdicts.text("async", "FAILED_STOPPED")
 FAILED_BROKER_ERROR = verdicts.text("async", "FAILED_BROKER_ERROR")
 NO_HOP = verdicts.text("async", "NO_HOP")
+BACK_PRESSURE = verdicts.text("async", "BACK_PRESSURE")
+"""A send of a producer with back pressure (``enableBackpressureForAsyncMode``, 5.x) that failed
+with ``send message tryAcquire semaphoreAsyncNum timeout`` before any hop: its application
+thread waited the send's timeout for one of ``backPressureForAsyncSendNum`` permits, and all of
+them were held throughout (``permits_held``; fact producer.async-back-pressure-permits-5x)."""
 UNEXPLAINED = verdicts.text("async", "UNEXPLAINED")
+PERMIT_TIMEOUT = "send message tryAcquire semaphoreAsyncNum timeout"
+"""The failure a send of a producer with back pressure gets when no permit came in time."""
+RELEASE_SLACK_MS = 50
+"""A send gives its permit back just before the application's callback runs (the row's end):
+at most this long before it, as the check reads it."""
 LOG_BEFORE_INSTALL_MS = 20
 """As ``trace.agreement.LOG_BEFORE_INSTALL_MS``: a hop this soon after a ``route info changed``
 line may still pick from the old list."""
@@ -114,6 +128,7 @@ class AsyncCheck:
 class AsyncAgreement:
     checks: list[AsyncCheck] = field(default_factory=list)
     inferred_routes: set[tuple[str, int]] = field(default_factory=set)
+    back_pressure: int = 0                       # the producer's permits (0: off)
 
     def count(self, verdict: str) -> int:
         return sum(c.verdict == verdict for c in self.checks)
@@ -130,7 +145,9 @@ class AsyncAgreement:
                 "failed_stopped": self.count(FAILED_STOPPED),
                 "failed_broker_error": self.count(FAILED_BROKER_ERROR),
                 "unexplained": self.count(UNEXPLAINED),
-                "threads": len({c.executor for c in self.checks if c.executor})}
+                "threads": len({c.executor for c in self.checks if c.executor}),
+                **({"back_pressure": self.count(BACK_PRESSURE),
+                    "permits": self.back_pressure} if self.back_pressure else {})}
 
     def others(self) -> list[AsyncCheck]:
         return [c for c in self.checks if c.verdict != AGREE]
@@ -172,12 +189,15 @@ def async_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
                     route: TopicRoute,
                     route_changes: Sequence[tuple[int, Sequence[QueueData]]],
                     origin_ms: int, stopped: Mapping[str, Sequence[tuple[int, int]]],
-                    killed: Mapping[str, Sequence[tuple[int, int]]]) -> AsyncAgreement:
+                    killed: Mapping[str, Sequence[tuple[int, int]]],
+                    back_pressure: int = 0, timeout_ms: int = 3000) -> AsyncAgreement:
     """Check one async producer's rows (``truth``: ``sends/<producer>.jsonl``, epoch times)
     against the executor threads' selections (see the module docstring). ``route_changes``
     are the client's logged routes, (trace time, queue datas), the first fetched by the first
     send; ``stopped`` each broker's stretches (trace time) from a pause or kill to its resume
-    or restart's return; ``killed`` those from a kill alone (connections refused)."""
+    or restart's return; ``killed`` those from a kill alone (connections refused);
+    ``back_pressure`` the producer's permits (0: off), checked with ``permits_held`` against
+    its sends' ``timeout_ms``."""
     rules = ProducerLine.parse(line).rules
     lists: list[tuple[int, list[MessageQueue], list[QueueData]]] = []
     for t, qd in sorted(route_changes, key=lambda c: c[0]):
@@ -187,13 +207,19 @@ def async_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
         lists = [(-(1 << 62), publish_queues(topic, route), route.sorted_queue_datas())]
     strategy = MQFaultStrategy(line, send_latency_fault_enable=False)
     out = AsyncAgreement()
+    held = permits_held(truth, back_pressure, timeout_ms) if back_pressure else {}
+    out.back_pressure = back_pressure
     threads: dict[str, list[dict[str, Any]]] = {}
     for row in truth:
         if "first_broker" not in row:
             now = int(row["sent_ms"]) - origin_ms
             observed = f"{row['broker']}/{row['queue']}" if "broker" in row else "FAILED"
-            out.checks.append(AsyncCheck(int(row["seq"]), now, "", "", "", observed,
-                                         NO_HOP if observed == "FAILED" else UNEXPLAINED))
+            verdict = NO_HOP if observed == "FAILED" else UNEXPLAINED
+            if PERMIT_TIMEOUT in str(row.get("error", "")):
+                verdict = BACK_PRESSURE if held.get(int(row["seq"])) else UNEXPLAINED
+            elif held.get(int(row["seq"])):
+                verdict = UNEXPLAINED          # a permit while every one was held
+            out.checks.append(AsyncCheck(int(row["seq"]), now, "", "", "", observed, verdict))
             continue
         threads.setdefault(str(row["executor"]), []).append(row)
     for executor, rows in sorted(threads.items()):
@@ -239,11 +265,62 @@ def async_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
             alive = [tr[0] for tr in kept.values()]
             if told and verdict == AGREE:
                 verdict = INFERRED
+            if held.get(int(row["seq"])):
+                verdict = UNEXPLAINED              # it got a permit while every one was held
             if told:
                 out.inferred_routes.add((executor, version))
             out.checks.append(AsyncCheck(int(row["seq"]), now, executor, first, first,
                                          _observed(row), verdict))
     out.checks.sort(key=lambda c: c.seq)
+    return out
+
+
+def permits_held(truth: Sequence[Mapping[str, Any]], permits: int,
+                 timeout_ms: int = 3000) -> dict[int, bool]:
+    """Per send (its seq), with back pressure of ``permits``: for one that failed for want of a
+    permit, whether the other sends surely could have held every permit through its whole wait
+    (from its call for ``timeout_ms``); for one that got a permit, whether every permit was
+    surely held through the whole time it can have taken it in (then it cannot have: an
+    unexplained send). The application thread calls ``send`` one after another: a send takes
+    its permit after its call and before the next call (and before its first hop), and gives it
+    back at its end (its row's ``sent_ms`` + ``cost_ms``), at most ``RELEASE_SLACK_MS``
+    before. So a send holds its permit surely from its latest take to its earliest giving back,
+    and at most from its call to its end.
+
+    >>> rows = [{"seq": i, "sent_ms": 10 * i, "cost_ms": 5000, "first_ms": 10 * i + 1}
+    ...         for i in range(3)]
+    >>> rows.append({"seq": 3, "sent_ms": 30, "cost_ms": 3000, "error": PERMIT_TIMEOUT})
+    >>> permits_held(rows, 3)
+    {0: False, 1: False, 2: False, 3: True}
+    >>> permits_held(rows, 4)[3]
+    False
+    """
+    rows = sorted(truth, key=lambda r: (int(r["sent_ms"]), int(r["seq"])))
+    calls = [int(r["sent_ms"]) for r in rows]
+    got, spans_sure, spans_may = [], [], []
+    for k, r in enumerate(rows):
+        if PERMIT_TIMEOUT in str(r.get("error", "")):
+            continue
+        start, end = int(r["sent_ms"]), int(r["sent_ms"]) + int(r.get("cost_ms", 0))
+        latest = min([calls[k + 1]] if k + 1 < len(rows) else [end])
+        if "first_ms" in r:
+            latest = min(latest, int(r["first_ms"]))
+        got.append((int(r["seq"]), start, max(start, latest)))
+        spans_sure.append((int(r["seq"]), max(start, latest), end - RELEASE_SLACK_MS))
+        spans_may.append((int(r["seq"]), start, end))
+
+    def always(spans: list[tuple[int, int, int]], lo: int, hi: int, me: int) -> bool:
+        """Whether ``permits`` of ``spans`` (not ``me``'s) cover every moment of [lo, hi]."""
+        points = sorted({lo, *(a for _, a, _ in spans if lo < a < hi),
+                         *(b for _, _, b in spans if lo <= b < hi)})
+        return all(sum(1 for s, a, b in spans if s != me and a <= t < b) >= permits
+                   for t in points)
+
+    out = {seq: always(spans_sure, lo, hi, seq) for seq, lo, hi in got}
+    for r in rows:
+        if PERMIT_TIMEOUT in str(r.get("error", "")):
+            call = int(r["sent_ms"])
+            out[int(r["seq"])] = always(spans_may, call, call + timeout_ms - 1, int(r["seq"]))
     return out
 
 

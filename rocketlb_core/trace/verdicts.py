@@ -559,6 +559,20 @@ VERDICTS: tuple[Verdict, ...] = (
         "producer.no-route-info)",
         ("tests/test_producer_async.py::test_the_async_check_fails_on_a_wrong_model",)),
     Verdict(
+        "async", "BACK_PRESSURE", "no permit came in time (back pressure)", VERDICT,
+        "back_pressure",
+        "A send of a producer with back pressure on that failed before any hop with `send "
+        "message tryAcquire semaphoreAsyncNum timeout`: through its whole wait (the send's "
+        "timeout from its call) the other sends can have held every permit "
+        "(`permits_held`); a send that got a permit while every one was surely held is "
+        "unexplained instead.",
+        "with `enableBackpressureForAsyncMode` (off by default, 5.x) `send(msg, callback)` "
+        "takes one of `backPressureForAsyncSendNum` permits on the calling thread, waiting at "
+        "most the rest of the timeout, and gives it back when the send ends (fact "
+        "producer.async-back-pressure-permits-5x)",
+        ("tests/test_producer_async.py::test_a_send_without_a_permit_failed_while_all_were_held",
+         "data/live/async-back-pressure-5", "data/live/async-back-pressure-5.5")),
+    Verdict(
         "async", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
         "None of the above: the send is counted in `unexplained`, and the tests fail on it.",
         "none: a disagreement with upstream (or a reading the check lacks)",

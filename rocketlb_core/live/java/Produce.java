@@ -4,7 +4,7 @@
 //
 //   java -cp DRIVER:CLIENT_JARS Produce.java NAMESRV TOPIC GROUP COUNT INTERVAL_MS FAULT(on|off) INSTANCE
 //        TRACE(on|off) GO_FILE [MODE(sync|hash|oneway|batch|async) [KEYS [THREADS [BATCH
-//        [RETRY_NOT_STORED(on|off) [NAMED(on|off)]]]]]]
+//        [RETRY_NOT_STORED(on|off) [NAMED(on|off) [BACK_PRESSURE]]]]]]]
 //
 // Starts, prints {"started":CLIENT_ID}, waits until GO_FILE exists (so several producers and a
 // scenario's clock start together), then sends COUNT messages synchronously, one every
@@ -27,6 +27,9 @@
 // SEND_OK is retried on another broker, and the row is the last reply's. NAMED on gives every
 // message the oneway body, INSTANCE + "/m" + seq, so a dump of the topic tells whose each
 // stored copy is (a master that answered SLAVE_NOT_AVAILABLE had written the message).
+// BACK_PRESSURE N (async, 5.x; 0: off) sets enableBackpressureForAsyncMode and
+// backPressureForAsyncSendNum N: send(msg, callback) first takes one of N permits on the
+// calling thread, for at most the send's timeout.
 //
 // "async" (send(msg, callback): the call hands the message to the producer's
 // AsyncSenderExecutor_N pool and returns; the row is printed by the callback, so rows come in
@@ -167,6 +170,11 @@ public class Produce extends Driver {
         int batch = arg(args, 12, 0);
         boolean retryNotStored = arg(args, 13, "off").equals("on");
         namedBodies = arg(args, 14, "off").equals("on");
+        int backPressure = arg(args, 15, 0);
+        if (backPressure != 0 && (!mode.equals("async") || backPressure < 10)) {
+            throw new IllegalArgumentException("BACK_PRESSURE: 0, or 10 and more for async, got "
+                + backPressure);
+        }
         if (mode.equals("batch") != (batch >= 1) || batch > 256) {
             throw new IllegalArgumentException("BATCH: 1 to 256 for batch alone, got " + batch);
         }
@@ -190,6 +198,14 @@ public class Produce extends Driver {
         producer.setInstanceName(args[6]);
         producer.setSendLatencyFaultEnable(fault);
         producer.setRetryAnotherBrokerWhenNotStoreOK(retryNotStored);
+        if (backPressure > 0) {
+            // 5.x only (4.x has no such switch): by reflection, so that the driver compiles
+            // against every line's client
+            producer.getClass().getMethod("setEnableBackpressureForAsyncMode", boolean.class)
+                .invoke(producer, true);
+            producer.getClass().getMethod("setBackPressureForAsyncSendNum", int.class)
+                .invoke(producer, backPressure);
+        }
         if (mode.equals("async")) {
             hookFirstHops(producer);
             pending = new java.util.concurrent.CountDownLatch(count);
