@@ -923,6 +923,180 @@ def live_orderly_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def live_back_pressure_frame(live: Mapping[str, tuple[Path, Path]],
+                             results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """The ``async-back-pressure`` recordings (issue 45; 5.x lines), one row per line and
+    producer: its permits (``backPressureForAsyncSendNum``; none: back pressure off), its
+    sends and those stored, those that failed for want of a permit (``BACK_PRESSURE``), at a
+    stopped broker (``FAILED_STOPPED``) or were retried at another broker
+    (``RETRY_ELSEWHERE``), the longest wait of a call (its row's next call less its own, the
+    interval taken off: how long ``send`` blocked), and the unexplained sends; ``results`` are
+    ``check_recording``'s per recording."""
+    import gzip
+    import json
+    from itertools import pairwise
+
+    import pandas as pd
+
+    rows = []
+    for name in sorted(k for k in live if k.startswith("async-back-pressure")):
+        rec = live[name][0]
+        meta = _recording(rec)
+        for p in meta["producers"]:
+            got = results[name]["producers"][p["name"]]
+            sent = [json.loads(x) for x in gzip.decompress(
+                (rec / "sends" / f"{p['name']}.jsonl.gz").read_bytes()).splitlines()
+                if b'"seq"' in x]
+            calls = sorted(int(r["sent_ms"]) for r in sent)
+            waits = [b - a - int(p["interval_ms"]) for a, b in pairwise(calls)]
+            rows.append({
+                "line": meta["client_version"], "producer": p["name"],
+                "permits": p.get("back_pressure") or "off", "sends": got["sends"],
+                "stored": sum("broker" in r for r in sent),
+                "no permit": got.get("back_pressure", 0),
+                "failed, broker stopped": got["failed_stopped"],
+                "retried elsewhere": got["retry_elsewhere"],
+                "longest call (ms)": max(waits, default=0),
+                "unexplained": got["unexplained"]})
+    return pd.DataFrame(rows)
+
+
+SLAVE_PHASES = ("slave connected", "slave paused", "slave resumed", "slave killed",
+                "slave restarted")
+"""The ``slave-statuses`` scenario's stretches, each from one event on slave-a to the next."""
+
+
+def live_slave_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
+    """The ``slave-statuses`` recordings (issue 45): broker-a a ``SYNC_MASTER`` with slave-a,
+    broker-b an ``ASYNC_MASTER``; one row per line (named by its broker's release, whose
+    behaviour this is) and stretch of slave-a's (``SLAVE_PHASES``, from the recording's
+    events). Per stretch: the sends the two producers began in it,
+    p-plain's sends answered ``SLAVE_NOT_AVAILABLE`` (its switch off: the reply returned),
+    the sends that failed (both producers: a timeout at broker-a, whose copy it stored anyway),
+    the messages of either producer stored in two queues (the topic's dump: p-retry's
+    ``retryAnotherBrokerWhenNotStoreOK`` after broker-a's status, or a timed-out attempt's copy
+    beside the copy of a later attempt, even of a send that failed) and the sends the check left
+    unexplained (``trace.agreement.check_recording``, with the dump: ``STATUS_COPY``). The
+    frame's ``attrs["first_status_s"]`` holds, per line, how long after the pause p-plain's first
+    send answered ``SLAVE_NOT_AVAILABLE`` began, ``attrs["last_status_after_restart_s"]`` how
+    long after slave-a's restart its last one began (``None``: none), and
+    ``attrs["first_report_s"]`` the seconds from each slave connection broker-a logged to the
+    slave's first offset report (4.x; ``_slave_report_delays``); per line too, p-retry's
+    stored sends with a second copy (``retry_twice``), the failed sends of either producer with
+    two copies (``failed_twice``), how long slave-a's restart took until the name server listed
+    it (``restart_s``), whether that was after the producers' last call
+    (``back_after_sends``), and whether every send that failed while slave-a was paused began
+    before the first ``SLAVE_NOT_AVAILABLE`` (``paused_failures_before_status``)."""
+    import pandas as pd
+
+    from rocketlb_core.trace.agreement import check_recording, copies_by_seq, stored_copies
+
+    rows: list[dict[str, Any]] = []
+    first: dict[str, float | None] = {}
+    last: dict[str, float | None] = {}
+    report: dict[str, list[int]] = {}
+    retry_twice: dict[str, int] = {}
+    failed_twice: dict[str, int] = {}
+    restart_s: dict[str, float] = {}
+    back_after_sends: dict[str, bool] = {}
+    before_status: dict[str, bool] = {}
+    for name in sorted(k for k in live if k.startswith("slave-statuses")):
+        rec, trace = live[name]
+        meta = _recording(rec)
+        t0 = int(meta["t0_ms"])
+        edges = [t0] + [int(e["wall_ms"]) for e in meta["events"]
+                        if e["target"] == "slave-a"] + [2**62]
+        if len(edges) != len(SLAVE_PHASES) + 1:
+            raise ValueError(f"{rec}: four events on slave-a expected")
+        checked = check_recording(rec, trace)["producers"]
+        others = {n: {c["seq"] for c in v["others"] if c["verdict"] == "unexplained"}
+                  for n, v in checked.items()}
+        sends = {p["name"]: _sends_rows(rec, p["name"]) for p in meta["producers"]}
+        dump = stored_copies(rec / "topic.jsonl.gz")
+        twice = {n: copies_by_seq(dump, n) for n in sends}
+        line = meta["server_version"]          # the broker's behaviour (4.9.7 on line 4)
+        retry_twice[line] = sum(len(set(twice["p-retry"].get(r["seq"], ()))) > 1
+                                for r in sends["p-retry"] if "error" not in r)
+        failed_twice[line] = sum(len(set(twice[n].get(r["seq"], ()))) > 1
+                                 for n, v in sends.items() for r in v if "error" in r)
+        restarted = next(e for e in meta["events"] if e["target"] == "slave-a"
+                         and e["action"] == "restart")
+        restart_s[line] = round((int(restarted["done_ms"]) - int(restarted["wall_ms"])) / 1000, 1)
+        last_send = max(int(r["sent_ms"]) for v in sends.values() for r in v)
+        back_after_sends[line] = int(restarted["done_ms"]) > last_send
+        statuses = [int(r["sent_ms"]) for r in sends["p-plain"]
+                    if r.get("status") == "SLAVE_NOT_AVAILABLE" and int(r["sent_ms"]) >= edges[1]]
+        first[line] = round((min(statuses) - edges[1]) / 1000, 1) if statuses else None
+        after = [t for t in statuses if t >= edges[4]]
+        failed_in_pause = [int(r["sent_ms"]) for v in sends.values() for r in v
+                           if "error" in r and edges[1] <= int(r["sent_ms"]) < edges[2]]
+        before_status[line] = all(t < min(statuses) for t in failed_in_pause) if statuses \
+            else True
+        report[line] = _slave_report_delays(rec / "logs" / "broker-a" / "broker.log.gz")
+        last[line] = round((max(after) - edges[4]) / 1000, 1) if after else None
+        for k, phase in enumerate(SLAVE_PHASES):
+            lo, hi = edges[k], edges[k + 1]
+
+            def within(r: Mapping[str, Any], lo: int = lo, hi: int = hi) -> bool:
+                return lo <= int(r["sent_ms"]) < hi
+
+            mine = {n: [r for r in rows_ if within(r)] for n, rows_ in sends.items()}
+            rows.append({
+                "broker": line, "slave-a": phase,
+                "sends": sum(len(v) for v in mine.values()),
+                "SLAVE_NOT_AVAILABLE (p-plain)": sum(
+                    r.get("status") == "SLAVE_NOT_AVAILABLE" for r in mine["p-plain"]),
+                "failed (timeouts)": sum("error" in r for v in mine.values() for r in v),
+                "stored twice": sum(len(set(twice[n].get(r["seq"], ()))) > 1
+                                    for n, v in mine.items() for r in v),
+                "unexplained": sum(r["seq"] in others[n] for n, v in mine.items() for r in v)})
+    frame = pd.DataFrame(rows)
+    frame.attrs["first_status_s"] = first
+    frame.attrs["last_status_after_restart_s"] = last
+    frame.attrs["first_report_s"] = report
+    frame.attrs["retry_twice"] = retry_twice
+    frame.attrs["failed_twice"] = failed_twice
+    frame.attrs["restart_s"] = restart_s
+    frame.attrs["back_after_sends"] = back_after_sends
+    frame.attrs["paused_failures_before_status"] = before_status
+    return frame
+
+
+def _slave_report_delays(log: Path) -> list[int]:
+    """Seconds from each slave connection a 4.x master logged (``HAService receive new
+    connection, /ADDR``) to that connection's first offset report (``slave[/ADDR] request
+    offset``), both stamped to the second; none for a log that is not there (5.x writes them
+    to ``store.log``, in another form)."""
+    import gzip
+    import re
+    from datetime import datetime
+
+    if not log.is_file():
+        return []
+    stamp = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+    accepted: dict[str, str] = {}
+    out = []
+    for ln in gzip.decompress(log.read_bytes()).decode("utf-8", "replace").splitlines():
+        m = stamp.match(ln)
+        if m is None:
+            continue
+        if (a := re.search(r"HAService receive new connection, (/\S+)", ln)) is not None:
+            accepted[a[1]] = m[1]
+        elif (r := re.search(r"slave\[(/\S+)\] request offset", ln)) is not None \
+                and r[1] in accepted:
+            t = (datetime.fromisoformat(m[1]) - datetime.fromisoformat(accepted.pop(r[1])))
+            out.append(int(t.total_seconds()))
+    return out
+
+
+def _sends_rows(recording: Path, producer: str) -> list[dict[str, Any]]:
+    """A live producer's rows (``sends/<producer>.jsonl.gz``), as the check reads them."""
+    from rocketlb_core.trace.agreement import read_sends
+
+    return [r for r in read_sends(Path(recording) / "sends" / f"{producer}.jsonl.gz")
+            if "seq" in r]
+
+
 def live_lite_pull_frame(live: Mapping[str, tuple[Path, Path]],
                          results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """The ``lite-pull`` recordings (issue 45), one row per line and member of the group: its
