@@ -538,3 +538,26 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
     assert seen["go"] >= 30, seen
     assert min(seen["broadcast orderly"], seen["broadcast concurrently"]) >= 20, seen
     assert "generate --seed 1 --modes" in generate_scenario(1, modes=True)
+
+
+def test_generated_async_producers_draw_back_pressure_on_5x_only() -> None:
+    """``generate_scenario(seed, line, modes=True)`` (issue 45): on a 5.x line an async producer
+    takes permits half the time (``PERMIT_CHOICES``), from its own generator: the scenario is
+    the seed's otherwise, and line 4 (no back pressure) draws none."""
+    from rocketlb_core.live.generate import PERMIT_CHOICES, generate_scenario
+
+    drawn = 0
+    for seed in range(300):
+        four = parse_scenario(generate_scenario(seed, "4", modes=True), "4")
+        assert not any(p.back_pressure for p in four.producers)
+        for line in ("5", "5.5"):
+            s = parse_scenario(generate_scenario(seed, line, modes=True), line)
+            for p in s.producers:
+                assert p.back_pressure == 0 or (p.mode == "async"
+                                                 and p.back_pressure in PERMIT_CHOICES)
+            drawn += any(p.back_pressure for p in s.producers)
+            plain = [replace(p, back_pressure=0) for p in s.producers]
+            assert plain == [replace(p, back_pressure=0) for p in parse_scenario(
+                generate_scenario(seed, line, modes=True).replace(
+                    "back_pressure", "#back_pressure"), line).producers]
+    assert drawn >= 20

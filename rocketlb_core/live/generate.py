@@ -160,6 +160,13 @@ killed master keeps the master's queues in the route, which the checks do not mo
 producer of the scenario sends by key or asynchronously (their checks read failures from the
 brokers' events, and a 4.x master whose slave is silent times sends out)."""
 
+BACK_PRESSURE_SHARE = 0.5
+PERMIT_CHOICES = (10, 20, 50)
+"""With ``modes`` and a 5.x ``line``, how often an async producer takes its sends' permits
+(``back_pressure``, one of ``PERMIT_CHOICES``; issue 45: ``enableBackpressureForAsyncMode``,
+``trace.async_agreement.permits_held``); drawn from its own generator after every other draw,
+so the rest of the scenario is the seed's."""
+
 THREADS_SHARE = 0.4
 THREAD_CHOICES = (2, 4, 8)
 """With ``modes``, a producer with ``fault_tolerance`` off that does not send by key is shared
@@ -205,8 +212,9 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     from one thread may send asynchronously (``ASYNC_SHARE``), then a broadcasting group may
     join (``BROADCAST_SHARE``), one consumer may be a lite-pull one (``LITE_PULL_SHARE``),
     one may be the Go client's (``GO_SHARE``), on a 5.x ``line`` a POP group may join
-    (``POP_SHARE``), an orderly group may join (``ORDERLY_SHARE``) and a broker no event
-    touches may have a slave (``SLAVE_SHARE``)."""
+    (``POP_SHARE``), an orderly group may join (``ORDERLY_SHARE``), a broker no event
+    touches may have a slave (``SLAVE_SHARE``) and on a 5.x ``line`` an async producer may take
+    permits (``BACK_PRESSURE_SHARE``)."""
     if line is not None and line not in LINES:
         raise ValueError(f"line must be one of {', '.join(sorted(LINES))}, not {line!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -332,6 +340,12 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
         plain = [n for (n, _, _, _), (mode, _), t in zip(producers, kinds, threads, strict=True)
                  if mode == "sync" and t == 1]
         retry = srng.choice(plain) if plain else None
+    permits = [0] * len(producers)
+    brng = random.Random(f"back-pressure-{seed}")
+    if modes and line in ("5", "5.5"):
+        for j, (mode, _) in enumerate(kinds):
+            if mode == "async" and brng.random() < BACK_PRESSURE_SHARE:
+                permits[j] = brng.choice(PERMIT_CHOICES)
     faults = sorted({e.target for e in events if e.action in BROKER_ACTIONS})
     desc = (f"Generated from seed {seed}: {brokers} broker{'s' * (brokers > 1)} of {queues} "
             f"queue{'s' * (queues > 1)}; producers "
@@ -349,6 +363,7 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
                "whose queues a broker computes" if pop else "")
             + (f"; {len(ordered)} orderly member{'s' * (len(ordered) > 1)} of "
                f"{ORDERLY_GROUP}" if ordered else "")
+            + "".join(f"; {producers[j][0]} with {k} permits" for j, k in enumerate(permits) if k)
             + (f"; {slave} a SYNC_MASTER with a slave"
                + (f", {retry} with retryAnotherBrokerWhenNotStoreOK" if retry else "")
                if slave else "")
@@ -363,8 +378,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
              *([f"slaves = [{_toml_str(slave)}]"] if slave else []),
              f"topic = {_toml_str(TOPIC)}", f"queues = {queues}",
              "trace = true", f"settle_s = {settle}", ""]
-    for (n, interval, ft, count), (mode, keys), t in zip(producers, kinds, threads,
-                                                          strict=True):
+    for j, ((n, interval, ft, count), (mode, keys), t) in enumerate(zip(producers, kinds,
+                                                                       threads, strict=True)):
         lines += ["[[producers]]", f"name = {_toml_str(n)}",
                   f"group = {_toml_str('PG_' + n.replace('-', '_'))}", f"count = {count * t}",
                   f"interval_ms = {interval}", f"fault_tolerance = {str(ft).lower()}"]
@@ -373,6 +388,7 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
         lines += [f"batch = {keys}"] if mode == "batch" else []
         lines += [f"threads = {t}"] if t > 1 else []
         lines += ["retry_not_stored = true"] if n == retry else []
+        lines += [f"back_pressure = {permits[j]}"] if permits[j] else []
         lines += [""]
     for n, instance in consumers:
         lines += ["[[consumers]]", f"name = {_toml_str(n)}", f"group = {_toml_str(GROUP)}",
