@@ -348,3 +348,26 @@ def test_a_retried_status_says_nothing_of_its_brokers_condition() -> None:
     kinds = conditions_of(seen, 0)
     assert "down" not in kinds["kind"]
     assert set(kinds["broker"]) == {"broker-b"}          # only the stored attempt's latency
+
+
+def test_the_dumps_copies_narrow_the_counter_a_failed_send_is_explained_by(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tests/fixtures/live/slave-threads-4`` (issue 45's soak, scenario 18137692835699, only
+    its 4-thread producer kept; its message trace and the topic's dump cut to that producer):
+    while broker-d's slave was paused, send 811 of thread 3 failed at broker-d/3 as three other
+    threads' sends failed at broker-d/0; 4.9.8 names no thread, so every counter start of the
+    thread predicted the failure. The copy at broker-d/3 tells them apart (``COPIES_NARROW``);
+    without it the copy is left unexplained."""
+    from rocketlb_core.trace import agreement
+
+    fixture = Path(__file__).parent / "fixtures" / "live" / "slave-threads-4"
+    trace = tmp_path / "trace"
+    import_recording(fixture, trace)
+    got = check_recording(fixture, trace)["producers"]["p1-off"]
+    assert got["threads"] == 4
+    assert got["copies"] > 20
+    assert got["unexplained"] == got["copies_unexplained"] == 0
+    monkeypatch.setattr(agreement, "COPIES_NARROW", False)
+    got = check_recording(fixture, trace)["producers"]["p1-off"]
+    assert got["copies_unexplained_at"] == [(811, "broker-d/3")]
+    assert got["unexplained"] == 1

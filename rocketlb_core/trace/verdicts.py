@@ -339,7 +339,9 @@ VERDICTS: tuple[Verdict, ...] = (
         "producer.retry-another-broker-retries-and-returns-last-status)",
         ("tests/test_live_slaves.py::test_every_copy_is_an_attempt_answered_with_a_status",
          "tests/test_live_slaves.py::test_without_the_switch_or_the_dump_the_sends_are_unexplained",
-         "data/live/slave-statuses-4")),
+         "tests/test_live_slaves.py::"
+         "test_the_dumps_copies_narrow_the_counter_a_failed_send_is_explained_by",
+         "data/live/slave-statuses-4", "tests/fixtures/live/slave-threads-4")),
     Verdict(
         "producer", "LOGGED_RT", "the fault item holds the client's logged RT", READING, None,
         "A logged failed attempt's fault item holds the `RT` the client logged, not the loop's "
