@@ -48,9 +48,9 @@ selected (their brokers predicted too). Each send gets one verdict:
   ``[TIMEOUT_CLEAN_QUEUE]broker busy``), which is not retried;
 * ``NO_HOP``: failed before any hop (no route yet, or the executor's queue outlasted the
   timeout: ``DEFAULT ASYNC send call timeout``);
-* ``BACK_PRESSURE``: with back pressure on (``back_pressure`` permits, 5.x), failed before any
-  hop because no permit came within the send's timeout, while the other sends held every one
-  of them throughout the wait (``permits_held``);
+* ``BACK_PRESSURE``: with back pressure on (``back_pressure`` permits, 5.3.3 and 5.5.0), failed
+  before any hop because no permit came within the send's timeout, while the other sends could
+  have held every one of them throughout the wait (``permits_held``);
 * ``UNEXPLAINED``: anything else, and with back pressure on, a send that got a permit while
   every permit was surely held.
 
@@ -60,7 +60,9 @@ paused broker's hops still succeeded), which thread chose a ``RETRY_ELSEWHERE`` 
 with what counter, the client log's ``async send msg by retry`` lines (on 4.9.8 a refused hop
 whose retry the executor thread selected is told from one that failed later by preference:
 the executor's own selection when it explains the message, which the thread's next hops then
-hold), and ``sendLatencyFaultEnable`` on (the recorder refuses it for an async producer).
+hold), and ``sendLatencyFaultEnable`` on (the recorder refuses it for an async producer); of
+back pressure, why a call blocked, when a permit refusal came, the byte limit
+(``backPressureForAsyncSendSize``), and a send the full pool ran on the application's thread.
 
 Standard library only.
 """
@@ -87,8 +89,9 @@ NO_HOP = verdicts.text("async", "NO_HOP")
 BACK_PRESSURE = verdicts.text("async", "BACK_PRESSURE")
 """A send of a producer with back pressure (``enableBackpressureForAsyncMode``, 5.x) that failed
 with ``send message tryAcquire semaphoreAsyncNum timeout`` before any hop: its application
-thread waited the send's timeout for one of ``backPressureForAsyncSendNum`` permits, and all of
-them were held throughout (``permits_held``; fact producer.async-back-pressure-permits-5x)."""
+thread waited the send's timeout for one of ``backPressureForAsyncSendNum`` permits, and the
+other sends could have held all of them throughout (``permits_held``; fact
+producer.async-back-pressure-permits-5x)."""
 UNEXPLAINED = verdicts.text("async", "UNEXPLAINED")
 PERMIT_TIMEOUT = "send message tryAcquire semaphoreAsyncNum timeout"
 """The failure a send of a producer with back pressure gets when no permit came in time."""

@@ -925,12 +925,14 @@ def live_orderly_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
 
 def live_back_pressure_frame(live: Mapping[str, tuple[Path, Path]],
                              results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The ``async-back-pressure`` recordings (issue 45; 5.x lines), one row per line and
+    """The ``async-back-pressure`` recordings (issue 45; 5.3.3 and 5.5.0), one row per line and
     producer: its permits (``backPressureForAsyncSendNum``; none: back pressure off), its
-    sends and those stored, those that failed for want of a permit (``BACK_PRESSURE``), at a
-    stopped broker (``FAILED_STOPPED``) or were retried at another broker
-    (``RETRY_ELSEWHERE``), the longest wait of a call (its row's next call less its own, the
-    interval taken off: how long ``send`` blocked), and the unexplained sends; ``results`` are
+    sends, those it called while broker-a was paused, those stored, those that failed for want
+    of a permit (``BACK_PRESSURE``), at a stopped broker (``FAILED_STOPPED``) or with a
+    broker's error reply (``FAILED_BROKER_ERROR``), those retried at another broker
+    (``RETRY_ELSEWHERE``), the longest gap between two of its calls less its pause (how long
+    ``send`` blocked, and any stall of the driver or the host), when its last call came
+    (seconds after the clock started), and the unexplained sends; ``results`` are
     ``check_recording``'s per recording."""
     import gzip
     import json
@@ -942,6 +944,10 @@ def live_back_pressure_frame(live: Mapping[str, tuple[Path, Path]],
     for name in sorted(k for k in live if k.startswith("async-back-pressure")):
         rec = live[name][0]
         meta = _recording(rec)
+        t0 = int(meta["t0_ms"])
+        pause = next(e for e in meta["events"] if e["action"] == "pause")
+        resume = next(e for e in meta["events"] if e["action"] == "resume"
+                      and e["target"] == pause["target"])
         for p in meta["producers"]:
             got = results[name]["producers"][p["name"]]
             sent = [json.loads(x) for x in gzip.decompress(
@@ -952,11 +958,15 @@ def live_back_pressure_frame(live: Mapping[str, tuple[Path, Path]],
             rows.append({
                 "line": meta["client_version"], "producer": p["name"],
                 "permits": p.get("back_pressure") or "off", "sends": got["sends"],
+                "called in the pause": sum(int(pause["wall_ms"]) <= int(r["sent_ms"])
+                                           < int(resume["wall_ms"]) for r in sent),
                 "stored": sum("broker" in r for r in sent),
                 "no permit": got.get("back_pressure", 0),
                 "failed, broker stopped": got["failed_stopped"],
+                "failed, broker busy": got["failed_broker_error"],
                 "retried elsewhere": got["retry_elsewhere"],
-                "longest call (ms)": max(waits, default=0),
+                "longest gap (ms)": max(waits, default=0),
+                "last call (s)": round((calls[-1] - t0) / 1000, 1),
                 "unexplained": got["unexplained"]})
     return pd.DataFrame(rows)
 
