@@ -351,3 +351,35 @@ def test_a_concurrent_member_takes_no_lock() -> None:
         checked = broadcast_agreement([a, b], line="4.9.8", topic="T", route=route, stored={})
         assert [c.verdict for c in checked.checks if c.member == "b"
                 and c.kind == "create"] == [verdict]
+
+
+def test_a_queue_dropped_and_created_again_starts_at_its_end_again() -> None:
+    """A broadcasting member that dropped a queue (its broker left the route: a kill) and
+    created it again when the broker came back starts at the queue's end again; what was stored
+    while it did not hold the queue is not its to read (live on 5.3.3, soak scenario
+    207695328380917). What was stored while it held the queue is."""
+    from rocketlb_core.model import MessageQueue, QueueData, TopicRoute
+    from rocketlb_core.trace.broadcast_agreement import (
+        NOTHING_AFTER,
+        UNEXPLAINED,
+        Member,
+        broadcast_agreement,
+    )
+
+    mq = MessageQueue("T", "broker-a", 0)
+    other = MessageQueue("T", "broker-b", 0)
+    route = TopicRoute((QueueData("broker-a", 1, 1, 6), QueueData("broker-b", 1, 1, 6)))
+    sets = [(5, frozenset({mq, other})), (20, frozenset({other})), (40, frozenset({mq, other}))]
+    m = Member("m", False, sets, [(5, mq, "added"), (40, mq, "added")], [], {})
+    # stored at 30 and 35, while the member did not hold it: nothing to read
+    a = broadcast_agreement([m], line="5.3.3", topic="T", route=route,
+                            stored={"broker-a/0": [1, 30, 35]})
+    assert [c.verdict for c in a.checks if c.kind == "read"] == [NOTHING_AFTER]
+    # stored at 10, while it held it the first time: it should have read it
+    b = broadcast_agreement([m], line="5.3.3", topic="T", route=route,
+                            stored={"broker-a/0": [1, 10, 30]})
+    assert [c.verdict for c in b.checks if c.kind == "read"] == [UNEXPLAINED]
+    # stored at 50, after it created it again: it should have read it
+    c = broadcast_agreement([m], line="5.3.3", topic="T", route=route,
+                            stored={"broker-a/0": [1, 30, 50]})
+    assert [x.verdict for x in c.checks if x.kind == "read"] == [UNEXPLAINED]

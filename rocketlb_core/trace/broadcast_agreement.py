@@ -172,6 +172,7 @@ def broadcast_agreement(members: Sequence[Member], *, line: str, topic: str,
                 f"{len(want)}" + ("" if ok else f"; missing {_names(want - queues)}, extra "
                                   f"{_names(queues - want)}"), AGREE if ok else UNEXPLAINED))
         created: dict[MessageQueue, int] = {}
+        again: dict[MessageQueue, list[int]] = {}      # every creation of each queue
         for t, q, took in m.queue_lines:
             # a refusal may be logged just before the grant it met (two members starting at
             # once): a taker that logged its creation within SLACK_MS after it counts
@@ -193,13 +194,14 @@ def broadcast_agreement(members: Sequence[Member], *, line: str, topic: str,
                                                  LOCK_HELD if ok else UNEXPLAINED))
             elif took == "added":
                 created.setdefault(q, t)
+                again.setdefault(q, []).append(t)
                 ok = not locks or holder is None or \
                     t - holder[0] >= BROKER_LOCK_MAX_LIVE_MS - SLACK_MS
                 why = ("no lock taken" if not locks else "lock free" if holder is None else
                        f"{holder[1]}'s lock taken {t - holder[0]} ms before")
                 out.checks.append(BroadcastCheck(m.name, "create", t, q.short(), why,
                                                  AGREE if ok else UNEXPLAINED))
-        out.checks.extend(_reads(m, created, stored, line))
+        out.checks.extend(_reads(m, created, stored, line, again))
     return out
 
 
@@ -209,8 +211,20 @@ def _holder(takers: Sequence[tuple[int, str]], me: str, t: int) -> tuple[int, st
     return before[-1] if before else None
 
 
+def _held(m: Member, q: MessageQueue, created: Sequence[int]) -> list[tuple[int, int]]:
+    """The stretches ``m`` held ``q``: from each creation to the first queue set after it that
+    leaves ``q`` out (a broadcasting rebalance drops a queue its route no longer lists), or on
+    (``2**62``)."""
+    out = []
+    for t in created:
+        gone = min((at for at, queues in m.sets if at > t and q not in queues), default=2**62)
+        out.append((t, gone))
+    return out
+
+
 def _reads(m: Member, created: Mapping[MessageQueue, int],
-           stored: Mapping[str, Sequence[int]], line: str) -> list[BroadcastCheck]:
+           stored: Mapping[str, Sequence[int]], line: str,
+           again: Mapping[MessageQueue, Sequence[int]] | None = None) -> list[BroadcastCheck]:
     out = []
     for q, t in sorted(created.items(), key=lambda x: (x[0].broker_name, x[0].queue_id)):
         times = stored.get(q.short(), ())
@@ -225,9 +239,21 @@ def _reads(m: Member, created: Mapping[MessageQueue, int],
         got = m.ranges.get(q.short())
         end = len(times)
         if got is None:
-            ok = hi == end or not m.stayed
+            # a member that read nothing: no message stored while it held the queue, after the
+            # start each creation computed (a queue dropped when its broker left the route and
+            # created again when it came back starts at the queue's end again: live on 5.3.3,
+            # soak scenario 207695328380917, a broadcasting member across broker-a's kill)
+            missed = 0
+            for at, gone in _held(m, q, (again or {}).get(q, [t])):
+                start = min((x for x, y in m.first_pulls if y == q and x >= at), default=at) \
+                    if m.orderly else at
+                begin = compute_pull_from_where(
+                    ConsumeFromWhere.LAST_OFFSET, -1, q.topic, line=line,
+                    max_offset=bisect.bisect_right(times, start), search_offset=0)
+                missed += max(0, bisect.bisect_left(times, gone) - begin)
+            ok = missed == 0 or not m.stayed
             out.append(BroadcastCheck(m.name, "read", t, q.short(),
-                                      f"read nothing; {end - hi} stored after its creation",
+                                      f"read nothing; {missed} stored while it held the queue",
                                       NOTHING_AFTER if ok else UNEXPLAINED))
             continue
         first, last, n = got
