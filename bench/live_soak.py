@@ -196,12 +196,18 @@ KEPT = ("scenario_seed", "line", "record_s", "max_late_ms", "late_events", "warn
 
 def export(out: Path, dst: Path, machine: str) -> None:
     """The soak in ``out`` trimmed to what the book shows (``data/live/soak/``, documented in
-    ``data/README.md``): its rows' counts, and for a failed scenario its recorder's own error
-    lines instead of the output's tail."""
+    ``data/README.md``): its rows' counts, the kinds each scenario held
+    (``live.record.kinds``), and for a failed scenario its recorder's own error lines instead
+    of the output's tail."""
     report = json.loads((out / "soak.json").read_text(encoding="utf-8"))
+    from rocketlb_core.live.record import kinds, load_scenario
+
     rows = []
     for r in report["rows"]:
         row = {k: r[k] for k in KEPT if k in r}
+        toml = out / str(r["line"]) / str(r["scenario_seed"]) / "scenario.toml"
+        if toml.is_file():                   # what the scenario held (issue 45's kinds)
+            row["kinds"] = kinds(load_scenario(toml))
         if "error" in r:
             log = out / str(r["line"]) / str(r["scenario_seed"]) / "record.log"
             text = log.read_text("utf-8", "replace") if log.is_file() else ""

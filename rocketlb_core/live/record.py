@@ -332,6 +332,36 @@ class LiveScenario:
     slaves: tuple[str, ...] = ()     # masters with a slave (SYNC_MASTER; issue 45)
 
 
+KINDS = ("sync", "hash", "oneway", "batch", "async", "threads", "fault_tolerance",
+         "retry_not_stored", "back_pressure", "slave", "broadcasting", "orderly", "lite-pull",
+         "go", "pop", "grpc")
+"""The kinds of client and cluster a scenario can hold (``kinds``): how its producers send, its
+producers' switches, a slave, and its consumers' kinds (issue 45's list)."""
+
+
+def kinds(scenario: LiveScenario) -> list[str]:
+    """The ``KINDS`` ``scenario`` holds, in ``KINDS``' order (a soak's rows keep them).
+
+    >>> kinds(parse_scenario('name = "k"\\ntopic = "T"\\nslaves = ["broker-a"]\\n'
+    ...                      '[[producers]]\\nname = "p"\\ngroup = "G"\\ncount = 1\\n'
+    ...                      'mode = "async"\\nback_pressure = 10\\n'))
+    ['async', 'back_pressure', 'slave']
+    """
+    held = {p.mode for p in scenario.producers}
+    held |= {k for p in scenario.producers for k, on in (
+        ("threads", p.threads > 1), ("fault_tolerance", p.fault_tolerance),
+        ("retry_not_stored", p.retry_not_stored), ("back_pressure", p.back_pressure > 0),
+        ("grpc", p.client == "grpc")) if on}
+    held |= {k for c in scenario.consumers for k, on in (
+        ("broadcasting", c.model == "broadcasting"),
+        ("orderly", c.listener == "orderly" and c.model == "clustering"),
+        ("lite-pull", c.kind == "lite-pull"), ("go", c.language == "go"),
+        ("pop", c.rebalance == "broker"), ("grpc", c.client == "grpc")) if on}
+    if scenario.slaves:
+        held.add("slave")
+    return [k for k in KINDS if k in held]
+
+
 def load_scenario(path: Path | str) -> LiveScenario:
     """Read and validate a live scenario; a bad field is a ``ScenarioError`` naming the file
     and the field."""

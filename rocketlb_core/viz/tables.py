@@ -1338,6 +1338,31 @@ def live_soak_frame(soaks: Sequence[Path | str],
     return pd.DataFrame(rows).astype({"max late (ms)": "Int64"})   # none: shipped
 
 
+def live_soak_kinds_frame(soaks: Sequence[Path | str]) -> pd.DataFrame:
+    """Per soak file that keeps its scenarios' kinds (``bench/live_soak.py --export``, issue 45)
+    and line: how many scenarios held each of ``live.record.KINDS`` (a kind none held is left
+    out), beside the scenarios and how many failed to record."""
+    import json
+
+    import pandas as pd
+
+    from rocketlb_core.live.record import KINDS
+
+    rows = []
+    for p in soaks:
+        soak = json.loads(Path(p).read_text(encoding="utf-8"))
+        if not all("kinds" in r for r in soak["rows"]):
+            continue
+        for line in sorted({str(r["line"]) for r in soak["rows"]}):
+            mine = [r for r in soak["rows"] if str(r["line"]) == line]
+            rows.append({"line": line, "soak": f"soak {soak['seed']}", "scenarios": len(mine),
+                         "failed": sum("error" in r for r in mine),
+                         **{k: sum(k in r["kinds"] for r in mine) for k in KINDS}})
+    frame = pd.DataFrame(rows)
+    return frame.loc[:, [c for c in frame.columns if c not in KINDS or frame[c].any()]] \
+        if rows else frame
+
+
 def live_consumers_frame(result: Mapping[str, Any]) -> pd.DataFrame:
     """One row per consumer of a ``check_recording`` result: its group, the assignments it
     logged and how they were matched, and the queues it held when the scenario ended."""
