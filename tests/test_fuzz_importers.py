@@ -37,7 +37,8 @@ from tests.test_fuzz import (  # noqa: F401  (the module's memory bound is a fix
 
 FUZZ = settings(max_examples=max(20, EXAMPLES // 5), derandomize=True, deadline=None,
                 database=None, suppress_health_check=list(HealthCheck))
-RECORDINGS = ("producer-outage-4", "producer-outage-5", "membership-day-4", "membership-day-5")
+RECORDINGS = ("producer-outage-4", "producer-outage-5", "membership-day-4", "membership-day-5",
+              "slave-statuses-4", "async-back-pressure-5")
 HOSTILE_FIELD_TEXT = [*HOSTILE_TEXT, "\x1b[2J\x07", "-1", "1e30", "1" + "0" * 25, "2026-13-45",
                       "1970-01-01 00:00:00,000", "null", "true", "0", "\u202eevil", "a\x01b\x02c"]
 _TOKEN = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d{3}|-?\d+|[A-Za-z_][\w.@:-]*")

@@ -245,6 +245,8 @@ HOSTILE_SLAVES = [
     (r"slaves\[0\]", [{"name": 7, "master": "broker-a", "address": "127.0.0.1:1"}]),
     (r"slaves\[0\]", [{"name": "x" * 999, "master": "broker-a", "address": "a"}]),
     (r"slaves\[0\]", ["slave-a"]),
+    (r"slaves\[0\]", [{"name": "s", "master": ["broker-a"], "address": "a"}]),
+    (r"slaves\[0\]", [{"name": "s", "master": {"x": 1}, "address": "a"}]),
     (r"slaves\[0\]", [{"name": "s", "master": "broker-a", "address": "a", "more": 1}]),
     (r"slaves\[0\]", [{"name": "s", "master": "broker-a", "address": "a"},
                       {"name": "t", "master": "broker-a", "address": "b"}]),

@@ -548,7 +548,7 @@ def load_recording(recording: Path | str) -> dict[str, Any]:
                          f"got {slaves!r:.60}")
     for i, x in enumerate(slaves):
         ok = (isinstance(x, dict) and set(x) == {"name", "master", "address"}
-              and x["master"] in masters
+              and isinstance(x["master"], str) and x["master"] in masters
               and sum(y.get("master") == x["master"] for y in slaves
                       if isinstance(y, dict)) == 1
               and all(isinstance(x[k], str) and 0 < len(x[k]) <= MAX_NAME_CHARS
