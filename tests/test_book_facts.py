@@ -103,18 +103,25 @@ def test_a_wrong_since_fails() -> None:
     assert any("5.3.0" in p and "must not" in p for p in problems), problems
 
 
-def test_an_unparseable_fact_comment_fails(tmp_path: Path) -> None:
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "book").mkdir()
+def _small_book(root: Path, cells: list[str], last_id: str, page: str) -> None:
+    """A book under ``root``: one chapter of markdown ``cells`` (the last one's id ``last_id``)
+    and one page ``book/p.md`` of ``page``."""
+    (root / "notebooks").mkdir()
+    (root / "book").mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("A sentence. <!-- fact: a.good-id -->\n"
-                                              "<!-- an artifact note, no pointer -->"),
-                nbformat.v4.new_markdown_cell("One. <!-- fact: Bad Id -->\nTwo. <!-- fact: a, b "
-                                              "-->\nThree <!-- see fact a.good-id -->\n"
-                                              "Four <!-- fact: a.good-id")]
-    nb.cells[1].id = "abc"
-    nbformat.write(nb, tmp_path / "notebooks" / "01-x.ipynb")
-    (tmp_path / "book" / "p.md").write_text("x\n\ny <!-- Fact: a.good-id -->\n", encoding="utf-8")
+    nb.cells = [nbformat.v4.new_markdown_cell(c) for c in cells]
+    nb.cells[-1].id = last_id
+    nbformat.write(nb, root / "notebooks" / "01-x.ipynb")
+    (root / "book" / "p.md").write_text(page, encoding="utf-8")
+
+
+def test_an_unparseable_fact_comment_fails(tmp_path: Path) -> None:
+    _small_book(tmp_path, ["A sentence. <!-- fact: a.good-id -->\n"
+                           "<!-- an artifact note, no pointer -->",
+                           "One. <!-- fact: Bad Id -->\nTwo. <!-- fact: a, b "
+                           "-->\nThree <!-- see fact a.good-id -->\n"
+                           "Four <!-- fact: a.good-id"], "abc",
+                "x\n\ny <!-- Fact: a.good-id -->\n")
     problems = claims.fact_comment_problems(tmp_path)
     assert len(problems) == 5, problems
     assert problems[0] == ("notebooks/01-x.ipynb cell 1 (id abc) line 1: '<!-- fact: Bad Id -->' "
@@ -131,15 +138,10 @@ def test_a_fact_comment_that_starts_a_line_of_a_paragraph_fails(tmp_path: Path) 
     paragraph's second line ends the paragraph there, and the rest of its line is raw HTML (as
     it was in 37 places of the built book). Alone after a blank line, or in a code fence, or
     after a word, it is fine."""
-    (tmp_path / "notebooks").mkdir()
-    (tmp_path / "book").mkdir()
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell(
-        "- An item,\n  <!-- fact: a.b --> its second line.\n\n<!-- fact: a.c -->\n\n"
-        "```\nx\n<!-- fact: a.d -->\n```\nA line, <!-- fact: a.e --> and\nmore.")]
-    nb.cells[0].id = "c0"
-    nbformat.write(nb, tmp_path / "notebooks" / "01-x.ipynb")
-    (tmp_path / "book" / "p.md").write_text("x\n<!-- fact: a.f --> y\n", encoding="utf-8")
+    _small_book(tmp_path, ["- An item,\n  <!-- fact: a.b --> its second line.\n\n"
+                           "<!-- fact: a.c -->\n\n```\nx\n<!-- fact: a.d -->\n```\n"
+                           "A line, <!-- fact: a.e --> and\nmore."], "c0",
+                "x\n<!-- fact: a.f --> y\n")
     problems = claims.fact_comment_problems(tmp_path)
     assert [p.split(": '")[0] for p in problems] == [
         "notebooks/01-x.ipynb cell 0 (id c0) line 2", "book/p.md page line 2"], problems

@@ -28,6 +28,7 @@ from rocketlb_core.trace.importer import import_recording, load_recording
 from rocketlb_core.trace.msgtrace import read_msgtrace
 from rocketlb_core.trace.schema import TraceError
 from tests.test_fuzz import TRIED
+from tests.test_producer_threads import checked_once, imported_once
 
 RECORDINGS = sorted(data_path("live").glob("slave-statuses-*"))
 PAUSE_S, RESUME_S, KILL_S, RESTART_S = 10.0, 40.0, 55.0, 70.0
@@ -42,12 +43,7 @@ def _rows(recording: Path, producer: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    out = {}
-    for p in RECORDINGS:
-        trace = tmp_path_factory.mktemp("slaves") / p.name
-        import_recording(p, trace)
-        out[p.name] = check_recording(p, trace)
-    return out
+    return {p.name: checked_once(p, tmp_path_factory)[1] for p in RECORDINGS}
 
 
 def test_each_line_has_its_recording() -> None:
@@ -121,14 +117,14 @@ def _edited(recording: Path, tmp: Path, edit: Any) -> Path:
     return out
 
 
-def test_without_the_switch_or_the_dump_the_sends_are_unexplained(tmp_path: Path) -> None:
+def test_without_the_switch_or_the_dump_the_sends_are_unexplained(
+        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     """The check can fail: told p-retry had ``retryAnotherBrokerWhenNotStoreOK`` off, its
     loop returns broker-a's status where the real one went on (and copies no attempt went to);
     told there were no slaves (no dump read), an attempt that met SLAVE_NOT_AVAILABLE is a
     SEND_OK and the loop stops at broker-a."""
     recording = data_path("live") / "slave-statuses-4"
-    trace = tmp_path / "trace"
-    import_recording(recording, trace)
+    trace = imported_once(recording, tmp_path_factory)
 
     def no_switch(meta: dict[str, Any]) -> None:
         for p in meta["producers"]:

@@ -261,17 +261,15 @@ def _bp(line: str) -> Path:
 def _with_permits(line: str, tmp: Path, permits: dict[str, int]) -> Path:
     """A copy of the back-pressure recording whose ``recording.json`` says the producers had
     ``permits`` (0: none)."""
-    import shutil
+    from tests.test_live_slaves import _edited
 
-    out = tmp / f"bp-{line}"
-    shutil.copytree(_bp(line), out)
-    meta = json.loads((out / "recording.json").read_text())
-    for p in meta["producers"]:
-        p.pop("back_pressure", None)
-        if permits.get(p["name"]):
-            p["back_pressure"] = permits[p["name"]]
-    (out / "recording.json").write_text(json.dumps(meta))
-    return out
+    def edit(meta: dict[str, Any]) -> None:
+        for p in meta["producers"]:
+            p.pop("back_pressure", None)
+            if permits.get(p["name"]):
+                p["back_pressure"] = permits[p["name"]]
+
+    return _edited(_bp(line), tmp, edit)
 
 
 @pytest.mark.parametrize("line", BP_LINES)
