@@ -125,3 +125,83 @@ def test_a_hostile_unmatched_reply_or_invoke_id_is_read_or_refused_naming_it(
     for f in log.send_failures:
         assert f.invoke_id is not None
         assert -(2**63) <= f.invoke_id < 2**63
+
+
+LOST_4 = ("2026-11-29 06:29:18,486 WARN RocketmqClient - send trace data failed, the traceData "
+          "is {data}")
+PUB_FIELDS = ["Pub", "1795933757875", "DefaultRegion", "PG_p2_off", "TopicLive",
+              "7F00000146BD60E53B93919679B30252,7F00000146BD60E53B93919679B30253", "null",
+              "k1 will be isolated for 5 ms. rebalanced result changed.", "127.0.0.1:20911",
+              "42", "3", "0", "7F000001000051CD00000000000186DF", "true"]
+
+
+def test_a_batch_the_trace_dispatcher_failed_to_send_is_read_from_the_log(
+        tmp_path: Path) -> None:
+    """``send trace data failed, the traceData is <data>`` (fact
+    trace.dispatcher-logs-a-failed-batch-whole): the batch's records are read from the line,
+    whatever phrases the application's keys hold, and ``msgtrace.with_logged`` adds them to a
+    dump without them, naming the log as their source; a record the dump holds is not taken
+    twice."""
+    from rocketlb_core.trace.msgtrace import MsgTrace, with_logged
+
+    data = "\x01".join(PUB_FIELDS) + "\x02" + "\x01".join(
+        [*PUB_FIELDS[:1], "1795933757900", *PUB_FIELDS[2:]]) + "\x02"
+    path = _log(tmp_path, LOST_4.format(data=data),
+                "org.apache.rocketmq.client.exception.MQBrokerException: CODE: 13  DESC: the "
+                "message is illegal")
+    log = read_client_log(path)
+    assert [(x.line, x.stamp) for x in log.lost_traces] == [(2, "2026-11-29 06:29:18,486")]
+    assert not log.isolations
+    assert not log.rebalances
+    assert not log.send_failures
+    trace = with_logged(MsgTrace("dump.jsonl"), {str(path): log})
+    assert trace.from_logs == 2
+    assert [(p.time_ms, p.cost_ms, p.source, p.line) for p in trace.pubs] == [
+        (1795933757875, 3, str(path), 2), (1795933757900, 3, str(path), 2)]
+    again = with_logged(trace, {str(path): log})
+    assert len(again.pubs) == 2
+
+
+@given(stamp=HOSTILE_TEXT, cost=HOSTILE_TEXT, success=HOSTILE_TEXT, group=HOSTILE_TEXT,
+       cut=st.integers(0, 14))
+@example(stamp="1795933757875", cost="3", success="true", group="PG", cut=14)
+@example(stamp="-1", cost="3", success="true", group="PG", cut=14)
+@example(stamp="1795933757875", cost="3", success="true", group="PG", cut=5)
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+def test_a_hostile_batch_in_a_lost_trace_line_is_read_or_refused_naming_it(
+        stamp: str, cost: str, success: str, group: str, cut: int) -> None:
+    """A lost trace batch (``send trace data failed``) with hostile fields or cut short: its
+    records are read within the trace reader's ranges, or refused naming the log, its line and
+    the field (counted in ``bad`` with ``skip_bad``); never another exception."""
+    import tempfile
+
+    from rocketlb_core.limits import MAX_EPOCH_MS, MAX_LATENCY_MS
+    from rocketlb_core.trace.msgtrace import MsgTrace, with_logged
+
+    fields = [*PUB_FIELDS]
+    fields[1], fields[10], fields[13], fields[3] = stamp, cost, success, group
+    data = "\x01".join(fields[:cut or len(fields)]) + "\x02"
+    TRIED["client log: a lost trace batch"] += 1
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-") as tmp:
+        path = Path(tmp) / "rocketmq_client.log"
+        path.write_text(LOST_4.format(data=data.replace("\n", " ").replace("\r", " ")) + "\n",
+                        encoding="utf-8", errors="surrogatepass")
+        log = read_client_log(path)
+        refused: TraceError | None = None
+        try:
+            trace = with_logged(MsgTrace("dump.jsonl"), {str(path): log})
+        except TraceError as exc:
+            refused = exc
+    if refused is not None:
+        TRIED["client log: a lost trace batch: refused"] += 1
+        assert (refused.path, refused.row) == (str(path), 1), str(refused)
+        assert refused.field is not None
+        assert refused.field.startswith(("Pub", "type"))
+        skipped = with_logged(MsgTrace("dump.jsonl"), {str(path): log}, skip_bad=True)
+        assert skipped.bad == 1
+        assert not skipped.pubs
+        return
+    for p in trace.pubs:
+        assert 0 <= p.time_ms <= MAX_EPOCH_MS
+        assert 0 <= p.cost_ms <= MAX_LATENCY_MS
+        assert p.source == str(path)

@@ -234,6 +234,8 @@ class ClientLogFile:
     seen: dict[str, set[MessageQueue]] = field(default_factory=dict)  # topic -> queues listed
     rebalances: int = 0
     send_failures: int = 0
+    lost_traces: int = 0
+    """``send trace data failed`` lines: trace batches the client's dispatcher lost."""
     end_stamp: str = ""                 # the last line's timestamp
     failures: list[Failure] = field(default_factory=list)          # at most MAX_FAILURES
     routes: dict[str, RouteSeen] = field(default_factory=dict)     # topic -> the last route
@@ -841,6 +843,10 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | str | Non
             is_client = True
             if len(client.failures) < MAX_FAILURES:
                 client.failures.append(Failure(r, quote(path, n, text), None))
+            return
+        if isinstance(r, clientlog.LostTrace):
+            is_client = True
+            client.lost_traces += 1
             return
         if isinstance(r, RouteChange):
             is_client = True

@@ -1471,7 +1471,7 @@ def check_recording(recording: Path | str, trace: Path | str,
     import pyarrow.parquet as pq
 
     from rocketlb_core.trace.importer import log_offset, origin_ms
-    from rocketlb_core.trace.msgtrace import read_msgtrace
+    from rocketlb_core.trace.msgtrace import read_msgtrace, with_logged
     from rocketlb_core.trace.ordered_agreement import (
         SEND_MODES,
         lost_spans,
@@ -1521,7 +1521,9 @@ def check_recording(recording: Path | str, trace: Path | str,
         conditions = Conditions.from_columns(_without_answered(
             pq.read_table(trace / "conditions.parquet").to_pydict(),
             [f[:5] for fs in all_failures.values() for f in fs]))
-        costs = {p.msg_id: p.cost_ms for p in read_msgtrace(recording / "msgtrace.jsonl.gz").pubs}
+        # with the records the producers' trace dispatchers failed to send (``with_logged``)
+        costs = {p.msg_id: p.cost_ms for p in with_logged(
+            read_msgtrace(recording / "msgtrace.jsonl.gz"), logs).pubs}
     stored = (_oneway_stored(recording / "topic.jsonl.gz")
               if any(p.get("mode") == "oneway" for p in meta["producers"]) else {})
     # a recording with slaves (issue 45): every copy of each message the topic's dump holds

@@ -135,6 +135,22 @@ class UnmatchedReply:
     address: str                        # the broker's address the channel led to
 
 
+@dataclass(frozen=True)
+class LostTrace:
+    """A batch of message-trace records the client's trace dispatcher failed to send (``send
+    trace data failed, the traceData is <data>``, then the exception): ``AsyncTraceDispatcher``
+    logs the batch's whole encoded data (fact trace.dispatcher-logs-a-failed-batch-whole), so
+    the records the trace topic never got are in the log (``msgtrace.with_logged``). Live on
+    4.9.8 (issue 45's soak, scenario 60833446424649), a 4-thread producer sending batches of 21
+    lost 5,351 of its 6,100 ``Pub`` records so: the trace message's keys (every message id of
+    its records) passed 32,767 characters, and the broker refused it, 98 times (code 13, fact
+    broker.properties-over-32767-refused-code-13)."""
+
+    line: int
+    stamp: str
+    data: str                           # the records as encoded, separators kept
+
+
 @dataclass
 class ClientLog:
     rebalances: list[Rebalance] = field(default_factory=list)
@@ -142,6 +158,8 @@ class ClientLog:
     route_changes: list[RouteChange] = field(default_factory=list)
     isolations: list[Isolation] = field(default_factory=list)
     unmatched_replies: list[UnmatchedReply] = field(default_factory=list)
+    lost_traces: list[LostTrace] = field(default_factory=list)
+    """The trace records the client failed to send (``LostTrace``), in file order."""
     producer_groups: list[str] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)        # with skip_bad: what was skipped, why
 
@@ -166,6 +184,9 @@ _UNMATCHED = re.compile(r"^(?P<stamp>\S+ \S+) .*?receive response, cmd=RemotingC
 ISOLATED = " will be isolated for "
 _ISOLATED = re.compile(r"^(?P<stamp>\S+ \S+) (?:\S+\s+\[[^\]]*\] \[(?P<thread>[^\]]*)\] )?.*? "
                        r"(?P<broker>\S+) will be isolated for (?P<ms>\d+) ms\.\s*$", re.ASCII)
+LOST_TRACE = "send trace data failed, the traceData is "
+_LOST_TRACE = re.compile(r"^(?P<stamp>\S+ \S+) .*?send trace data failed, the traceData is "
+                         r"(?P<data>.*?)\s*$", re.ASCII | re.DOTALL)
 _STAMP = re.compile(r"^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)[,.](\d{3})$", re.ASCII)
 GMT8_MINUTES = 480
 """5.1.0 and later clients write their log times in GMT+8 (``rmq.client.logback.xml``)."""
@@ -235,9 +256,10 @@ def _stamp(path: Path, n: int, text: str) -> str:
 
 
 def parse_producer_line(path: Path, n: int, text: str
-                        ) -> SendFailure | RouteChange | Isolation | UnmatchedReply | str | None:
-    """A failed attempt, a route change, an isolation, an unmatched reply or a producer group
-    on line ``n`` (or ``None``).
+                        ) -> (SendFailure | RouteChange | Isolation | UnmatchedReply | LostTrace
+                              | str | None):
+    """A failed attempt, a route change, an isolation, an unmatched reply, trace records the
+    client failed to send or a producer group on line ``n`` (or ``None``).
 
     >>> r = parse_producer_line(
     ...     Path("c.log"), 7, "2026-11-27 00:34:47.648 INFO  [8775] [main] "
@@ -247,6 +269,12 @@ def parse_producer_line(path: Path, n: int, text: str
     ('2026-11-27 00:34:47.648', 'main', 'broker-b', 2000)
     """
     text = text.rstrip("\r\n")
+    if LOST_TRACE in text:
+        # first: the data holds the application's keys, which may hold any other phrase
+        m = _LOST_TRACE.match(text)
+        if m is not None and _STAMP.match(m["stamp"]):
+            return LostTrace(n, _stamp(path, n, text), m["data"])
+        return None
     if ISOLATED in text:
         # only the agreement check reads these (a 5.1.4+ producer's log): a line that merely
         # holds the phrase is not refused, it is no record
@@ -345,14 +373,17 @@ class BrokerError:
     code: int
 
 
-Record = Rebalance | SendFailure | RouteChange | Isolation | UnmatchedReply | BrokerError | str
+Record = (Rebalance | SendFailure | RouteChange | Isolation | UnmatchedReply | BrokerError
+          | LostTrace | str)
 
 
 def record_of_line(path: Path, n: int, text: str) -> Record | None:
     """Whichever record of a client log line ``n`` holds (``None``: none): a rebalance, an
     ``MQBrokerException`` line (the exception of the failure logged just before), a failed
-    attempt, a route change or a producer group (``read_client_log`` and ``rocketlb doctor``
-    read lines with it)."""
+    attempt, a route change, trace records the client failed to send or a producer group
+    (``read_client_log`` and ``rocketlb doctor`` read lines with it)."""
+    if LOST_TRACE in text:                  # its data may hold any phrase below
+        return parse_producer_line(path, n, text)
     record = parse_line(path, n, text)
     if record is not None:
         return record
@@ -532,6 +563,8 @@ def read_client_log(path: Path | str, *, skip_bad: bool = False) -> ClientLog:
             out.isolations.append(record)
         elif isinstance(record, UnmatchedReply):
             out.unmatched_replies.append(record)
+        elif isinstance(record, LostTrace):
+            out.lost_traces.append(record)
         elif record not in out.producer_groups:
             out.producer_groups.append(record)
     return out

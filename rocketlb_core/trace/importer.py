@@ -18,7 +18,11 @@ What each input gives, and how the trace is derived from it:
   SEND_OK (a 4.x ``SYNC_MASTER`` without its slave: SLAVE_NOT_AVAILABLE; live in
   ``data/live/slave-statuses-4``): it ends its send, unless a later ``Pub`` of the same producer
   has its msgId (``retryAnotherBrokerWhenNotStoreOK`` retried it: the retry's run goes on), and
-  says nothing of its broker's condition.
+  says nothing of its broker's condition. The ``Pub`` records include those a client's trace
+  dispatcher failed to send, read from its log (``send trace data failed, the traceData is
+  ...``: the batch whole, ``msgtrace.with_logged``): a broker refuses a trace message whose
+  keys pass 32,767 characters, as a batch producer's soon do (live on 4.9.8, 5,351 of one
+  producer's 6,100 records; fixture ``trace-lost-batches-4``).
 * **conditions**, derived from what the clients observed, never from what the scenario did:
   a broker is ``down`` from the start of a failed attempt at it until the start of the next
   attempt stored there (``up``); ``silent`` (the host did not answer) when the attempt took at
@@ -53,7 +57,7 @@ from rocketlb_core.limits import MAX_NAME_CHARS
 from rocketlb_core.model import QueueData
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.trace.clientlog import GMT8_MINUTES, ClientLog, read_client_log, stamp_ms
-from rocketlb_core.trace.msgtrace import MsgTrace, read_msgtrace
+from rocketlb_core.trace.msgtrace import MsgTrace, read_msgtrace, with_logged
 from rocketlb_core.trace.schema import (
     TraceError,
     check_name,
@@ -123,13 +127,14 @@ def attempts(trace: MsgTrace, logs: dict[str, ClientLog], addresses: dict[str, s
         retried = k in retried_ids
         broker = addresses.get(p.store_host)
         if broker is None:
-            raise TraceError(trace.path, p.line, "Pub.storeHost",
+            raise TraceError(p.source or trace.path, p.line, "Pub.storeHost",
                              f"{p.store_host[:80]!r} is not a broker address of the cluster "
                              f"layout ({', '.join(sorted(addresses))})"[:400])
-        name = check_name(trace.path, p.line, "Pub.groupName", names[(p.group, p.producer_id)])
+        name = check_name(p.source or trace.path, p.line, "Pub.groupName",
+                          names[(p.group, p.producer_id)])
         out.append(Attempt(name, p.time_ms, p.time_ms + p.cost_ms, broker, not retried,
                            p.cost_ms, p.body_length, p.keys, p.msg_id,
-                           f"{trace.path}, row {p.line}", retried_status=retried,
+                           f"{p.source or trace.path}, row {p.line}", retried_status=retried,
                            status=not p.success))
     brokers = set(addresses.values())
     by_group: dict[str, list[str]] = {}
@@ -405,8 +410,9 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
 
     check_arguments(topic=topic, line=line, name=name, brokers=brokers, route=route,
                     utc_offset_minutes=utc_offset_minutes)
-    trace = read_msgtrace(msgtrace, skip_bad=skip_bad)
     logs = {str(p): read_client_log(p, skip_bad=skip_bad) for p in client_logs}
+    # what the clients' trace dispatchers failed to send is in their logs (``with_logged``)
+    trace = with_logged(read_msgtrace(msgtrace, skip_bad=skip_bad), logs, skip_bad=skip_bad)
     offsets = {p: log_offset(line, utc_offset_minutes) for p in logs}
     addresses = {addr: b for b, addr in brokers}
     seen = attempts(trace, logs, addresses, topic, offsets)
@@ -461,6 +467,7 @@ def import_records(out: Path | str, *, msgtrace: Path | str, client_logs: Sequen
                 force=force, validate=True)
     return {"trace": str(out), "origin_ms": origin, "sends": len(sends),
             "stored": sum(s[4] for s in sends), "pub_records": len(trace.pubs),
+            "records_from_logs": trace.from_logs,
             "failed_attempts": sum(not a.ok for a in seen),
             "membership_rows": len(member_rows), "messages": trace.messages,
             "unterminated_sub_after": trace.unterminated,

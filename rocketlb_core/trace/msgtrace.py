@@ -37,9 +37,10 @@ counted in ``MsgTrace.bad`` with its first error.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from rocketlb_core.limits import MAX_EPOCH_MS, MAX_LATENCY_MS
 from rocketlb_core.numbers import NumberError, parse_int
@@ -71,6 +72,9 @@ class Pub:
     success: bool
     client_host: str | None
     fields: int                   # 13, 14 or 15+
+    source: str = ""
+    """Where the record was read when not from the dump (``line`` is then that file's): the
+    client log that holds it (``with_logged``)."""
 
     @property
     def producer_id(self) -> str:
@@ -116,6 +120,8 @@ class MsgTrace:
     messages: int = 0
     bad: int = 0
     first_bad: str | None = None
+    from_logs: int = 0
+    """Records taken from client logs (``with_logged``), not in the dump."""
 
 
 def _none(text: str) -> str | None:
@@ -244,4 +250,64 @@ def read_msgtrace(path: Path | str, *, skip_bad: bool = False) -> MsgTrace:
         out.sub_before += staged.sub_before
         out.sub_after += staged.sub_after
         out.other += staged.other
+    return out
+
+
+def with_logged(trace: MsgTrace, logs: Mapping[str, Any], *, skip_bad: bool = False
+                ) -> MsgTrace:
+    """``trace`` with the records its clients failed to send: each client log's ``send trace
+    data failed, the traceData is <data>`` lines (``clientlog.LostTrace``; ``logs``: path ->
+    ``ClientLog``) hold the failed batch's encoded records whole. A record already in the dump
+    (a batch that timed out at the client after the broker stored it) is not taken twice. A
+    record that does not parse is a ``TraceError`` naming the log, its line and the field, or,
+    with ``skip_bad``, counted in ``bad``. Returns a new ``MsgTrace`` (``from_logs``: how many
+    records the logs added).
+
+    >>> from rocketlb_core.trace.clientlog import ClientLog, LostTrace
+    >>> pub = "\\1".join(["Pub", "1700000000123", "DefaultRegion", "PG", "T", "7F000001ABCD",
+    ...                  "null", "null", "127.0.0.1:10911", "4", "2", "0", "0A0B", "true"])
+    >>> log = ClientLog(lost_traces=[LostTrace(9, "2026-11-29 06:29:18,486", pub + "\\2")])
+    >>> t = with_logged(MsgTrace("dump.jsonl"), {"c.log": log})
+    >>> t.from_logs, t.pubs[0].msg_id, t.pubs[0].source, t.pubs[0].line
+    (1, '7F000001ABCD', 'c.log', 9)
+    >>> len(with_logged(t, {"c.log": log}).pubs)           # already there: not taken twice
+    1
+    """
+    def key(p: Pub) -> tuple[Any, ...]:
+        return (p.group, p.topic, p.msg_id, p.time_ms, p.store_host, p.cost_ms, p.success)
+
+    out = MsgTrace(trace.path, list(trace.pubs), list(trace.sub_before), list(trace.sub_after),
+                   trace.other, trace.unterminated, trace.messages, trace.bad, trace.first_bad,
+                   trace.from_logs)
+    seen = {key(p) for p in out.pubs}
+    subs = {(b.request_id, b.msg_id, b.time_ms) for b in out.sub_before}
+    afters = {(a.request_id, a.msg_id, a.cost_ms, a.success) for a in out.sub_after}
+    for path, log in sorted(logs.items()):
+        for lost in getattr(log, "lost_traces", ()):
+            staged = MsgTrace(str(path))
+            try:
+                for fields, _ in split_records(lost.data):
+                    _record(str(path), lost.line, fields, staged)
+            except TraceError as exc:
+                if not skip_bad:
+                    raise
+                out.bad += 1
+                out.first_bad = out.first_bad or str(exc)
+                continue
+            for p in staged.pubs:
+                if key(p) not in seen:
+                    seen.add(key(p))
+                    out.pubs.append(replace(p, source=str(path)))
+                    out.from_logs += 1
+            for b in staged.sub_before:
+                if (b.request_id, b.msg_id, b.time_ms) not in subs:
+                    subs.add((b.request_id, b.msg_id, b.time_ms))
+                    out.sub_before.append(b)
+                    out.from_logs += 1
+            for a in staged.sub_after:
+                if (a.request_id, a.msg_id, a.cost_ms, a.success) not in afters:
+                    afters.add((a.request_id, a.msg_id, a.cost_ms, a.success))
+                    out.sub_after.append(a)
+                    out.from_logs += 1
+            out.other += staged.other
     return out
