@@ -40,6 +40,12 @@ It replays each broker's lock table with the rules above and gives each item a v
   kill (the member's last renewal came before the kill): the member consumes what it pulls,
   from the restarted broker too, while its own view of the lock is young, whatever that broker
   holds;
+* ``HANDOVER``: a queue's messages consumed by no member by the end, when they are the queue's
+  tail (every one after the last message consumed) and the member that consumed that last one
+  no longer held the table's lock at the end, having given it up (unlocked, or its lock granted
+  to another) at most ``HANDOVER_MS`` before: the lock was still on its way to the next holder
+  when the recording ended (live on 5.3.3, CI's draw 95726973438768: a rebalance 5 s before the
+  end dropped three queues, whose 132 last messages each were nobody's yet);
 * ``UNEXPLAINED``: anything else (a grant over a live lock, a refusal by a holder that was not
   the holder, a run while another member held the lock, a queue's message consumed by none).
 
@@ -59,6 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlb_core.conditions import REBALANCE_WAIT_MS, ROUTE_POLL_MS
 from rocketlb_core.consumer.rebalance import BROKER_LOCK_MAX_LIVE_MS, LOCK_MAX_LIVE_MS
 from rocketlb_core.trace import verdicts
 from rocketlb_core.trace.clientlog import GMT8_MINUTES, check_stamp, parsed_lines, stamp_ms
@@ -71,6 +78,7 @@ UNLOCKED = verdicts.text("orderly-locks", "UNLOCKED")
 REFUSED_SEEN = verdicts.text("orderly-locks", "REFUSED_SEEN")
 HELD = verdicts.text("orderly-locks", "HELD")
 CACHED = verdicts.text("orderly-locks", "CACHED")
+HANDOVER = verdicts.text("orderly-locks", "HANDOVER")
 UNEXPLAINED = verdicts.text("orderly-locks", "UNEXPLAINED")
 
 LOCK_INTERVAL_MS = 20_000
@@ -78,6 +86,11 @@ LOCK_INTERVAL_MS = 20_000
 SLACK_MS = 1_000
 """How far two processes' clocks and a log's second may stray: a broker's lines are to the
 second, a member's to the millisecond, the scenario's events from the recorder's clock."""
+HANDOVER_MS = ROUTE_POLL_MS + REBALANCE_WAIT_MS + SLACK_MS
+"""How long after a member gives up a queue's lock another may still not hold it
+(``HANDOVER``): the member dropped the queue when its own route or member list changed; the
+next holder sees the same change at its next route poll (``ROUTE_POLL_MS``, 30 s) and locks the
+queue at its next rebalance (``REBALANCE_WAIT_MS``, 20 s)."""
 LOCK_LOGS = ("broker.log.gz", "filter.log.gz")
 """Where a recording's broker writes its lock manager's lines: 4.x's recorder sends every logger
 to ``broker.log``; 5.x's own logback sends the lock manager's (``RocketmqRebalanceLock``) to
@@ -304,7 +317,7 @@ class LockCheck:
     member: str
     detail: str
     verdict: str
-    messages: int = 0    # a run's messages
+    messages: int = 0    # a run's messages; a queue's handed-over tail (HANDOVER)
     outside: int = 0     # of them, consumed while the broker's table did not hold its lock
 
 
@@ -315,6 +328,7 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
                       broker_silent: Mapping[str, Sequence[tuple[int, int]]],
                       kills: Mapping[str, Sequence[int]],
                       end_offsets: Mapping[str, int],
+                      end_ms: int | None = None,
                       broker_lock_ms: int = BROKER_LOCK_MAX_LIVE_MS,
                       renew_ms: int = LOCK_INTERVAL_MS,
                       client_lock_ms: int = LOCK_MAX_LIVE_MS) -> list[LockCheck]:
@@ -322,7 +336,8 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
     client id -> member name; ``alive``: per member, from its join to its crash, leave or the
     recording's end (epoch ms); ``broker_silent``: per broker, when it answered nothing (paused
     or down); ``kills``: per broker, when the scenario killed it (its lock table lost);
-    ``end_offsets``: per queue, its max offset when the recording ended (the next to store).
+    ``end_offsets``: per queue, its max offset when the recording ended (the next to store);
+    ``end_ms``: when it ended (``None``: not known, no ``HANDOVER``).
     ``broker_lock_ms``, ``renew_ms`` and ``client_lock_ms`` are the rules' three times (other
     values are other models, which a test holds the recordings against; ``renew_ms`` 0: a
     member that never renews, only its grants and explicit lock requests count)."""
@@ -445,12 +460,41 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
                                 f"{_holder_at(owners.get(q, []), bad[0][0]) or 'no lock'}"
                                 if bad else ""), verdict, len(got), len(bad)))
     for q, end in sorted(end_offsets.items()):
-        done = {o for q2, _, _, o in rows if q2 == q}
+        done = {o: m for q2, _, m, o in rows if q2 == q}
         first = min(done, default=end)
         missing = [o for o in range(first, end) if o not in done]
         if missing:
-            out.append(LockCheck("queue", 0, q, "", f"{len(missing)} of offsets {first} to "
-                                 f"{end - 1} consumed by no member", UNEXPLAINED))
+            gave_up = (_given_up(owners.get(q, []), done[max(done)], end_ms)
+                       if done and min(missing) > max(done) and end_ms is not None else None)
+            ok = gave_up is not None and end_ms is not None and end_ms - gave_up <= HANDOVER_MS
+            out.append(LockCheck(
+                "queue", gave_up or 0, q, done[max(done)] if ok else "",
+                f"{len(missing)} of offsets {first} to {end - 1} consumed by no member"
+                + (f", after {done[max(done)]} gave up the lock "
+                   f"{(end_ms - gave_up) / 1000:.1f} s before the end"
+                   if ok and end_ms is not None and gave_up is not None else ""),
+                HANDOVER if ok else UNEXPLAINED, len(missing) if ok else 0))
+    return out
+
+
+def _given_up(owners: Sequence[tuple[int, str]], member: str, end_ms: int) -> int | None:
+    """When ``member`` last stopped holding the replayed table's lock (an unlock, or a grant
+    to another), if the table did not hold it at ``end_ms``.
+
+    >>> _given_up([(0, "ord1"), (50, ""), (70, "ord2")], "ord1", 100)
+    50
+    >>> _given_up([(0, "ord1"), (50, ""), (70, "ord1")], "ord1", 100) is None
+    True
+    """
+    if _holder_at(owners, end_ms) == member:
+        return None
+    out, prev = None, ""
+    for t, who in owners:
+        if t > end_ms:
+            break
+        if prev == member and who != member:
+            out = t
+        prev = who
     return out
 
 
@@ -482,14 +526,15 @@ def summary(checks: Sequence[LockCheck]) -> dict[str, Any]:
     """Counts per verdict, the unexplained items, and per queue who consumed it when."""
     counts = {v: sum(c.verdict == v for c in checks)
               for v in (GRANT_FREE, GRANT_EXPIRED, REFUSED_HELD, UNLOCKED, REFUSED_SEEN, HELD,
-                        CACHED, UNEXPLAINED)}
+                        CACHED, HANDOVER, UNEXPLAINED)}
     return {"items": len(checks),
             **{k.lower(): counts[v] for k, v in (
                 ("GRANT_FREE", GRANT_FREE), ("GRANT_EXPIRED", GRANT_EXPIRED),
                 ("REFUSED_HELD", REFUSED_HELD), ("UNLOCKED", UNLOCKED),
                 ("REFUSED_SEEN", REFUSED_SEEN), ("HELD", HELD), ("CACHED", CACHED),
-                ("UNEXPLAINED", UNEXPLAINED))},
+                ("HANDOVER", HANDOVER), ("UNEXPLAINED", UNEXPLAINED))},
             "cached_messages": sum(c.outside for c in checks if c.verdict == CACHED),
+            "handover_messages": sum(c.messages for c in checks if c.verdict == HANDOVER),
             "others": [f"{c.kind} {c.queue} {c.member} at {c.t_ms}: {c.detail}"
                        for c in checks if c.verdict == UNEXPLAINED]}
 
@@ -571,7 +616,7 @@ def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
                                    lock_lines=lines, client_lines=client_lines,
                                    consumes=consumes, alive=alive, broker_silent=silent,
                                    kills={} if keep_on_kill else kills,
-                                   end_offsets=end_offsets, **rules)
+                                   end_offsets=end_offsets, end_ms=end_ms, **rules)
         rows = [(q, o) for rs in consumes.values() for q, o, _ in rs]
         out[group] = {
             **summary(checks), "members": sorted(names),

@@ -880,6 +880,16 @@ VERDICTS: tuple[Verdict, ...] = (
         (_ORDERLY_TEST, "data/live/orderly-locks-4", "data/live/orderly-locks-5",
          "data/live/orderly-locks-5.5")),
     Verdict(
+        "orderly-locks", "HANDOVER", "its lock on its way to the next holder at the end",
+        VERDICT, "handover",
+        "A queue's messages consumed by no member by the end, when they are the queue's tail "
+        "(after the last message consumed) and the member that consumed that one had given up "
+        "the table's lock (unlocked, or granted to another) at most `HANDOVER_MS` (51 s: a "
+        "route poll, a rebalance and a second) before the end, nobody consuming it since.",
+        "spec 4.1 (an orderly member creates a queue only once locked; the next holder locks "
+        "it at its next rebalance, after its own route or member list changed)",
+        ("tests/test_live_orderly.py::test_a_tail_left_while_its_lock_moved_is_a_handover",)),
+    Verdict(
         "orderly-locks", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
         "A grant over a live lock, a refusal or expiry naming another holder than the table's, "
         "a refused creation with no refusal, a run while another member held the lock, or a "
