@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -240,8 +241,13 @@ def test_a_random_live_scenario_agrees_with_the_model(line_name: str, tmp_path: 
                 if e.get("unexplained")})
     if bad_sends or bad:
         _print_gaps(out, result, meta)
+        # a gap is a race more often than not (a replay of the seed may not show it): the
+        # recording is kept where the next engineer finds it, outside the test's tmp_path
+        kept = Path(__file__).parent.parent / ".cache" / "live-gaps" / f"{line_name}-{soak_seed}"
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(out, kept)
         raise AgreementGap(f"{replay}: unexplained sends {bad_sends}; unexplained assignments "
-                           f"(first lines) {bad}")
+                           f"(first lines) {bad}; the recording is kept in {kept}")
 
 
 _START_THREW = """
