@@ -313,6 +313,31 @@ def mixed_strategies_frame(strategies: Mapping[str, AllocateStrategy],
     return pd.DataFrame(rows)
 
 
+RETRY_NOBODY = "nobody (a queue id the route does not list)"
+"""``retry_share_frame``'s row for the messages no member consumes."""
+
+
+def retry_share_frame(cases: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """Who consumes a group's retried messages (``consumer.retry.retry_share``), per case
+    (``cases``: a label -> ``retry_share``'s keyword arguments): per member its retry queues
+    and the messages it consumes, and a row ``RETRY_NOBODY`` for those landed in a queue id the
+    route does not list."""
+    import pandas as pd
+
+    from rocketlb_core.consumer.retry import retry_share
+
+    rows = []
+    for label, kwargs in cases.items():
+        got = retry_share(**kwargs)
+        for c, qs in got.assignment.items():
+            rows.append({"case": label, "member": c,
+                         "retry queues": ", ".join(q.short() for q in qs) or "-",
+                         "messages": got.consumed[c]})
+        rows.append({"case": label, "member": RETRY_NOBODY, "retry queues": "-",
+                     "messages": got.unlisted})
+    return pd.DataFrame(rows)
+
+
 VISIBILITY_STATES = ("up, listed", "down, still listed", "down, dropped", "up, not yet listed")
 
 
