@@ -103,6 +103,27 @@ def _mutate_one_of(files: tuple[str, ...], which: str, rng: Any, kind: str, skip
         _diagnose(folder, skip_bad, family)
 
 
+LOST = Path(__file__).parent / "fixtures" / "live" / "trace-lost-batches-4"
+LOST_FILES = ("msgtrace.jsonl.gz", "logs/p2-off/rocketmq_client.log.gz")
+
+
+@FUZZ
+@given(which=st.sampled_from(LOST_FILES), rng=st.randoms(use_true_random=False),
+       kind=st.sampled_from(KINDS), skip_bad=st.booleans())
+def test_mutated_lost_trace_batches(which: str, rng: Any, kind: str, skip_bad: bool) -> None:
+    """A dump that lost most of a batch producer's records and the producer's log that holds
+    them (``send trace data failed``: ``tests/fixtures/live/trace-lost-batches-4``), one of
+    the two mutated: the lost batches' records are read with the dump's or refused naming the
+    log, never a traceback."""
+    with tempfile.TemporaryDirectory(prefix="rocketlb-fuzz-doctor-") as tmp:
+        folder = Path(tmp) / "in"
+        for f in LOST_FILES:
+            (folder / Path(f).parent).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(LOST / f, folder / f)
+        _mutate_file(rng, folder / which, kind)
+        _diagnose(folder, skip_bad, "doctor: lost trace batches")
+
+
 MIXED = ("grpc/grpc-remoting-mixed-5/logs/p1/rocketmq-client.log.gz",
          "grpc/grpc-remoting-mixed-5/logs/r1/rocketmq_client.log.gz",
          "grpc/grpc-remoting-mixed-5/logs/r2/rocketmq_client.log.gz")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -380,3 +381,33 @@ def test_html_refuses_what_rocketlb_did_not_write(tmp_path: Path, what: str) -> 
     if what == "foreign file":
         assert page.read_text() == "<html>my notes</html>"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".report.html")]
+
+
+def test_the_trace_batches_a_client_failed_to_send_count_as_stores(tmp_path: Path) -> None:
+    """A batch producer whose trace dispatcher lost most of its records (the broker refused
+    trace messages whose keys passed 32,767 characters: ``tests/fixtures/live/
+    trace-lost-batches-4``): its log holds each lost batch whole, and the doctor counts those
+    stores with the dump's, so a broker's stores inside a failure window are not undercounted.
+    Without a dump, the log's batches alone are not taken for the trace."""
+    import dataclasses
+
+    from rocketlb_core.doctor import producers
+    from rocketlb_core.doctor.inputs import read_inputs
+
+    fixture = Path(__file__).parent / "fixtures" / "live" / "trace-lost-batches-4"
+    shutil.copyfile(fixture / "msgtrace.jsonl.gz", tmp_path / "msgtrace.jsonl.gz")
+    (tmp_path / "logs").mkdir()
+    log = fixture / "logs" / "p2-off" / "rocketmq_client.log.gz"
+    shutil.copyfile(log, tmp_path / "logs" / log.name)
+    inputs = read_inputs([tmp_path])
+    (cl,) = inputs.client_logs
+    dump = len(inputs.traces[0].published)
+    assert cl.lost_traces >= 10
+    assert len(inputs.published()) == dump + len(cl.lost_published) > 2 * dump
+    mine = {v.broker: v.mine for vs in producers.judge(inputs).values() for v in vs}
+    without = dataclasses.replace(inputs, client_logs=[dataclasses.replace(
+        cl, lost_published=[])])
+    fewer = {v.broker: v.mine for vs in producers.judge(without).values() for v in vs}
+    assert set(mine) == set(fewer) == {"broker-a", "broker-b", "broker-c"}
+    assert all(mine[b] > fewer[b] for b in mine)
+    assert read_inputs([tmp_path / "logs"]).published() == []

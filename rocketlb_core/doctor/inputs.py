@@ -236,6 +236,9 @@ class ClientLogFile:
     send_failures: int = 0
     lost_traces: int = 0
     """``send trace data failed`` lines: trace batches the client's dispatcher lost."""
+    lost_published: list[Published] = field(default_factory=list)
+    """The stored sends (``Pub`` records with ``success`` true) of those batches, which the
+    line holds whole (``clientlog.LostTrace``); a record that does not parse is a bad line."""
     end_stamp: str = ""                 # the last line's timestamp
     failures: list[Failure] = field(default_factory=list)          # at most MAX_FAILURES
     routes: dict[str, RouteSeen] = field(default_factory=dict)     # topic -> the last route
@@ -308,6 +311,17 @@ class Published:
     topic: str
     time_ms: int                    # when the successful attempt started (epoch ms)
     cost_ms: int
+    key: int = 0
+    """The record's message id(s) hashed to 64 bits (``record_key``): one per stored send, so
+    two sends alike in every other field stay two, in less memory than the ids."""
+
+
+def record_key(msg_id: str) -> int:
+    """A trace record's message id(s) as 64 bits (BLAKE2b)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(msg_id.encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), "big")
 
 
 @dataclass
@@ -335,6 +349,23 @@ class Inputs:
     read: list[tuple[str, str]] = field(default_factory=list)        # (path, kind)
     ignored: list[tuple[str, str]] = field(default_factory=list)
     bad: list[str] = field(default_factory=list)
+
+    def published(self) -> list[Published]:
+        """Every stored send the message trace shows: the dumps' ``Pub`` records and, when a
+        dump was given, those the clients' trace dispatchers failed to send (their logs' ``send
+        trace data failed`` lines: a broker refuses a trace message whose keys pass 32,767
+        characters), each once. Without a dump, none: a log's lost batches alone are not the
+        trace."""
+        if not self.traces:
+            return []
+        out = [p for t in self.traces for p in t.published]
+        seen = set(out)
+        for cl in self.client_logs:
+            for p in cl.lost_published:
+                if p not in seen:
+                    seen.add(p)
+                    out.append(p)
+        return out
 
 
 # ------------------------------------------------------------------ files of the paths given
@@ -847,6 +878,7 @@ def read_log(path: Path, bad: _Bad) -> ClientLogFile | BrokerLogFile | str | Non
         if isinstance(r, clientlog.LostTrace):
             is_client = True
             client.lost_traces += 1
+            client.lost_published += _lost_published(path, r)
             return
         if isinstance(r, RouteChange):
             is_client = True
@@ -1034,6 +1066,27 @@ GO_UNKNOWN = "GO?"
 """The strategy of a Go client's rebalance line until the check infers it."""
 
 
+def _lost_published(path: Path, lost: Any) -> list[Published]:
+    """The stored sends of a ``send trace data failed`` line's batch (``clientlog.LostTrace``),
+    read by the message trace's own reader: a record that does not parse raises its
+    ``TraceError`` naming the log, the line and the field."""
+    from rocketlb_core.trace.msgtrace import MsgTrace, with_logged
+
+    t = with_logged(MsgTrace(str(path)), {str(path): _OneLost(lost)})
+    return [Published(p.group, p.store_host, p.topic, p.time_ms, p.cost_ms,
+                      record_key(p.msg_id))
+            for p in t.pubs if p.success]
+
+
+@dataclass(frozen=True)
+class _OneLost:
+    lost: Any
+
+    @property
+    def lost_traces(self) -> list[Any]:
+        return [self.lost]
+
+
 def read_trace(path: Path, bad: _Bad) -> TraceFile:
     from rocketlb_core.trace.msgtrace import read_msgtrace
 
@@ -1041,7 +1094,8 @@ def read_trace(path: Path, bad: _Bad) -> TraceFile:
     if t.bad:
         bad.bad.extend([t.first_bad or f"{path}: a bad record"] * t.bad)
     return TraceFile(str(path), len(t.pubs), len(t.sub_before) + len(t.sub_after),
-                     [Published(p.group, p.store_host, p.topic, p.time_ms, p.cost_ms)
+                     [Published(p.group, p.store_host, p.topic, p.time_ms, p.cost_ms,
+                                record_key(p.msg_id))
                       for p in t.pubs if p.success])
 
 

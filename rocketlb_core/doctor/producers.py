@@ -297,7 +297,7 @@ def verdicts(cl: ClientLogFile, inputs: Inputs, zone_4x: int | None = None,
              pubs: list[Published] | None = None) -> list[Verdict]:
     """Per broker (in name order), ``cl``'s failures judged (``Verdict``)."""
     if pubs is None:
-        pubs = [p for t in inputs.traces for p in t.published]
+        pubs = inputs.published()
     groups = {g for g in cl.producer_groups if not g.startswith(INNER_GROUPS)}
     out = []
     for broker, (windows, inside) in windows_of(cl, zone_4x).items():
@@ -338,7 +338,7 @@ def recorded_switches(inputs: Inputs, judged: dict[str, list[Verdict]]
 
 def judge(inputs: Inputs, zone_4x: int | None = None) -> dict[str, list[Verdict]]:
     """Every client log with failed attempts -> its ``verdicts``."""
-    pubs = [p for t in inputs.traces for p in t.published]
+    pubs = inputs.published()
     return {cl.path: verdicts(cl, inputs, zone_4x, pubs) for cl in inputs.client_logs
             if cl.failures}
 
@@ -481,7 +481,7 @@ def isolation_findings(inputs: Inputs, zone_4x: int | None = None,
     fault strategy alone. ``judged``: each log's ``verdicts``, when already made."""
     out: list[Finding] = []
     timeline: list[Window] = []
-    pubs = [p for t in inputs.traces for p in t.published]
+    pubs = inputs.published()
     if judged is None:
         judged = judge(inputs, zone_4x)
     for cl in inputs.client_logs:
