@@ -353,9 +353,9 @@ class Inputs:
     def published(self) -> list[Published]:
         """Every stored send the message trace shows: the dumps' ``Pub`` records and, when a
         dump was given, those the clients' trace dispatchers failed to send (their logs' ``send
-        trace data failed`` lines: a broker refuses a trace message whose keys pass 32,767
-        characters), each once. Without a dump, none: a log's lost batches alone are not the
-        trace."""
+        trace data failed`` lines: a broker refuses a trace message whose properties, its keys
+        mostly, pass 32,767 characters), each once. Without a dump, none: a log's lost batches
+        alone are not the trace."""
         if not self.traces:
             return []
         out = [p for t in self.traces for p in t.published]

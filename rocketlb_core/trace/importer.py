@@ -21,8 +21,9 @@ What each input gives, and how the trace is derived from it:
   says nothing of its broker's condition. The ``Pub`` records include those a client's trace
   dispatcher failed to send, read from its log (``send trace data failed, the traceData is
   ...``: the batch whole, ``msgtrace.with_logged``): a broker refuses a trace message whose
-  keys pass 32,767 characters, as a batch producer's soon do (live on 4.9.8, 5,351 of one
-  producer's 6,100 records; fixture ``trace-lost-batches-4``).
+  properties (its keys: every message id of its records) pass 32,767 characters, as a batch
+  producer's soon do (live on 4.9.8, 5,351 of one producer's 6,100 records; fixture
+  ``trace-lost-batches-4``).
 * **conditions**, derived from what the clients observed, never from what the scenario did:
   a broker is ``down`` from the start of a failed attempt at it until the start of the next
   attempt stored there (``up``); ``silent`` (the host did not answer) when the attempt took at
