@@ -51,6 +51,16 @@ def test_a_setting_raised_over_an_existing_topic_strands_the_new_queue_ids() -> 
     assert all(len(qs) == 1 for qs in got.assignment.values())
 
 
+def test_a_setting_raised_on_one_broker_strands_that_brokers_new_ids_only() -> None:
+    """``updateSubGroup -q 2 -b`` on broker-a alone: broker-a draws 0 or 1, broker-b 0 only."""
+    got = retry_share(group="G", consumers=IDS, sent_back={"broker-a": 10_000, "broker-b": 10_000},
+                      retry_queue_nums={"broker-a": 2, "broker-b": 1}, topic_queue_nums=1,
+                      seed=4)
+    assert {q.short() for q in got.landed} == {"broker-a/0", "broker-a/1", "broker-b/0"}
+    assert got.landed[got.queues[1]] == 10_000                    # broker-b/0 has them all
+    assert abs(got.unlisted / 10_000 - 0.5) < 0.03
+
+
 def test_the_group_allocates_its_retry_queues_with_its_own_strategy() -> None:
     got = retry_share(group="G", consumers=IDS, sent_back={"broker-a": 8, "broker-b": 8},
                       retry_queue_nums=4, strategy=make("AVG_BY_CIRCLE"), seed=2)

@@ -1,27 +1,34 @@
 """The retry topic: where a clustering push consumer's failed messages go, and who consumes them
 (spec 4.1 and 5.1; client 4.9.8, 5.3.3 and 5.5.0 ``DefaultMQPushConsumerImpl.sendMessageBack``,
-broker 4.9.7, 5.3.3 and 5.5.0 ``consumerSendMsgBack`` and
+broker 4.9.7 ``SendMessageProcessor.asyncConsumerSendMsgBack``, 5.3.3 and 5.5.0
+``AbstractSendMessageProcessor.consumerSendMsgBack``, and
 ``TopicConfigManager.createTopicInSendMessageBackMethod``).
 
-A concurrently consuming clustering push consumer sends a message its listener failed back to
-the broker of the message's queue (``CONSUMER_SEND_MSG_BACK``); only when that request fails
-does it send the message to the retry topic as a new message, through its client's inner
-producer (fact consumer.sendback-to-the-queues-broker). That broker draws one of its group's
-``retryQueueNums`` queue ids at random (1 by default, fact
-broker.retry-queue-nums-default-1) and stores the message in ``%RETRY%<group>`` at that queue
-id once its delay has passed (fact broker.sendback-draws-a-retry-queue). It creates
-``%RETRY%<group>`` with ``retryQueueNums`` read and write queues the first time a heartbeat or a
-sent-back message needs it, and returns an existing topic as it is: raising ``retryQueueNums``
-later changes the ids the broker draws, not the queues the route lists (fact
-broker.retry-topic-created-once). The route lists each broker's retry queues, and the group
-allocates them like any topic's (fact consumer.clustering-subscribes-retry-topic): with the
-default one queue per broker, a group of more members than brokers leaves the rest without
-retried messages, and a message drawn into a queue id the route does not list is consumed by
-nobody.
+A member consuming concurrently in pull mode sends a message its listener failed back to the
+broker of the message's queue (``CONSUMER_SEND_MSG_BACK``); when that request fails, it sends the
+message to the retry topic as a new message through its client's inner producer, to any broker
+of that topic's route (fact consumer.sendback-to-the-queues-broker), and when that fails too it
+consumes the message again itself (fact consumer.sendback-failed-consumed-again). The broker
+that takes a message back draws one of its group's ``retryQueueNums`` queue ids at random (1 by
+default, fact broker.retry-queue-nums-default-1; 4.9.7 draws with ``ThreadLocalRandom``, 5.3.3
+and 5.5.0 with a ``Random`` of the processor) and stores the message in ``%RETRY%<group>`` at
+that queue id once its delay has passed, or in ``%DLQ%<group>`` once it has been consumed
+``maxReconsumeTimes`` times (fact broker.sendback-draws-a-retry-queue). A heartbeat of the group
+or a sent-back message creates ``%RETRY%<group>`` on a broker that lacks it, with
+``retryQueueNums`` read and write queues; neither changes an existing one's queue count, so
+raising ``retryQueueNums`` later changes the ids the broker draws, not the queues the route
+lists (fact broker.retry-topic-created-once; ``mqadmin updateTopic`` does change them). The
+route lists each broker's retry queues, and the group allocates them like any topic's (fact
+consumer.clustering-subscribes-retry-topic): with the default one queue per broker, a group of
+more members than brokers leaves the rest without retried messages, and a message drawn into a
+queue id the route does not list is read by no member until the route lists it (then from
+offset 0: a retry queue without a committed offset starts there, fact
+consumer.consume-from-where-only-without-offset).
 
-``retry_share`` plays that out for a group: the messages each broker was sent back, the drawn
-queues (an explicit seed: the broker's draw is ``ThreadLocalRandom``, which no log states), the
-route's retry queues, and each member's share of them.
+``retry_share`` plays that out for a group: the messages each broker took back (those it stores
+in the retry topic: the fallback through the producer, the dead-letter topic and a member's own
+retries are not modelled), the drawn queues (an explicit seed: the brokers' draws are random and
+no log states them), the route's retry queues, and each member's share of them.
 
 Standard library only.
 
@@ -89,7 +96,8 @@ class RetryShare:
     consumed: dict[str, int]
     """Messages each member consumes: those landed in its queues."""
     unlisted: int
-    """Messages landed in a queue id the route does not list: consumed by nobody."""
+    """Messages landed in a queue id the route does not list: read by no member until the route
+    lists it."""
 
 
 def _count(name: str, value: object, low: int, high: int) -> int:
@@ -106,22 +114,33 @@ def _name(field: str, value: object) -> str:
     return value
 
 
+def _per_broker(name: str, value: object, brokers: Sequence[str]) -> dict[str, int]:
+    """``value`` (a queue count, or one per broker of ``brokers``) as one per broker."""
+    if isinstance(value, int):
+        n = _count(name, value, 1, MAX_QUEUES)
+        return dict.fromkeys(brokers, n)
+    if isinstance(value, Mapping) and set(value) == set(brokers):
+        return {b: _count(f"{name}[{b!r}]", value[b], 1, MAX_QUEUES) for b in brokers}
+    raise ValueError(f"{name}: a queue count, or one per broker of sent_back, expected")
+
+
 def retry_share(*, group: str, consumers: Sequence[str], sent_back: Mapping[str, int],
-                retry_queue_nums: int = RETRY_QUEUE_NUMS,
+                retry_queue_nums: int | Mapping[str, int] = RETRY_QUEUE_NUMS,
                 topic_queue_nums: int | Mapping[str, int] | None = None,
                 strategy: AllocateStrategy | None = None, seed: int) -> RetryShare:
     """The retried messages of ``group`` and who consumes them (see the module docstring).
 
     ``sent_back``: per broker, how many messages the group's members sent back to it (the
     broker of each failed message's queue); ``retry_queue_nums``: the group's setting when they
-    were sent back; ``topic_queue_nums``: each broker's retry topic's queue count (``None``:
-    created with ``retry_queue_nums``; one number for every broker, or one per broker);
+    were sent back (one for every broker, or one per broker: each broker has its own group
+    config, and ``mqadmin updateSubGroup -b`` sets one broker's); ``topic_queue_nums``: each
+    broker's retry topic's queue count (``None``: created with ``retry_queue_nums``; one number
+    for every broker, or one per broker);
     ``strategy``: the group's allocation (AVG by default); ``seed``: the brokers' draws. Each
     argument is checked, and a bad one is a ``ValueError`` naming it."""
     from rocketlb_core.consumer.strategies import avg
 
     _name("group", group)
-    rq = _count("retry_queue_nums", retry_queue_nums, 1, MAX_QUEUES)
     _count("seed", seed, 0, (1 << 64) - 1)
     if not isinstance(consumers, Sequence) or isinstance(consumers, str) \
             or not 0 < len(consumers) <= MAX_CONSUMERS:
@@ -131,21 +150,15 @@ def retry_share(*, group: str, consumers: Sequence[str], sent_back: Mapping[str,
         raise ValueError(f"sent_back: 1 to {MAX_QUEUES} brokers expected")
     brokers = sorted(_name("sent_back", b) for b in sent_back)
     counts = {b: _count(f"sent_back[{b!r}]", sent_back[b], 0, MAX_SENT_BACK) for b in brokers}
-    if topic_queue_nums is None or isinstance(topic_queue_nums, int):
-        n = rq if topic_queue_nums is None else topic_queue_nums
-        sizes = {b: _count("topic_queue_nums", n, 1, MAX_QUEUES) for b in brokers}
-    elif isinstance(topic_queue_nums, Mapping) and set(topic_queue_nums) == set(brokers):
-        sizes = {b: _count(f"topic_queue_nums[{b!r}]", topic_queue_nums[b], 1, MAX_QUEUES)
-                 for b in brokers}
-    else:
-        raise ValueError("topic_queue_nums: None, a queue count, or one per broker of "
-                         "sent_back expected")
+    rqs = _per_broker("retry_queue_nums", retry_queue_nums, brokers)
+    sizes = _per_broker("topic_queue_nums",
+                        rqs if topic_queue_nums is None else topic_queue_nums, brokers)
     topic = retry_topic(group)
     rng = random.Random(seed)
     landed: dict[MessageQueue, int] = {}
     for b in brokers:
         for _ in range(counts[b]):
-            q = MessageQueue(topic, b, rng.randrange(rq))
+            q = MessageQueue(topic, b, rng.randrange(rqs[b]))
             landed[q] = landed.get(q, 0) + 1
     listed = sort_queues(MessageQueue(topic, b, i) for b in brokers for i in range(sizes[b]))
     assignment = assign_all(strategy or avg(), group, listed, sort_client_ids(ids))

@@ -313,7 +313,7 @@ def mixed_strategies_frame(strategies: Mapping[str, AllocateStrategy],
     return pd.DataFrame(rows)
 
 
-RETRY_NOBODY = "nobody (a queue id the route does not list)"
+RETRY_NOBODY = "no member yet (a queue id the route does not list)"
 """``retry_share_frame``'s row for the messages no member consumes."""
 
 
@@ -321,7 +321,7 @@ def retry_share_frame(cases: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     """Who consumes a group's retried messages (``consumer.retry.retry_share``), per case
     (``cases``: a label -> ``retry_share``'s keyword arguments): per member its retry queues
     and the messages it consumes, and a row ``RETRY_NOBODY`` for those landed in a queue id the
-    route does not list."""
+    route does not list (read by no member until it does)."""
     import pandas as pd
 
     from rocketlb_core.consumer.retry import retry_share
