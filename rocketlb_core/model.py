@@ -25,7 +25,7 @@ Mirrors ``common/message/MessageQueue.java`` and the route holders ``TopicRouteD
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rocketlb_core.javamath import java_string_compare, java_string_key, wrap32
@@ -146,9 +146,37 @@ class TopicRoute:
     def has_master(self, broker_name: str) -> bool:
         return any(b.broker_name == broker_name and b.master_addr for b in self.broker_datas)
 
+    def without_masters(self, names: Iterable[str]) -> TopicRoute:
+        """This route with the masters of the brokers ``names`` gone, their slaves kept: what a
+        name server answers once a master beside a slave has died (its queue datas stay while a
+        slave of it is registered; a producer's list skips a broker without a master, spec
+        1.3)."""
+        gone = set(names)
+        if not gone:
+            return self
+        return TopicRoute(self.queue_datas, tuple(
+            BrokerData(b.broker_name, {k: v for k, v in b.addrs.items() if k != MASTER_ID},
+                       b.cluster) if b.broker_name in gone else b
+            for b in self.broker_datas), self.order_topic_conf)
+
     def sorted_queue_datas(self) -> list[QueueData]:
         """The queue datas sorted by broker name, as the producer conversion sorts them in place."""
         return sorted(self.queue_datas, key=lambda qd: java_string_key(qd.broker_name))
+
+
+RouteStep = (tuple[int, Sequence[QueueData]]
+             | tuple[int, Sequence[QueueData], Sequence[str]])
+"""A logged route change as the checks take it: (a time, its queue datas[, the brokers it lists
+without a master])."""
+
+
+def route_step(c: RouteStep) -> tuple[int, tuple[QueueData, ...], tuple[str, ...]]:
+    """``c`` with its masterless brokers (none when it names none).
+
+    >>> route_step((5, []))
+    (5, (), ())
+    """
+    return (c[0], tuple(c[1]), tuple(c[2]) if len(c) > 2 else ())
 
 
 def publish_queues(topic: str, route: TopicRoute) -> list[MessageQueue]:

@@ -205,3 +205,35 @@ def test_a_hostile_batch_in_a_lost_trace_line_is_read_or_refused_naming_it(
         assert 0 <= p.time_ms <= MAX_EPOCH_MS
         assert 0 <= p.cost_ms <= MAX_LATENCY_MS
         assert p.source == str(path)
+
+
+ROUTE_4 = ("2026-11-29 07:08:39,044 INFO RocketmqClient - the topic[TopicSlaveRead] route info "
+           "changed, old[TopicRouteData [...]] ,new[TopicRouteData [orderTopicConf=null, "
+           "queueDatas=[QueueData [brokerName=broker-b, readQueueNums=2, writeQueueNums=2, "
+           "perm=6, topicSysFlag=0], QueueData [brokerName=broker-a, readQueueNums=2, "
+           "writeQueueNums=2, perm=6, topicSysFlag=0]], brokerDatas=[BrokerData "
+           "[brokerName=broker-b, brokerAddrs={0=127.0.0.1:20921}], BrokerData "
+           "[brokerName=broker-a, brokerAddrs={1=127.0.0.1:20916}]], filterServerTable={}]]")
+
+
+def test_a_route_that_lists_a_slave_without_its_master_names_the_broker(
+        tmp_path: Path) -> None:
+    """A master killed beside its slave (live on 4.9.8, ``data/live/slave-reads-4``): the name
+    server keeps the broker's queue datas while the slave is registered, the route lists only
+    the slave's address, and a producer's list skips the broker (spec 1.3); the route change
+    names it, and the model's publish list has broker-b's queues alone."""
+    from rocketlb_core.model import BrokerData, TopicRoute, publish_queues, subscribe_queues
+
+    (r,) = read_client_log(_log(tmp_path, ROUTE_4)).route_changes
+    assert r.masterless == ("broker-a",)
+    assert [q.broker_name for q in r.queue_datas] == ["broker-b", "broker-a"]
+    full = TopicRoute(r.queue_datas, (BrokerData("broker-a", {0: "a", 1: "s"}),
+                                      BrokerData("broker-b", {0: "b"})))
+    gone = full.without_masters(r.masterless)
+    assert [q.short() for q in publish_queues("T", gone)] == ["broker-b/0", "broker-b/1"]
+    assert len(publish_queues("T", full)) == 4
+    assert subscribe_queues("T", gone) == subscribe_queues("T", full)   # still readable
+    both = ROUTE_4.replace("brokerAddrs={1=127.0.0.1:20916}",
+                           "brokerAddrs={0=127.0.0.1:20911, 1=127.0.0.1:20916}")
+    (r,) = read_client_log(_log(tmp_path, both)).route_changes
+    assert r.masterless == ()

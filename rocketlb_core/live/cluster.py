@@ -856,7 +856,8 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
                    trace: bool = False, strategy: str = "AVG",
                    subscription: str = "*", model: str = "CLUSTERING",
                    listener: str = "concurrently", kind: str = "push",
-                   assign: Sequence[str] = (), rebalance: str = "client") -> Consumer:
+                   assign: Sequence[str] = (), rebalance: str = "client",
+                   consumes: bool = False) -> Consumer:
     """Start a push consumer of ``group`` on ``topic`` with instance name ``instance`` (its
     client id is ``127.0.0.1@<instance>`` inside an isolated cluster), and wait until it has
     started. ``name`` (default: the instance name) names its folder and process; two consumers
@@ -867,7 +868,9 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
     ``DefaultLitePullConsumer``: subscribed, or with ``assign`` its own queues, ``broker/id``);
     it takes none of the push consumer's options. ``rebalance="broker"`` (5.x clients): the
     push consumer asks a broker for its queues (``setClientRebalance(false)``) and writes
-    ``offsets.json``. Stop it with ``stop_consumer`` (clean) or ``kill_consumer`` (a
+    ``offsets.json``. ``consumes``: a concurrently consuming push consumer writes
+    ``consumes.jsonl`` as an orderly one does (every message, its queue, offset and time). Stop
+    it with ``stop_consumer`` (clean) or ``kill_consumer`` (a
     crash)."""
     name = name or instance
     home, stop = _client_home(cluster, name, "stop")
@@ -876,7 +879,7 @@ def start_consumer(cluster: Cluster, topic: str, group: str, instance: str,
                if kind == "lite-pull" else
                [*_client_command(cluster, home, "Consume.java"), cluster.namesrv_addr, topic,
                 group, instance, str(stop), "on" if trace else "off", strategy, subscription,
-                model, listener, rebalance])
+                model, listener, rebalance, *(["consumes"] if consumes else [])])
     proc = subprocess.Popen(
         command,
         stdout=subprocess.PIPE, stderr=(home / "stderr.log").open("ab"), text=True,

@@ -127,7 +127,8 @@ no rebalance, yet its heartbeat still names its group, so the brokers list it; i
 highest consumed offset per queue (``consumed/<consumer>.json``, written at its stop), its
 first and last offset and how many distinct ones per queue (``ranges/<consumer>.json``:
 ``"broker/queue": [first, last, count]``), an orderly member's every consumed message in
-the order its listener ran (``consumes/<consumer>.jsonl.gz``: ``{"q": "broker-a/0", "o":
+the order its listener ran, and with slaves every remoting push member's
+(``consumes/<consumer>.jsonl.gz``: ``{"q": "broker-a/0", "o":
 offset, "t": wall ms}``, flushed per message, so a crashed member's are kept too) and, taken
 with the final snapshot before any consumer stops, ``mqadmin consumerProgress`` of each
 remoting group but a broadcasting one (which commits nothing to the brokers)
@@ -990,7 +991,8 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
                                           name=k.name, trace=scenario.trace,
                                           model=k.model.upper(), listener=k.listener,
                                           kind=k.kind or "push", assign=k.assign,
-                                          strategy=k.strategy, rebalance=k.rebalance)
+                                          strategy=k.strategy, rebalance=k.rebalance,
+                                          consumes=bool(scenario.slaves))
             with lock:
                 consumers[k.name] = started
             if started.start_error is not None:
@@ -1096,7 +1098,7 @@ def _run(scenario: LiveScenario, line_name: str, home: Path, tmp: Path,
             if made.is_file():
                 (tmp / kind).mkdir(exist_ok=True)
                 (tmp / kind / f"{name}.json").write_bytes(made.read_bytes())
-        made = running.home / "consumes.jsonl"          # an orderly member's
+        made = running.home / "consumes.jsonl"          # an orderly member's; with slaves, any
         if made.is_file():
             (tmp / "consumes").mkdir(exist_ok=True)
             _gzip_text(tmp / "consumes" / f"{name}.jsonl.gz", made.read_text(encoding="utf-8"))

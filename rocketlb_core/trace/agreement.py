@@ -72,7 +72,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
+from rocketlb_core.model import (
+    MessageQueue,
+    QueueData,
+    RouteStep,
+    TopicRoute,
+    publish_queues,
+    route_step,
+)
 from rocketlb_core.producer import (
     AttemptResult,
     FaultTable4,
@@ -592,7 +599,7 @@ class _ReportedStrategy(MQFaultStrategy):
 def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tolerance: bool,
                        topic: str, route: TopicRoute, conditions: Conditions, origin_ms: int,
                        costs: dict[str, int],
-                       route_changes: Sequence[tuple[int, Sequence[QueueData]]] = (),
+                       route_changes: Sequence[RouteStep] = (),
                        failures: Sequence[tuple[int, str, int]
                                          | tuple[int, str, int, int | None]
                                          | tuple[int, str, int, int | None, int | None]] = (),
@@ -647,11 +654,11 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
     model = ObservedBrokers(conditions, costs, failed=failed, logs_complete=logs_complete,
                             mode=mode, copies=copies, retry_not_stored=retry_not_stored)
     first = int(truth[0]["sent_ms"]) - origin_ms
-    changes = sorted(((t, tuple(q)) for t, q in route_changes), key=lambda c: c[0])
+    changes = sorted((route_step(c) for c in route_changes), key=lambda c: c[0])
     late_route_seq = lookup_seq = None
     lookup_wait = 0
     if not changes:
-        changes = [(first, tuple(route.queue_datas))]
+        changes = [(first, tuple(route.queue_datas), ())]
     elif changes[0][0] > first:
         # the first route is logged just after the send whose lookup fetched it began: in
         # force from that send on; a send before it found no route (issue 32: the name server
@@ -681,7 +688,7 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
             # then finds ``timeout < costTime`` and throws "sendDefaultImpl call timeout"
             # before any attempt (seen live on 5.x: the route came 3,039 ms after the send)
             late_route_seq = lookup_seq
-        changes[0] = (lookup, changes[0][1])
+        changes[0] = (lookup, changes[0][1], changes[0][2])
     flips = sorted({t for rows in conditions.down.values() for s, u, _ in rows for t in (s, u)})
     out = Agreement(copies=0 if copies is not None else None)
     alive: list[tuple[MQFaultStrategy, TopicPublishInfo, int | None]] = []
@@ -727,7 +734,8 @@ def producer_agreement(truth: Sequence[dict[str, Any]], *, line: str, fault_tole
                                       lookup=wait)[2].queue) == observed):
                 break               # logged, not installed yet: this send used the old list
             route_version += 1
-            new_route = TopicRoute(changes.pop(0)[1], route.broker_datas)
+            _, datas, masterless = changes.pop(0)
+            new_route = TopicRoute(datas, route.broker_datas).without_masters(masterless)
             tp = TopicPublishInfo(publish_queues(topic, new_route),
                                   new_route.sorted_queue_datas(), ThreadLocalIndex(line, stored=0))
             pending, pending_verdict, reset_hidden = True, INFERRED, False
@@ -1542,7 +1550,7 @@ def check_recording(recording: Path | str, trace: Path | str,
                              f"expected, got {threads!r:.40}")
         truth = read_sends(recording / "sends" / f"{p['name']}.jsonl.gz", mode, threads)
         log = logs[p["name"]]
-        changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas)
+        changes = [(stamp_ms(r.stamp, offset) - origin, r.queue_datas, r.masterless)
                    for r in log.route_changes if r.topic == topic]
         if mode == "hash":
 

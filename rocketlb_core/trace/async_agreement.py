@@ -73,7 +73,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
+from rocketlb_core.model import (
+    MessageQueue,
+    QueueData,
+    RouteStep,
+    TopicRoute,
+    publish_queues,
+    route_step,
+)
 from rocketlb_core.producer.index import ThreadLocalIndex
 from rocketlb_core.producer.line import ProducerLine
 from rocketlb_core.producer.publish_info import TopicPublishInfo
@@ -190,7 +197,7 @@ def _trials(strategy: MQFaultStrategy, tp: TopicPublishInfo, counter: int, t: in
 
 def async_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
                     route: TopicRoute,
-                    route_changes: Sequence[tuple[int, Sequence[QueueData]]],
+                    route_changes: Sequence[RouteStep],
                     origin_ms: int, stopped: Mapping[str, Sequence[tuple[int, int]]],
                     killed: Mapping[str, Sequence[tuple[int, int]]],
                     back_pressure: int = 0, timeout_ms: int = 3000) -> AsyncAgreement:
@@ -203,8 +210,9 @@ def async_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
     its sends' ``timeout_ms``."""
     rules = ProducerLine.parse(line).rules
     lists: list[tuple[int, list[MessageQueue], list[QueueData]]] = []
-    for t, qd in sorted(route_changes, key=lambda c: c[0]):
-        r = TopicRoute(tuple(qd), route.broker_datas)
+    for t, qd, masterless in sorted((route_step(c) for c in route_changes),
+                                    key=lambda c: c[0]):
+        r = TopicRoute(qd, route.broker_datas).without_masters(masterless)
         lists.append((t, publish_queues(topic, r), r.sorted_queue_datas()))
     if not lists:
         lists = [(-(1 << 62), publish_queues(topic, route), route.sorted_queue_datas())]

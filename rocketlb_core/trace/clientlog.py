@@ -106,6 +106,9 @@ class RouteChange:
     stamp: str
     topic: str
     queue_datas: tuple[QueueData, ...]
+    masterless: tuple[str, ...] = ()
+    """The brokers the new route lists with no master address (broker id 0): a master that died
+    beside its slave. A producer's list skips their queues (spec 1.3)."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,8 @@ _ROUTE = re.compile(r"^(?P<stamp>\S+ \S+) .*?the topic\[(?P<topic>[^\]]*)\] rout
 _QUEUE_DATA = re.compile(r"QueueData \[brokerName=([^,\]]*), readQueueNums=(\d+), "
                          r"writeQueueNums=(\d+), perm=(\d+)", re.ASCII)
 _PRODUCER = re.compile(r"the producer \[(?P<group>[^\]]*)\] start OK")
+_BROKER_DATA = re.compile(r"BrokerData \[brokerName=([^,\]]*), brokerAddrs=\{([^}]*)\}")
+_MASTER_ADDR = re.compile(r"(?:^|, )0=")
 MAX_ADDRESS = 300
 """An unmatched reply's address is kept to this many characters."""
 UNMATCHED = "but not matched any request, address="
@@ -312,7 +317,9 @@ def parse_producer_line(path: Path, n: int, text: str
                               _int(path, n, "writeQueueNums", w, MAX_QUEUES),
                               _int(path, n, "perm", pm, 7))
                     for b, r, w, pm in _QUEUE_DATA.findall(text[new:]))
-        return RouteChange(n, _stamp(path, n, text), m["topic"], qds)
+        masterless = tuple(b for b, addrs in _BROKER_DATA.findall(text[new:])
+                           if not _MASTER_ADDR.search(addrs))
+        return RouteChange(n, _stamp(path, n, text), m["topic"], qds, masterless)
     m = _PRODUCER.search(text)
     return m["group"] if m else None
 

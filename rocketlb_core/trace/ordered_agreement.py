@@ -33,7 +33,13 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from rocketlb_core.model import MessageQueue, QueueData, TopicRoute, publish_queues
+from rocketlb_core.model import (
+    MessageQueue,
+    RouteStep,
+    TopicRoute,
+    publish_queues,
+    route_step,
+)
 from rocketlb_core.producer.selectors import keys_moved, select_by_hash
 from rocketlb_core.trace import verdicts
 
@@ -107,7 +113,7 @@ def _stopped(broker: str, t: int, spans: Mapping[str, Sequence[tuple[int, int]]]
 
 def ordered_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
                       route: TopicRoute,
-                      route_changes: Sequence[tuple[int, Sequence[QueueData]]],
+                      route_changes: Sequence[RouteStep],
                       origin_ms: int, stopped: Mapping[str, Sequence[tuple[int, int]]]
                       ) -> OrderedAgreement:
     """Check one ordered producer's rows (``truth``: ``sends/<producer>.jsonl``, epoch times,
@@ -116,8 +122,8 @@ def ordered_agreement(truth: Sequence[dict[str, Any]], *, line: str, topic: str,
     fetched by the first send; ``stopped`` each broker's stretches (trace time) from a pause or
     kill's start to its resume or restart's return."""
     lists: list[tuple[int, list[MessageQueue]]] = [
-        (t, publish_queues(topic, TopicRoute(tuple(qd), route.broker_datas)))
-        for t, qd in sorted(route_changes, key=lambda c: c[0])]
+        (t, publish_queues(topic, TopicRoute(qd, route.broker_datas).without_masters(gone)))
+        for t, qd, gone in sorted((route_step(c) for c in route_changes), key=lambda c: c[0])]
     if not lists:
         lists = [(-(1 << 62), publish_queues(topic, route))]
     out = OrderedAgreement()

@@ -26,8 +26,9 @@
 // stops, and keeps the same counts in memory meanwhile, and "ranges.json": per queue the first
 // and last offset consumed and how many distinct offsets (what a broadcasting member read).
 //
-// An orderly listener (issue 45) also appends a row to "consumes.jsonl" for each message it
-// is handed, flushed before the call returns (so a crash loses none it returned):
+// An orderly listener (issue 45), and a concurrently consuming one given "consumes" as its
+// twelfth argument, also appends a row to "consumes.jsonl" for each message it is handed,
+// flushed before the call returns (so a crash loses none it returned):
 // {"q":"broker-a/0","o":OFFSET,"t":WALL_MS}, in the order the calls ran. An orderly member
 // holds a queue only while the broker's lock is its own: who consumed which offset when is
 // what the check compares with the locks the brokers logged.
@@ -87,7 +88,9 @@ public class Consume extends Driver {
         Map<String, Long> deliveries = new ConcurrentHashMap<>();
         List<String> redelivered = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
         Map<String, Set<Long>> seen = new ConcurrentHashMap<>();
-        java.io.Writer rows = listener.equals("orderly")
+        // arg 11 "consumes": a concurrently consuming member writes its rows too (a recording
+        // with slaves: which member read what, when, while a master was down)
+        java.io.Writer rows = listener.equals("orderly") || arg(args, 11, "").equals("consumes")
             ? Files.newBufferedWriter(home.resolve("consumes.jsonl")) : null;
         // one body for both listeners: note each message, hang once when asked
         java.util.function.Consumer<List<MessageExt>> take = msgs -> {
