@@ -32,7 +32,10 @@ It replays each broker's lock table with the rules above and gives each item a v
 * ``REFUSED_HELD``: a ``locked by other client`` line while the holder's lock was live by the
   same bounds; ``UNLOCKED``: an unlock by the holder;
 * ``REFUSED_SEEN``: a member's ``because lock failed`` line with the broker's refusal of that
-  member and queue within ``SLACK_MS``, or while the queue's broker did not answer;
+  member and queue within ``SLACK_MS``, or while the queue's broker did not answer, or while
+  the member's own route listed the broker without a master (its lock requests go to the master
+  alone; live on 5.3.3, a master restarted beside its slave: the member's tries every second
+  failed for 10 s after the restart, until its route poll brought the master's address);
 * ``HELD``: a stretch of one member's consumption of a queue (a *run*: no other member's
   message between) during which the replayed table held that member's lock;
 * ``CACHED``: a run's messages consumed after a kill emptied a table that held the member's
@@ -329,6 +332,8 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
                       kills: Mapping[str, Sequence[int]],
                       end_offsets: Mapping[str, int],
                       end_ms: int | None = None,
+                      no_master: Mapping[tuple[str, str], Sequence[tuple[int, int]]]
+                      | None = None,
                       broker_lock_ms: int = BROKER_LOCK_MAX_LIVE_MS,
                       renew_ms: int = LOCK_INTERVAL_MS,
                       client_lock_ms: int = LOCK_MAX_LIVE_MS) -> list[LockCheck]:
@@ -337,7 +342,9 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
     recording's end (epoch ms); ``broker_silent``: per broker, when it answered nothing (paused
     or down); ``kills``: per broker, when the scenario killed it (its lock table lost);
     ``end_offsets``: per queue, its max offset when the recording ended (the next to store);
-    ``end_ms``: when it ended (``None``: not known, no ``HANDOVER``).
+    ``end_ms``: when it ended (``None``: not known, no ``HANDOVER``); ``no_master``: per
+    (member, broker), when the member's own route listed the broker without a master (its
+    lock requests go to the master alone: none is sent then, ``REFUSED_SEEN``).
     ``broker_lock_ms``, ``renew_ms`` and ``client_lock_ms`` are the rules' three times (other
     values are other models, which a test holds the recordings against; ``renew_ms`` 0: a
     member that never renews, only its grants and explicit lock requests count)."""
@@ -434,7 +441,8 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
         seen = any(members.get(x.client) == c.member and x.queue == c.queue
                    and x.t_ms - SLACK_MS <= c.t_ms <= x.t_ms + 999 + SLACK_MS for x in refusals)
         silent = any(a - SLACK_MS <= c.t_ms <= b + SLACK_MS
-                     for a, b in broker_silent.get(broker, ()))
+                     for a, b in [*broker_silent.get(broker, ()),
+                                  *(no_master or {}).get((c.member, broker), ())])
         out.append(LockCheck("client", c.t_ms, c.queue, c.member,
                              "refused " + ("by the broker" if seen else "while it was silent"
                                            if silent else "with no refusal logged"),
@@ -612,11 +620,16 @@ def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
         end_offsets = {f"{r.broker}/{r.queue_id}": r.broker_offset
                        for r in read_progress(path, _Bad(False, [])).rows
                        if r.topic == topic} if path.is_file() else {}
+        no_master = {(k["name"], b): spans for k in ks
+                     for b, spans in _masterless_spans(
+                         recording / "logs" / k["name"] / "rocketmq_client.log.gz", topic,
+                         offset, alive[k["name"]][1]).items()}
         checks = orderly_agreement(group=group, topic=topic, members=members,
                                    lock_lines=lines, client_lines=client_lines,
                                    consumes=consumes, alive=alive, broker_silent=silent,
                                    kills={} if keep_on_kill else kills,
-                                   end_offsets=end_offsets, end_ms=end_ms, **rules)
+                                   end_offsets=end_offsets, end_ms=end_ms,
+                                   no_master=no_master, **rules)
         rows = [(q, o) for rs in consumes.values() for q, o, _ in rs]
         out[group] = {
             **summary(checks), "members": sorted(names),
@@ -632,6 +645,31 @@ def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
                           "verdict": c.verdict, "messages": c.messages}
                          for c in sorted(checks, key=lambda c: c.t_ms)
                          if c.kind != "queue"]}
+    return out
+
+
+def _masterless_spans(log: Path, topic: str, offset: int, end_ms: int
+                      ) -> dict[str, list[tuple[int, int]]]:
+    """Per broker, when a member's route of ``topic`` (its client log's ``route info changed``
+    lines) listed it without a master: from the change that did to the next that did not (or
+    ``end_ms``)."""
+    from rocketlb_core.trace.clientlog import read_client_log
+
+    if not log.is_file():
+        return {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    since: dict[str, int] = {}
+    for r in read_client_log(log).route_changes:
+        if r.topic != topic:
+            continue
+        t = stamp_ms(r.stamp, offset)
+        for b in list(since):
+            if b not in r.masterless:
+                out.setdefault(b, []).append((since.pop(b), t))
+        for b in r.masterless:
+            since.setdefault(b, t)
+    for b, t in since.items():
+        out.setdefault(b, []).append((t, end_ms))
     return out
 
 

@@ -1001,6 +1001,67 @@ SLAVE_PHASES = ("slave connected", "slave paused", "slave resumed", "slave kille
 """The ``slave-statuses`` scenario's stretches, each from one event on slave-a to the next."""
 
 
+def live_slave_reads_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
+    """The ``slave-reads`` recordings (issue 45; question #2485): broker-a a ``SYNC_MASTER``
+    with slave-a, killed while a producer sends, restarted later, and two members that join
+    after the kill, ``c1`` (concurrently) and ``o1`` (orderly). One row per line (named by its
+    broker's release) and member: broker-a's messages it consumed (stored before the kill, on
+    slave-a too), the seconds from the kill to its first one and from the restart to it
+    (negative: before the restart), its messages of broker-b, and the sends and assignments the
+    check left unexplained (``trace.agreement.check_recording``; the lock check's for ``o1``).
+    ``attrs["route_dropped_s"]``: per line, seconds from the kill to the producer's route
+    change that listed broker-a without its master (``None``: none logged);
+    ``attrs["failed_attempts"]``: per line, the producer's logged failed attempts at broker-a
+    before that."""
+    import pandas as pd
+
+    from rocketlb_core.trace.agreement import check_recording
+    from rocketlb_core.trace.clientlog import read_client_log, stamp_ms
+    from rocketlb_core.trace.importer import log_offset
+    from rocketlb_core.trace.lock_agreement import check_orderly, read_consumes
+
+    rows: list[dict[str, Any]] = []
+    dropped: dict[str, float | None] = {}
+    failed: dict[str, int] = {}
+    for name in sorted(k for k in live if k.startswith("slave-reads")):
+        rec, trace = live[name]
+        meta = _recording(rec)
+        line = meta["server_version"]
+        at = {e["action"]: int(e["wall_ms"]) for e in meta["events"] if e["target"] == "broker-a"}
+        kill, restart = at["kill"], at["restart"]
+        checked = check_recording(rec, trace)
+        locks = check_orderly(rec)
+        offset = log_offset(meta["client_version"], int(meta.get("utc_offset_minutes", 0)))
+        log = read_client_log(rec / "logs" / "p-steady" / "rocketmq_client.log.gz")
+        gone = [stamp_ms(r.stamp, offset) for r in log.route_changes
+                if r.topic == meta["topic"] and "broker-a" in r.masterless]
+        dropped[line] = round((min(gone) - kill) / 1000, 1) if gone else None
+        failed[line] = sum(f.queue.broker_name == "broker-a"
+                           and (not gone or stamp_ms(f.stamp, offset) <= min(gone))
+                           for f in log.send_failures)
+        queues = [f"{r['broker_name']}/{q}" for r in meta["route"]
+                  for q in range(int(r["read_queue_nums"]))]
+        for k in meta["consumers"]:
+            got = read_consumes(rec / "consumes" / f"{k['name']}.jsonl.gz", queues)
+            a = [t for q, _, t in got if q.startswith("broker-a/")]
+            unexplained = (locks.get(k["group"], {}).get("unexplained", 0)
+                           + checked["consumers"].get(k["name"], {}).get("unexplained", 0))
+            rows.append({"line": line, "member": k["name"],
+                         "listener": k.get("listener", "concurrently"),
+                         "broker-a messages": len(a),
+                         "first after the kill (s)": round((min(a) - kill) / 1000, 1)
+                         if a else None,
+                         "first after the restart (s)": round((min(a) - restart) / 1000, 1)
+                         if a else None,
+                         "broker-b messages": sum(q.startswith("broker-b/") for q, _, _ in got),
+                         "unexplained": unexplained
+                         + checked["producers"]["p-steady"]["unexplained"]})
+    out = pd.DataFrame(rows)
+    out.attrs["route_dropped_s"] = dropped
+    out.attrs["failed_attempts"] = failed
+    return out
+
+
 def live_slave_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFrame:
     """The ``slave-statuses`` recordings (issue 45): broker-a a ``SYNC_MASTER`` with slave-a,
     broker-b an ``ASYNC_MASTER``; one row per line (named by its broker's release, whose
