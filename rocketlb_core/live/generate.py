@@ -156,7 +156,8 @@ and the slave is paused for 5 to 30 s (a 4.x master closes a silent slave's conn
 one producer sending synchronously from one thread, if there is one, sets
 ``retry_not_stored``. Drawn last of all, from its own generator (seeded by the scenario's seed),
 so every line draws it alike; the slave's master is never faulted (a slave alive beside a
-killed master keeps the master's queues in the route, which the checks do not model), and no
+killed master keeps the master's queues in the route with no master: the checks read that
+since the ``slave-reads`` recordings, but no soak has drawn it yet), and no
 producer of the scenario sends by key or asynchronously (their checks read failures from the
 brokers' events, and a 4.x master whose slave is silent times sends out)."""
 
