@@ -1012,7 +1012,7 @@ def live_slave_reads_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFram
     ``attrs["route_dropped_s"]``: per line, seconds from the kill to the producer's route
     change that listed broker-a without its master (``None``: none logged);
     ``attrs["failed_attempts"]``: per line, the producer's logged failed attempts at broker-a
-    before that."""
+    before that; ``attrs["stored"]``: per line, the producer's sends that were stored."""
     import pandas as pd
 
     from rocketlb_core.trace.agreement import check_recording
@@ -1023,6 +1023,7 @@ def live_slave_reads_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFram
     rows: list[dict[str, Any]] = []
     dropped: dict[str, float | None] = {}
     failed: dict[str, int] = {}
+    stored: dict[str, int] = {}
     for name in sorted(k for k in live if k.startswith("slave-reads")):
         rec, trace = live[name]
         meta = _recording(rec)
@@ -1039,6 +1040,7 @@ def live_slave_reads_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFram
         failed[line] = sum(f.queue.broker_name == "broker-a"
                            and (not gone or stamp_ms(f.stamp, offset) <= min(gone))
                            for f in log.send_failures)
+        stored[line] = sum("error" not in r for r in _sends_rows(rec, "p-steady"))
         queues = [f"{r['broker_name']}/{q}" for r in meta["route"]
                   for q in range(int(r["read_queue_nums"]))]
         for k in meta["consumers"]:
@@ -1059,6 +1061,7 @@ def live_slave_reads_frame(live: Mapping[str, tuple[Path, Path]]) -> pd.DataFram
     out = pd.DataFrame(rows)
     out.attrs["route_dropped_s"] = dropped
     out.attrs["failed_attempts"] = failed
+    out.attrs["stored"] = stored
     return out
 
 
