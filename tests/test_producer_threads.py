@@ -261,3 +261,26 @@ def test_a_batch_trace_the_broker_refused_is_read_from_the_producers_log(
     got = check_recording(fixture, tmp_path / "dump-only")["producers"]["p2-off"]
     assert got["unexplained"] > 300
     assert agreement.check_recording is check_recording
+
+
+def test_a_call_timeout_after_an_attempt_that_left_a_few_ms_makes_no_further_attempt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tests/fixtures/live/call-timeout-lag-5`` (CI's random scenario 176525667340514 on
+    5.3.3, its first 25 s and its batch producer kept: four threads through one broker of
+    eight queues, paused 14.6-20.6 s): four threads' attempts timed out in the same
+    millisecond; thread 2's had left 5 ms of its 3,000 ms, and the send ended "sendDefaultImpl
+    call timeout" with no further attempt logged: the client's next check, after logging the
+    exception, found the budget spent (``CHECK_LAG_MS``). A check that made one more attempt
+    in those 5 ms puts that thread's counter a step ahead."""
+    from rocketlb_core.trace import agreement
+    from rocketlb_core.trace.agreement import check_recording
+    from rocketlb_core.trace.importer import import_recording
+
+    fixture = Path(__file__).parent / "fixtures" / "live" / "call-timeout-lag-5"
+    import_recording(fixture, tmp_path / "trace")
+    got = check_recording(fixture, tmp_path / "trace")["producers"]["p1-off"]
+    assert (got["threads"], got["threads_sharing_failures"]) == (4, 0)
+    assert got["unexplained"] == 0
+    monkeypatch.setattr(agreement, "CHECK_LAG_MS", -1)
+    got = check_recording(fixture, tmp_path / "trace")["producers"]["p1-off"]
+    assert got["unexplained"] > 20

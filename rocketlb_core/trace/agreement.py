@@ -106,6 +106,15 @@ LOG_BEFORE_INSTALL_MS = 20
 addresses, then ``topicRouteData2TopicPublishInfo`` and each producer's update), so a send that
 began up to this long after the line may still pick from the old list (seen live: a send in
 the line's very millisecond that continued the old counter)."""
+CHECK_LAG_MS = 20
+"""How long after a failed attempt's logged end the send loop may take to select again and
+check its budget: the client logs the exception, stack trace and all, in between. A send that
+ended "sendDefaultImpl call timeout" with no failed attempt logged after its last one, which
+left at most this much of the budget, found the budget spent at that check: it made no further
+attempt. Live on 5.3.3 (CI's random scenario 176525667340514: four threads' sends timed out at
+one paused broker in the same millisecond), a thread's attempt timed out with 5 ms of its
+3,000 ms left, and the next selection found the budget spent; a check that made one more
+attempt in those 5 ms left the thread's counter a step ahead, and 437 sends unexplained."""
 ZERO_ATTEMPT_SLACK_MS = 2
 """A logged timeout whose end the check dates up to this many ms past the budget still ended in
 the deadline's millisecond when the client logged the 0 ms attempt after it (``RT`` at most
@@ -372,6 +381,10 @@ class ObservedBrokers:
             if over is not None and 0 < over <= ZERO_ATTEMPT_SLACK_MS and self.call_timeout \
                     and self._zero_attempt_at(end):
                 over = 0                    # the client's own check let a 0 ms attempt go
+            if over is None and self.call_timeout and budget_ms - took <= CHECK_LAG_MS \
+                    and not self._failed_near(end):
+                # the loop's next check found the budget spent: no further attempt (CHECK_LAG_MS)
+                return AttemptResult(Outcome.REMOTING_ERROR, budget_ms)
             return AttemptResult(Outcome.REMOTING_ERROR, took, overshoot_ms=over)
         if self.copies is not None and self.seq is not None:
             here = (mq.broker_name, mq.queue_id)
