@@ -491,6 +491,7 @@ def test_generated_scenarios_with_modes_draw_how_producers_send() -> None:
             (master,) = drawn.slaves
             assert master not in {e.target for e in drawn.events}
             assert not any(p.mode in ("hash", "async") for p in drawn.producers)
+            assert all(p.threads == 1 for p in drawn.producers)
             assert [e.action for e in slaved] in (["pause", "resume"],
                                                    ["pause", "resume", "kill", "restart"])
             assert {e.target for e in slaved} == {"slave-" + master[-1]}

@@ -159,7 +159,10 @@ so every line draws it alike; the slave's master is never faulted (a slave alive
 killed master keeps the master's queues in the route with no master: the checks read that
 since the ``slave-reads`` recordings, but no soak has drawn it yet), and no
 producer of the scenario sends by key or asynchronously (their checks read failures from the
-brokers' events, and a 4.x master whose slave is silent times sends out)."""
+brokers' events, and a 4.x master whose slave is silent times sends out) or from several
+threads (a 4.x client names no thread in its failures, and with a slave's statuses beside
+them the check left a 4-thread producer's sends unexplained: CI's draw 169386821711581 on
+4.9.8, 432 sends, kept in ``.cache/live-gaps``; issue 45, open)."""
 
 BACK_PRESSURE_SHARE = 0.5
 PERMIT_CHOICES = (10, 20, 50)
@@ -327,7 +330,8 @@ def generate_scenario(seed: int, line: str | None = None, *, modes: bool = False
     # an ordered or async producer's check reads its failures from the brokers' events, which
     # a silent slave's (4.x: its master's sends time out) are not: no slave beside one
     if modes and quiet and srng.random() < SLAVE_SHARE \
-            and not any(m in ("hash", "async") for m, _ in kinds):
+            and not any(m in ("hash", "async") for m, _ in kinds) \
+            and not any(t > 1 for t in threads):
         slave = srng.choice(quiet)
         target = slave_of(slave)
         pause = srng.randint(10, max(10, span // 2))
