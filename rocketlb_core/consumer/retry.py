@@ -32,8 +32,9 @@ no log states them), the route's retry queues, and each member's share of them.
 
 Standard library only.
 
+>>> back = {"broker-a": 100, "broker-b": 100}
 >>> got = retry_share(group="GID", consumers=["c1", "c2", "c3"],
-...                   sent_back={"broker-a": 100, "broker-b": 100}, retry_queue_nums=1, seed=7)
+...                   sent_back=back, retry_queue_nums=1, seed=7)
 >>> {c: [q.short() for q in qs] for c, qs in got.assignment.items()}
 {'c1': ['broker-a/0'], 'c2': ['broker-b/0'], 'c3': []}
 >>> got.consumed, got.unlisted
@@ -42,7 +43,7 @@ Standard library only.
 Raised to 2 on brokers whose retry topic already had one queue, about half land in queue 1:
 
 >>> got = retry_share(group="GID", consumers=["c1", "c2", "c3"],
-...                   sent_back={"broker-a": 100, "broker-b": 100}, retry_queue_nums=2,
+...                   sent_back=back, retry_queue_nums=2,
 ...                   topic_queue_nums=1, seed=7)
 >>> got.unlisted, sum(got.consumed.values())
 (98, 102)
