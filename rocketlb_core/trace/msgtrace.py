@@ -265,8 +265,9 @@ def with_logged(trace: MsgTrace, logs: Mapping[str, Any], *, skip_bad: bool = Fa
 
     >>> from rocketlb_core.trace.clientlog import ClientLog, LostTrace
     >>> pub = "\\1".join([
-    ...     "Pub", "1700000000123", "DefaultRegion", "PG", "T", "7F000001ABCD",
-    ...     "null", "null", "127.0.0.1:10911", "4", "2", "0", "0A0B", "true"])
+    ...     "Pub", "1700000000123", "DefaultRegion", "PG", "T",
+    ...     "7F000001ABCD", "null", "null", "127.0.0.1:10911", "4", "2",
+    ...     "0", "0A0B", "true"])
     >>> lost = LostTrace(9, "2026-11-29 06:29:18,486", pub + "\\2")
     >>> log = ClientLog(lost_traces=[lost])
     >>> t = with_logged(MsgTrace("dump.jsonl"), {"c.log": log})
