@@ -1070,21 +1070,13 @@ def _lost_published(path: Path, lost: Any) -> list[Published]:
     """The stored sends of a ``send trace data failed`` line's batch (``clientlog.LostTrace``),
     read by the message trace's own reader: a record that does not parse raises its
     ``TraceError`` naming the log, the line and the field."""
+    from rocketlb_core.trace.clientlog import ClientLog
     from rocketlb_core.trace.msgtrace import MsgTrace, with_logged
 
-    t = with_logged(MsgTrace(str(path)), {str(path): _OneLost(lost)})
+    t = with_logged(MsgTrace(str(path)), {str(path): ClientLog(lost_traces=[lost])})
     return [Published(p.group, p.store_host, p.topic, p.time_ms, p.cost_ms,
                       record_key(p.msg_id))
             for p in t.pubs if p.success]
-
-
-@dataclass(frozen=True)
-class _OneLost:
-    lost: Any
-
-    @property
-    def lost_traces(self) -> list[Any]:
-        return [self.lost]
 
 
 def read_trace(path: Path, bad: _Bad) -> TraceFile:
