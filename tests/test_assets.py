@@ -22,3 +22,27 @@ def test_assets_build_from_installed_packages(tmp_path: Path, root: Path) -> Non
     config = (tmp_path / "widgets-config.js").read_text()
     assert "__jupyter_widgets_assets_path__" in config
     assert "anywidget" in config
+
+
+def test_the_memory_snapshot_is_wasm_memory_and_a_failure_leaves_nothing(
+        tmp_path: Path, root: Path) -> None:
+    import gzip
+
+    import pytest
+
+    from rocketlb_core.viz.assets import SNAPSHOT, memory_snapshot
+
+    written = build(tmp_path / "ok", root / "node_modules")
+    snap = tmp_path / "ok" / "pyodide" / SNAPSHOT
+    assert snap in written
+    memory = gzip.decompress(snap.read_bytes())
+    assert memory[:4] == b"\x00snp"                                # Pyodide's snapshot format
+    assert len(memory) > 16 * 2**20
+    assert b"rocketlb_core.interactive" in memory                  # imported before the dump
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    out = tmp_path / "bad" / SNAPSHOT
+    out.parent.mkdir()
+    with pytest.raises(RuntimeError, match=r"make-snapshot\.mjs failed"):
+        memory_snapshot(tmp_path / "ok" / "pyodide", bad, out)
+    assert list(out.parent.iterdir()) == []

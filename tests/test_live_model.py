@@ -169,3 +169,40 @@ def test_a_scenario_runs_in_the_browser_as_in_cpython(page) -> None:
     assert got == json.loads(_in_cpython(code))
     assert got["messages_sent"] > 0
     assert external == []
+
+
+def test_the_model_is_restored_from_the_build_s_snapshot(page) -> None:
+    # The page restores Pyodide's memory as the build left it (assets.memory_snapshot): the
+    # figures' module is imported already, and modules the snapshot never imported (the
+    # simulator above) still come from the core's zip, unpacked after the restore.
+    pg, external, fetched = page
+    _in_browser(pg, "'ready'")
+    timings = pg.evaluate("rocketlbLive.timings")
+    assert timings["snapshot"] is True, timings.get("snapshotError")
+    assert any(u.endswith("rocketlb-snapshot.bin.gz") for u in fetched)
+    got = _in_browser(pg, "import sys, js\n"
+                          "str(['rocketlb_core.interactive' in sys.modules, js.document.title"
+                          " == '', js.location.hostname])")
+    assert got == "[True, True, '127.0.0.1']"              # the page's window, not Node's
+    assert timings["start"] <= timings["runtime"] <= timings["core"] <= timings["import"]
+    assert external == []
+
+
+def test_without_the_snapshot_the_model_starts_plainly(
+        tmp_path: Path, root: Path, browser) -> None:
+    from rocketlb_core.viz.assets import SNAPSHOT
+
+    build(tmp_path / "_static", root / "node_modules")
+    (tmp_path / "_static" / "pyodide" / SNAPSHOT).unlink()     # a host that lost the file
+    (tmp_path / "index.html").write_text(PAGE)
+    with serve(tmp_path) as url:
+        pg = browser.new_page()
+        try:
+            pg.goto(url + "index.html", wait_until="load", timeout=LOAD_TIMEOUT_MS)
+            got = _in_browser(pg, ALLOCATIONS)
+            timings = pg.evaluate("rocketlbLive.timings")
+        finally:
+            pg.close()
+    assert timings["snapshot"] is False
+    assert "404" in timings["snapshotError"]
+    assert json.loads(got) == json.loads(_in_cpython(ALLOCATIONS))

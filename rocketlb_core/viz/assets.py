@@ -14,7 +14,9 @@ Run ``python -m rocketlb_core.viz.assets OUTDIR`` (``scripts/book.sh`` does) to 
 * ``pyodide/`` (npm ``pyodide``, the core runtime only: ``pyodide.mjs``, ``pyodide.asm.mjs``,
   ``pyodide.asm.wasm``, ``python_stdlib.zip``, ``pyodide-lock.json``) and ``rocketlb-core.zip``
   (written here: the package's core, ``rocketlb_core.layers.core_files``, byte-identical for the
-  same sources), fetched by ``rocketlb-live.js`` only when a live figure needs the model;
+  same sources), fetched by ``rocketlb-live.js`` only when a live figure needs the model; with
+  ``pyodide/rocketlb-snapshot.bin.gz`` (written here by Node, ``memory_snapshot``): Pyodide's
+  memory with the core imported, which the page restores instead of starting Python;
 * ``rocketlb-live.js`` (``viz/js``): the one loader of the live model (``window.rocketlbLive``),
   which also puts "run in the browser" on the chapters' core-only cells; ``rocketlb-live.css``
   styles those controls;
@@ -66,6 +68,43 @@ def core_zip(path: Path) -> Path:
     return path
 
 
+SNAPSHOT = "rocketlb-snapshot.bin.gz"
+"""The live model's memory snapshot, beside the runtime it was made from (``memory_snapshot``)."""
+
+
+def memory_snapshot(pyodide: Path, zip_path: Path, out: Path) -> Path:
+    """Write Pyodide's memory after it has started and imported the figures' module, gzipped.
+
+    Node runs ``viz/js/make-snapshot.mjs`` on the book's own Pyodide files and core zip. The
+    page restores this instead of starting Python and importing the package: on the 2-core
+    machine 0.3 s instead of 1.3 s in a quiet browser (``bench/live_model.py`` times the page).
+    It costs the reader about 7 MB more when a live figure loads (31 MB of memory, gzipped),
+    and is written fresh on every build (not byte-identical between builds: Python's start
+    leaves some randomness in memory); ``rocketlb-live.js`` falls back to a plain start
+    when it is absent or fails to restore."""
+    import gzip
+    import subprocess
+    import tempfile
+
+    node = shutil.which("node")
+    if node is None:
+        raise FileNotFoundError("node is missing: the live model's snapshot is made with Node")
+    script = Path(__file__).parent / "js" / "make-snapshot.mjs"
+    with tempfile.TemporaryDirectory(prefix="rocketlb-snapshot-") as tmp:
+        raw = Path(tmp) / "snapshot.bin"
+        proc = subprocess.run([node, str(script), str(pyodide), str(zip_path), str(raw)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0 or not raw.exists():
+            raise RuntimeError(f"{script.name} failed ({proc.returncode}):\n"
+                               f"{proc.stderr[-2000:]}")
+        part = out.with_name(out.name + ".part")
+        with raw.open("rb") as src, part.open("wb") as dst, \
+                gzip.GzipFile(fileobj=dst, mode="wb", compresslevel=9, mtime=0) as z:
+            shutil.copyfileobj(src, z, 1 << 20)
+        part.replace(out)
+    return out
+
+
 FONT_SUFFIXES = (".woff2", ".woff", ".ttf", ".eot", ".svg")
 FONT_DIR = "@jupyter-widgets/html-manager/dist"
 # html-manager's CSS is evaluated before it applies ``__jupyter_widgets_assets_path__``, so its
@@ -110,6 +149,8 @@ def build(out_dir: Path, node_modules: Path) -> list[Path]:
         shutil.copyfile(src, out_dir / name)
         written.append(out_dir / name)
     written.append(core_zip(out_dir / "rocketlb-core.zip"))
+    written.append(memory_snapshot(out_dir / "pyodide", out_dir / "rocketlb-core.zip",
+                                   out_dir / "pyodide" / SNAPSHOT))
     for folder in FONT_DIRS:
         fonts = out_dir / folder
         fonts.mkdir(parents=True, exist_ok=True)

@@ -17,16 +17,61 @@
     listeners.forEach(function (f) { try { f(state); } catch (e) { /* a listener's own */ } });
   }
 
+  // Where the model's start goes, for the benchmark (bench/live_model.py): ms since the page's
+  // navigation when each phase ended ("start" when loading began, "loader" pyodide.mjs imported,
+  // "runtime" Pyodide started or restored, "core" the package's zip unpacked, "import" its
+  // figures' module imported), and "snapshot": whether Pyodide was restored from the snapshot.
+  var timings = {};
+
+  function mark(phase) { timings[phase] = Math.round(performance.now()); }
+
+  // Pyodide's memory as the build left it, the core already imported (rocketlb_core.viz.assets,
+  // memory_snapshot): gzipped on disk; a server that already inflated it sends it plain.
+  async function snapshot() {
+    const r = await fetch(base + "pyodide/rocketlb-snapshot.bin.gz");
+    if (!r.ok) { throw new Error("rocketlb-snapshot.bin.gz: HTTP " + r.status); }
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    if (bytes[0] !== 0x1f || bytes[1] !== 0x8b || !("DecompressionStream" in window)) {
+      return bytes;
+    }
+    const plain = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Uint8Array(await new Response(plain).arrayBuffer());
+  }
+
+  // Restore the snapshot; without one (missing, or refused by this browser), a plain start.
+  async function startPyodide(mod) {
+    const indexURL = base + "pyodide/";
+    try {
+      const py = await mod.loadPyodide({ indexURL: indexURL, _loadSnapshot: snapshot() });
+      timings.snapshot = true;
+      return py;
+    } catch (err) {
+      timings.snapshot = false;
+      timings.snapshotError = String(err);
+      return mod.loadPyodide({ indexURL: indexURL });
+    }
+  }
+
   function load() {
     if (ready === null) {
       say("loading the model");
       ready = (async function () {
+        mark("start");
+        // The core zip's fetch runs while Pyodide starts.
+        const zip = fetch(base + "rocketlb-core.zip").then(function (r) {
+          if (!r.ok) { throw new Error("rocketlb-core.zip: HTTP " + r.status); }
+          return r.arrayBuffer();
+        });
         const mod = await import(base + "pyodide/pyodide.mjs");
-        const py = await mod.loadPyodide({ indexURL: base + "pyodide/" });
-        const zip = await fetch(base + "rocketlb-core.zip");
-        if (!zip.ok) { throw new Error("rocketlb-core.zip: HTTP " + zip.status); }
-        py.unpackArchive(await zip.arrayBuffer(), "zip", { extractDir: "/rocketlb" });
+        mark("loader");
+        const py = await startPyodide(mod);
+        mark("runtime");
+        py.unpackArchive(await zip, "zip", { extractDir: "/rocketlb" });
         py.runPython("import sys\nif '/rocketlb' not in sys.path: sys.path.insert(0, '/rocketlb')");
+        mark("core");
+        // The figures' entry point, imported now rather than at the reader's first click.
+        handler = py.pyimport("rocketlb_core.interactive").handle_json;
+        mark("import");
         say("model ready");
         return py;
       })();
@@ -37,6 +82,7 @@
 
   window.rocketlbLive = {
     base: base,
+    timings: timings,
     // Start Pyodide (once per page); resolves to the Pyodide instance.
     load: load,
     // Run Python source in the page's Pyodide; resolves to the value of its last expression
