@@ -18,13 +18,22 @@ last, which is on the first topic only; the time of the second rebalance, where 
 the first brings what the first gave it (8 topics of 128 partitions by 128 members; with
 ``--large``, upstream's 500 topics of 2,000 by 2,000 members, which its test allows 90 s).
 
-Run: .venv/bin/python bench/allocation.py [--repeat R] [--large]
+With ``--large``, each large case also runs in Kafka's own Java (issue 48): kafka-clients
+4.3.1's ``StickyAssignor`` and ``CooperativeStickyAssignor`` on the same group
+(``kafka/java/KafkaBench.java``, built against the jars ``rocketlb_core.kafka.vectors`` fetches),
+``--java-reps`` calls in one fresh JVM, timed around ``assign()`` alone: the first call (a
+consumer group leader's one assignment after its start) and the best (the JIT warm). The row
+gives the port's time over each.
+
+Run: .venv/bin/python bench/allocation.py [--repeat R] [--large [--java-reps N]]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import time
 from collections.abc import Callable
 
@@ -50,7 +59,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--large", action="store_true",
-                    help="also Kafka's large case for the sticky assignors (1 M x 2,000)")
+                    help="also Kafka's large case for the sticky assignors (1 M x 2,000), "
+                         "beside Kafka's Java")
+    ap.add_argument("--large-repeat", type=int, default=3,
+                    help="the port's calls on each large case (the best is kept)")
+    ap.add_argument("--java-reps", type=int, default=3,
+                    help="Java's calls on each large case, in one JVM")
     args = ap.parse_args()
     raw_q = [MessageQueue("TopicTest", f"room{b % 2}-broker-{b}", i)
              for b in range(16) for i in range(QUEUES // 16)]
@@ -78,16 +92,75 @@ def main() -> None:
     print("targets: AVG <= 0.13 ms (upstream Java), CONSISTENT_HASH <= 31 ms")
     avg_ms = float(next(r["whole_group_ms"] for r in rows if r["strategy"] == "AVG"))
     kafka = kafka_rows(QUEUES, CONSUMERS, args.repeat, avg_ms)
+    large: list[dict[str, object]] = []
     if args.large:
-        kafka += kafka_rows(1_000_000, 2_000, 1, avg_ms, names=("sticky", "cooperative-sticky"))
+        java = JavaBench()
+        large += java.beside(kafka_rows(1_000_000, 2_000, args.large_repeat, avg_ms,
+                                        names=("sticky", "cooperative-sticky")), "large",
+                             args.java_reps)
     kafka += general_rows(8, 128, CONSUMERS, args.repeat, avg_ms)
     if args.large:
-        kafka += general_rows(500, 2_000, 2_000, 1, avg_ms)
+        large += java.beside(general_rows(500, 2_000, 2_000, args.large_repeat, avg_ms),
+                             "unequal", args.java_reps)
     print(f"Kafka's assignors; ratio to AVG's whole group ({avg_ms:.3f} ms)")
-    for r in kafka:
+    for r in kafka + large:
         print(f"{r['assignor']:30} {r['partitions']:>9,} x {r['members']:>5,}  "
               f"{r['ms']:12.1f} ms  {r['vs_avg']:10.1f}x AVG")
+    if large:
+        print(f"the large cases beside kafka-clients {KAFKA_VERSION} in Java "
+              f"(the port's best of {args.large_repeat}; Java's first call and best of "
+              f"{args.java_reps} in one JVM)")
+        print(f"{'assignor':30} {'port ms':>9} {'Java 1st':>9} {'Java best':>9} "
+              f"{'port/1st':>9} {'port/best':>9}")
+        for r in large:
+            print(f"{r['assignor']:30} {r['ms']:9.0f} {r['java_first_ms']:9.0f} "
+                  f"{r['java_best_ms']:9.0f} {r['port_over_java_first']:9.2f} "
+                  f"{r['port_over_java_best']:9.2f}")
+    kafka += large
     print(json.dumps({"rows": rows, "kafka": kafka}), flush=True)
+
+
+KAFKA_VERSION = "4.3.1"
+
+
+class JavaBench:
+    """``KafkaBench.java`` compiled once against kafka-clients ``KAFKA_VERSION``'s jars."""
+
+    def __init__(self) -> None:
+        import tempfile
+        from pathlib import Path
+
+        from rocketlb_core.kafka.vectors import JAVA_ROOT, jars
+        from rocketlb_core.live.jars import class_path, find_tool, java
+
+        self.java = java()
+        cp = class_path(jars("kafka-clients", KAFKA_VERSION))
+        self.out = Path(tempfile.mkdtemp(prefix="rocketlb-kafkabench-"))
+        built = subprocess.run([find_tool("javac", "install a JDK (17)"), "-nowarn", "-d",
+                                str(self.out), "-cp", cp, str(JAVA_ROOT / "KafkaBench.java")],
+                               capture_output=True, text=True, check=False)
+        if built.returncode != 0:
+            raise SystemExit(f"javac KafkaBench.java failed:\n{built.stderr[-2000:]}")
+        self.cp = f"{self.out}{os.pathsep}{cp}"
+
+    def times(self, case: str, assignor: str, reps: int) -> list[float]:
+        run = subprocess.run([self.java, "-cp", self.cp, "KafkaBench", case, assignor,
+                              str(reps)], capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            raise SystemExit(f"KafkaBench {case} {assignor} failed:\n{run.stderr[-2000:]}")
+        line = next(x for x in run.stdout.splitlines() if x.startswith("{"))
+        return [float(ms) for ms in json.loads(line)["ms"]]
+
+    def beside(self, rows: list[dict[str, object]], case: str, reps: int
+               ) -> list[dict[str, object]]:
+        """Each row of the port with Java's first and best call on the same case."""
+        for r in rows:
+            ms = self.times(case, str(r["assignor"]).split(" ")[0], reps)
+            port = float(r["ms"])  # type: ignore[arg-type]
+            r.update(java_first_ms=round(ms[0], 1), java_best_ms=round(min(ms), 1),
+                     port_over_java_first=round(port / ms[0], 2),
+                     port_over_java_best=round(port / min(ms), 2))
+        return rows
 
 
 def kafka_rows(partitions: int, members: int, repeat: int, avg_ms: float,

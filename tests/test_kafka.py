@@ -771,3 +771,65 @@ def test_an_empty_group_assignment_is_what_kafka_returns(name: str) -> None:
     for c, every in zip(cases, everyone, strict=True):
         run_uniform_case({**c, "expected": every if uniform else {}}, other, assignor)
     assert other.failed == len(cases)
+
+
+def _hostile_claims(rng: Any) -> tuple[dict[str, int], dict[str, Any]]:
+    """Topics, and a group whose claims sometimes meet: repeated within a member, claimed by
+    two members (of equal or other generations), of a topic that is gone, past a topic's
+    partition count; or (one group in three) none of that."""
+    from rocketlb_core.kafka.assignors import StickyMember
+
+    topics = {f"t{i}": rng.randint(1, 12) for i in range(rng.randint(1, 4))}
+    names = [*topics, "gone"]
+    clean = rng.random() < 0.35
+    group = {}
+    for i in range(rng.randint(1, 7)):
+        owned = []
+        for _ in range(rng.randint(0, 10)):
+            t = rng.choice(names[:-1] if clean else names)
+            owned.append((t, rng.randrange(topics.get(t, 3) + (0 if clean else 2))))
+        if clean:
+            owned = list(dict.fromkeys(owned))
+        m = f"m{i}"
+        group[m] = StickyMember(m, tuple(topics), None, tuple(owned),
+                                rng.choice([None, 1, 2]), rng.random() < 0.5)
+    if clean:                                   # no partition claimed by two members
+        seen: set[tuple[str, int]] = set()
+        for m, member in list(group.items()):
+            keep = tuple(tp for tp in member.owned if tp not in seen)
+            seen.update(keep)
+            group[m] = StickyMember(m, member.topics, None, keep, member.generation,
+                                    member.generation_in_subscription)
+    return topics, group
+
+
+def test_the_sticky_fast_paths_answer_as_kafka_s_walks() -> None:
+    # The large case's shortcuts (whole members at once where no claim meets another; the
+    # unassigned partitions as a set difference) against the walks they stand for, on groups
+    # built to break them: every shortcut must either give the walk's answer or step aside.
+    import random
+
+    from rocketlb_core.javamath import java_string_key
+    from rocketlb_core.kafka.assignors import (
+        _owned_by_member,
+        _unassigned,
+        _unassigned_walk,
+    )
+
+    rng = random.Random(20261129)
+    stepped_aside = taken_whole = 0
+    for _ in range(3000):
+        topics, group = _hostile_claims(rng)
+        for eager in (True, False):
+            slow = _owned_by_member(group, set(topics), eager, fast=False)
+            assert _owned_by_member(group, set(topics), eager) == slow
+        flat = [tp for m in group.values() for tp in m.owned]
+        order = sorted(topics, key=java_string_key)
+        walk = _unassigned_walk(topics, order, flat)
+        assert _unassigned(topics, flat) == walk
+        valid = all(tp[0] in topics and tp[1] < topics[tp[0]] for tp in flat)
+        whole = valid and len(set(flat)) == len(flat)
+        taken_whole += whole
+        stepped_aside += not whole
+    assert taken_whole > 500                                  # both sides of every shortcut
+    assert stepped_aside > 500
