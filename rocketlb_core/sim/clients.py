@@ -234,7 +234,7 @@ class Consumer:
         self.cursor = 0
         self._order_of: dict[MessageQueue, ProcessQueue] | None = None   # pull order's table
         self._order: list[MessageQueue] = []        # its queues not dropped, in queue order
-        self._plan: list[tuple[MessageQueue, Broker, tuple[str, str, int]]] = []
+        self._plan: list[tuple[MessageQueue, Broker, tuple[str, str, int], tuple[str, int]]] = []
         # the order with each broker and the group's offset key there
         self._pulled_at: int | None = None          # the last pull not yet in the table
         self._route_of: TopicRoute | None = None       # the route of the next two
@@ -497,8 +497,8 @@ class Consumer:
             self._order_of = self.table
             self._order = sorted(q for q, pq in self.table.items() if not pq.dropped)
             brokers, group = self.world.brokers, self.g.name
-            self._plan = [(mq, brokers[mq.broker_name], (group, mq.topic, mq.queue_id))
-                          for mq in self._order]
+            self._plan = [(mq, brokers[mq.broker_name], (group, mq.topic, mq.queue_id),
+                           (mq.topic, mq.queue_id)) for mq in self._order]
         plan = self._plan
         if not plan:
             return
@@ -509,13 +509,13 @@ class Consumer:
         offsets, name, slows = self.offsets, self.name, self.slow
         check = bool(net.down or net.partitions)
         commits = self.g.model == "CLUSTERING"
-        for mq, broker, key in plan[self.cursor:] + plan[:self.cursor]:
+        for mq, broker, key, stored in plan[self.cursor:] + plan[:self.cursor]:
             if budget <= 0:
                 break
             if check and not net.reachable(name, mq.broker_name):
                 continue
             start = offsets.get(mq, 0)
-            limit = broker.max_offset(mq.topic, mq.queue_id)
+            limit = broker.store.get(stored, 0)     # Broker.max_offset
             consumed = start
             if slows:
                 slow = slows.get(mq)
