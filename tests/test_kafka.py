@@ -811,18 +811,35 @@ def test_the_sticky_fast_paths_answer_as_kafka_s_walks() -> None:
 
     from rocketlb_core.javamath import java_string_key
     from rocketlb_core.kafka.assignors import (
+        KafkaAssignorError,
+        _claimed,
+        _constrained,
+        _one_topic_claims,
         _owned_by_member,
         _unassigned,
         _unassigned_walk,
     )
 
     rng = random.Random(20261129)
-    stepped_aside = taken_whole = 0
+    stepped_aside = taken_whole = hinted = 0
     for _ in range(3000):
         topics, group = _hostile_claims(rng)
         for eager in (True, False):
             slow = _owned_by_member(group, set(topics), eager, fast=False)
             assert _owned_by_member(group, set(topics), eager) == slow
+            one = _one_topic_claims(topics, {m: _claimed(g, eager) for m, g in group.items()})
+            if one is None or not slow[0]:
+                continue
+            hinted += 1                   # the unassigned from the claims, against the walk
+            try:
+                want: object = _constrained(topics, slow[1], slow[2])
+            except KafkaAssignorError as exc:
+                want = str(exc)
+            try:
+                got: object = _constrained(topics, slow[1], slow[2], claimed=one)
+            except KafkaAssignorError as exc:
+                got = str(exc)
+            assert got == want
         flat = [tp for m in group.values() for tp in m.owned]
         order = sorted(topics, key=java_string_key)
         walk = _unassigned_walk(topics, order, flat)
@@ -831,5 +848,6 @@ def test_the_sticky_fast_paths_answer_as_kafka_s_walks() -> None:
         whole = valid and len(set(flat)) == len(flat)
         taken_whole += whole
         stepped_aside += not whole
+    assert hinted > 300
     assert taken_whole > 500                                  # both sides of every shortcut
     assert stepped_aside > 500

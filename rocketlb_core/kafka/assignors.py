@@ -396,7 +396,7 @@ class _RackInfo:
 
 def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], eager: bool,
                      claimed: Mapping[str, tuple[TopicPartition, ...]] | None = None,
-                     fast: bool = True
+                     fast: bool = True, apart: bool | None = None
                      ) -> tuple[bool, dict[str, list[TopicPartition]], set[TopicPartition]]:
     """``AbstractStickyAssignor.allSubscriptionsEqual``: whether every member subscribes to the
     same topics, each member's valid previous partitions (in the order of Kafka's
@@ -407,7 +407,8 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
     was built with it (``StickyMember.generation_in_subscription``; its generation otherwise
     lives in the user data only), so there a claimant with any history outranks the earlier
     one. ``fast``: take whole members at once where no claim meets another (the same answer,
-    tested against ``fast=False``, which walks every claim as Kafka does)."""
+    tested against ``fast=False``, which walks every claim as Kafka does); ``apart``: the
+    caller knows no claim meets another and every one is of a topic in ``all_topics``."""
     equal = True
     subscribed: set[str] = set()
     previous_owner: dict[TopicPartition, str] = {}
@@ -415,11 +416,12 @@ def _owned_by_member(group: Mapping[str, StickyMember], all_topics: set[str], ea
     multiple: set[TopicPartition] = set()
     claims_of = {c: claimed[c] if claimed is not None else _claimed(m, eager)
                  for c, m in group.items()}
-    flat = list(chain.from_iterable(claims_of.values()))
-    # no partition claimed twice, and every one of a topic that exists: each keeps its claims
-    names = set(map(itemgetter(0), flat))
-    apart = fast and names <= all_topics and len(
-        set(map(itemgetter(1), flat)) if len(names) == 1 else set(flat)) == len(flat)
+    if apart is None:
+        flat = list(chain.from_iterable(claims_of.values()))
+        # no partition claimed twice, and every one of a topic that exists: each keeps its claims
+        names = set(map(itemgetter(0), flat))
+        apart = fast and names <= all_topics and len(
+            set(map(itemgetter(1), flat)) if len(names) == 1 else set(flat)) == len(flat)
     for consumer, m in group.items():
         if not subscribed:
             subscribed.update(m.topics)
@@ -494,7 +496,8 @@ def _remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
 
 
 def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPartition]],
-                 multiple: set[TopicPartition], rack: _RackInfo | None = None
+                 multiple: set[TopicPartition], rack: _RackInfo | None = None,
+                 claimed: tuple[str, set[int]] | None = None
                  ) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str]]:
     """``ConstrainedAssignmentBuilder.build`` (every member subscribes to the same topics): each
     member keeps what it owned up to its quota, the rest is dealt round robin to the members
@@ -502,7 +505,9 @@ def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPa
     (``partitionsTransferringOwnership``). With racks (``rack``), a member keeps only owned
     partitions of its rack, and the free partitions, those with the fewest members in their
     replicas' racks first, go first round robin to members of their racks
-    (``assignRackAwareRoundRobin``)."""
+    (``assignRackAwareRoundRobin``). ``claimed``: ``_one_topic_claims`` of the members'
+    claims, when it holds: then the unassigned partitions are those nobody claimed and those a
+    member gave up, the walk's answer without a pass over what was kept."""
     rack = rack or _RackInfo({}, {}, {})
     total = sum(partitions.values())
     n = len(owned_by)
@@ -515,6 +520,7 @@ def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPa
     exact: list[str] = []
     maybe_revoked: dict[TopicPartition, str] = {}
     transferring: dict[TopicPartition, str] = {}
+    walk = claimed is None or bool(multiple)            # the unassigned from what is kept
     # owned_by holds partitions of these topics only (_owned_by_member leaves out the rest)
     topic_key = {t: java_string_key(t) for t in partitions}
     for consumer, raw in owned_by.items():
@@ -532,24 +538,35 @@ def _constrained(partitions: Mapping[str, int], owned_by: dict[str, list[TopicPa
             _remove_first(owned, tp)
         if len(owned) < min_quota:
             assignment[consumer].extend(owned)
-            assigned.extend(owned)
+            if walk:
+                assigned.extend(owned)
             under.append(consumer)
         elif len(owned) >= max_quota and current_over < expected_over:
             current_over += 1
             if current_over == expected_over:
                 exact.clear()
             assignment[consumer].extend(owned[:max_quota])
-            assigned.extend(owned[:max_quota])
+            if walk:
+                assigned.extend(owned[:max_quota])
             for tp in owned[max_quota:]:
                 maybe_revoked[tp] = consumer
         else:
             assignment[consumer].extend(owned[:min_quota])
-            assigned.extend(owned[:min_quota])
+            if walk:
+                assigned.extend(owned[:min_quota])
             for tp in owned[min_quota:]:
                 maybe_revoked[tp] = consumer
             if current_over < expected_over:
                 exact.append(consumer)
-    unassigned = _unassigned(partitions, assigned)
+    if not walk:
+        assert claimed is not None
+        topic, numbers = claimed
+        free = set(range(partitions[topic])) - numbers
+        free.update(tp[1] for tp in maybe_revoked)      # claims of ``topic`` not kept
+        unassigned = [tp for t in sorted(partitions, key=java_string_key) for tp in (
+            zip(repeat(t), sorted(free)) if t == topic else zip(repeat(t), range(partitions[t])))]
+    else:
+        unassigned = _unassigned(partitions, assigned)
     under.sort(key=java_string_key)
     exact.sort(key=java_string_key)
 
@@ -638,6 +655,23 @@ def _by_partition_then_topic(tps: list[TopicPartition], topic_key: Mapping[str, 
     return sorted(tps, key=lambda tp: (tp[1], topic_key[tp[0]]))
 
 
+def _one_topic_claims(partitions: Mapping[str, int], claimed: Mapping[str, Sequence[TopicPartition]]
+                      ) -> tuple[str, set[int]] | None:
+    """The one topic every claim is of and the claimed partition numbers, when that topic
+    exists, every number is one of its partitions and none is claimed twice (then no claim meets
+    another); else None."""
+    flat = list(chain.from_iterable(claimed.values()))
+    names = set(map(itemgetter(0), flat))
+    if len(names) != 1:
+        return None
+    (topic,) = names
+    numbers = set(map(itemgetter(1), flat))
+    if topic not in partitions or len(numbers) != len(flat) or min(numbers) < 0 or \
+            max(numbers) >= partitions[topic]:
+        return None
+    return topic, numbers
+
+
 def _unassigned(partitions: Mapping[str, int], assigned: list[TopicPartition]
                 ) -> list[TopicPartition]:
     """``getUnassignedPartitions``: every partition, topics in ``String`` order, minus the
@@ -717,10 +751,11 @@ def sticky_assign(partitions: Mapping[str, int], members: Sequence[StickyMember]
     sticky_group = {mid: m if isinstance(m, StickyMember) else StickyMember(
         m.member_id, m.topics, m.instance_id, rack=m.rack) for mid, m in group.items()}
     claimed = {mid: _claimed(m, not cooperative) for mid, m in sticky_group.items()}
+    one = _one_topic_claims(have, claimed)
     equal, owned_by, multiple = _owned_by_member(sticky_group, set(have), not cooperative,
-                                                 claimed)
+                                                 claimed, apart=True if one else None)
     if equal:
-        assignment, transferring = _constrained(have, owned_by, multiple, rack)
+        assignment, transferring = _constrained(have, owned_by, multiple, rack, one)
     else:
         claims = {mid: (claimed[mid], m.generation) for mid, m in sticky_group.items()}
         top = max((DEFAULT_GENERATION if g is None else g for _, g in claims.values()),
