@@ -41,8 +41,10 @@
   // Restore the snapshot; without one (missing, or refused by this browser), a plain start.
   async function startPyodide(mod) {
     const indexURL = base + "pyodide/";
+    const bytes = snapshot();
+    bytes.catch(function () { /* answered below, by the plain start */ });
     try {
-      const py = await mod.loadPyodide({ indexURL: indexURL, _loadSnapshot: snapshot() });
+      const py = await mod.loadPyodide({ indexURL: indexURL, _loadSnapshot: bytes });
       timings.snapshot = true;
       return py;
     } catch (err) {
@@ -62,6 +64,7 @@
           if (!r.ok) { throw new Error("rocketlb-core.zip: HTTP " + r.status); }
           return r.arrayBuffer();
         });
+        zip.catch(function () { /* thrown where it is awaited, below */ });
         const mod = await import(base + "pyodide/pyodide.mjs");
         mark("loader");
         const py = await startPyodide(mod);
