@@ -152,8 +152,8 @@ def main() -> None:
            "board_move_ms_p95": round(p95(moves), 2),
            "board_move_ms_median": round(statistics.median(moves), 2),
            "playground_send_ms_p95": round(p95(sends), 2),
-           "runtime_mb": round(runtime / 2**20, 1), "core_zip_mb": round(core / 2**20, 2),
-           "snapshot_mb": round(snap / 2**20, 1),
+           "runtime_mib": round(runtime / 2**20, 1), "core_zip_mib": round(core / 2**20, 2),
+           "snapshot_mib": round(snap / 2**20, 1),
            "cold_restored_from_snapshot": f"{sum(restored)} of {len(restored)}",
            "targets": {"first_result_s": 4, "interaction_ms_p95": 50,
                        "warm_click_ms_median": 300, "untouched_page_runtime_bytes": 0}}

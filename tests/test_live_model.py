@@ -209,3 +209,24 @@ def test_without_the_snapshot_the_model_starts_plainly(
     assert timings["snapshot"] is False
     assert "404" in timings["snapshotError"]
     assert json.loads(got) == json.loads(_in_cpython(ALLOCATIONS))
+
+
+def test_a_reader_who_saves_data_downloads_no_snapshot(site: str, browser) -> None:
+    # The snapshot trades download for start-up work: a browser that asks to save data (or
+    # reports a 2G/3G link) gets the plain start and never fetches the snapshot.
+    pg = browser.new_page()
+    fetched: list[str] = []
+    pg.on("request", lambda r: fetched.append(r.url))
+    pg.add_init_script("Object.defineProperty(navigator, 'connection', "
+                       "{value: {saveData: true, effectiveType: '4g'}})")
+    try:
+        pg.goto(site, wait_until="load", timeout=LOAD_TIMEOUT_MS)
+        got = _in_browser(pg, ALLOCATIONS)
+        timings = pg.evaluate("rocketlbLive.timings")
+    finally:
+        pg.close()
+    assert timings["snapshot"] is False
+    assert "slow or data-saving" in timings["snapshotError"]
+    assert not [u for u in fetched if u.endswith("rocketlb-snapshot.bin.gz")]
+    assert any(u.endswith("pyodide.asm.wasm") for u in fetched)
+    assert json.loads(got) == json.loads(_in_cpython(ALLOCATIONS))

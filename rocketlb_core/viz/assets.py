@@ -76,12 +76,13 @@ def memory_snapshot(pyodide: Path, zip_path: Path, out: Path) -> Path:
     """Write Pyodide's memory after it has started and imported the figures' module, gzipped.
 
     Node runs ``viz/js/make-snapshot.mjs`` on the book's own Pyodide files and core zip. The
-    page restores this instead of starting Python and importing the package: on the 2-core
-    machine 0.3 s instead of 1.3 s in a quiet browser (``bench/live_model.py`` times the page).
-    It costs the reader about 7 MB more when a live figure loads (31 MB of memory, gzipped),
-    and is written fresh on every build (not byte-identical between builds: Python's start
-    leaves some randomness in memory); ``rocketlb-live.js`` falls back to a plain start
-    when it is absent or fails to restore."""
+    page restores this instead of starting Python and importing the package: the restore took
+    404 ms where Pyodide's start and the first import took 1,677 and 250 ms, on the 2-core
+    machine (``bench/live_model.py``, 2026-11-29, files served over loopback). It costs the
+    reader 6.8 MB more when a live figure loads (30 MiB of memory, gzipped), and is written
+    fresh on every build (not byte-identical between builds: Python's start leaves some
+    randomness in memory); ``rocketlb-live.js`` starts plainly when the snapshot is absent or
+    fails to restore, and on a browser that asks to save data or reports a 2G or 3G link."""
     import gzip
     import subprocess
     import tempfile
