@@ -204,3 +204,44 @@ def test_a_tail_left_while_its_lock_moved_is_a_handover(tmp_path: Path) -> None:
     got = check_orderly(tmp_path / "hole")["GID_ord"]
     assert got["handover"] == 0
     assert any(o.startswith("queue broker-b/0") for o in got["others"])
+
+
+def test_a_queue_the_member_list_gives_to_a_copy_is_a_duplicate(tmp_path: Path) -> None:
+    """Live on 5.3.3 (a draw of CI's random scenario, 234733733319009), a member's stale
+    channel kept it in the broker's list twice for the whole recording, and AVG gave one queue
+    to the copy: nobody consumed it. Here 4.9.8's recording, with one queue's consumption cut
+    after its first five messages: unexplained while the snapshots list each member once;
+    ``DUPLICATE`` when they list o1 twice and AVG gives that queue to the copy."""
+    from rocketlb_core.consumer.base import rebalance_view
+    from rocketlb_core.consumer.strategies import avg
+    from rocketlb_core.model import MessageQueue
+
+    src = RECORDINGS[0]
+    meta = json.loads((src / "recording.json").read_text())
+    queues = [MessageQueue(meta["topic"], r["broker_name"], q) for r in meta["route"]
+              for q in range(int(r["read_queue_nums"]))]
+    ids = ["127.0.0.1@o1", "127.0.0.1@o1", "127.0.0.1@o2"]
+    mq_all, cid_all = rebalance_view(queues, ids)
+    owned = {q.short() for c in set(ids) for q in avg().allocate("GID_ord", c, mq_all, cid_all)}
+    nobodys = [q.short() for q in mq_all if q.short() not in owned]
+    assert nobodys                                  # the copy's share
+    gone = nobodys[0]
+    shutil.copytree(src, tmp_path / "plain")
+    for path in (tmp_path / "plain" / "consumes").glob("*.jsonl.gz"):
+        rows = gzip.decompress(path.read_bytes()).decode().splitlines(keepends=True)
+        path.write_bytes(gzip.compress("".join(    # its first five kept: the baseline
+            r for r in rows if json.loads(r)["q"] != gone or json.loads(r)["o"] < 5).encode()))
+    plain = check_orderly(tmp_path / "plain")["GID_ord"]
+    assert plain["duplicate"] == 0
+    assert any(o.startswith(f"queue {gone}") and "consumed by no member" in o
+               for o in plain["others"])
+    shutil.copytree(tmp_path / "plain", tmp_path / "twice")
+    twice = json.loads((tmp_path / "twice" / "recording.json").read_text())
+    for s in twice["snapshots"]:
+        s["members"]["GID_ord"] = ids
+    (tmp_path / "twice" / "recording.json").write_text(json.dumps(twice))
+    got = check_orderly(tmp_path / "twice")["GID_ord"]
+    assert got["duplicate"] == 1, got["others"]
+    assert got["duplicate_messages"] > 0
+    assert not any(o.startswith(f"queue {gone}") for o in got["others"])
+

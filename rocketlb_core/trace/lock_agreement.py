@@ -49,6 +49,13 @@ It replays each broker's lock table with the rules above and gives each item a v
   to another) at most ``HANDOVER_MS`` before: the lock was still on its way to the next holder
   when the recording ended (live on 5.3.3, CI's draw 95726973438768: a rebalance 5 s before the
   end dropped three queues, whose 132 last messages each were nobody's yet);
+* ``DUPLICATE``: a queue's messages consumed by no member by the end, when at every member-list
+  snapshot from the queue's last consumption before the end (or from the start) the broker's
+  list held an id twice and AVG, run for each distinct id, gave the queue to the copy: a
+  stale channel of a member (a heartbeat the broker read only after the member had closed
+  that connection) stands in the list until the broker's scan drops it, and the queue is
+  nobody's (live on 5.3.3, a draw of CI's random scenario, 234733733319009: ord1 twice while
+  broker-a was paused and resumed, broker-a/1 left to nobody for the whole recording);
 * ``UNEXPLAINED``: anything else (a grant over a live lock, a refusal by a holder that was not
   the holder, a run while another member held the lock, a queue's message consumed by none).
 
@@ -82,6 +89,7 @@ REFUSED_SEEN = verdicts.text("orderly-locks", "REFUSED_SEEN")
 HELD = verdicts.text("orderly-locks", "HELD")
 CACHED = verdicts.text("orderly-locks", "CACHED")
 HANDOVER = verdicts.text("orderly-locks", "HANDOVER")
+DUPLICATE = verdicts.text("orderly-locks", "DUPLICATE")
 UNEXPLAINED = verdicts.text("orderly-locks", "UNEXPLAINED")
 
 LOCK_INTERVAL_MS = 20_000
@@ -334,6 +342,7 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
                       end_ms: int | None = None,
                       no_master: Mapping[tuple[str, str], Sequence[tuple[int, int]]]
                       | None = None,
+                      left_to_nobody: Iterable[str] = (),
                       broker_lock_ms: int = BROKER_LOCK_MAX_LIVE_MS,
                       renew_ms: int = LOCK_INTERVAL_MS,
                       client_lock_ms: int = LOCK_MAX_LIVE_MS) -> list[LockCheck]:
@@ -344,7 +353,10 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
     ``end_offsets``: per queue, its max offset when the recording ended (the next to store);
     ``end_ms``: when it ended (``None``: not known, no ``HANDOVER``); ``no_master``: per
     (member, broker), when the member's own route listed the broker without a master (its
-    lock requests go to the master alone: none is sent then, ``REFUSED_SEEN``).
+    lock requests go to the master alone: none is sent then, ``REFUSED_SEEN``);
+    ``left_to_nobody``: the queues the broker's member list gave to no live member from their
+    last consumption to the end (``DUPLICATE``; ``check_orderly`` reads them from the
+    recording's snapshots).
     ``broker_lock_ms``, ``renew_ms`` and ``client_lock_ms`` are the rules' three times (other
     values are other models, which a test holds the recordings against; ``renew_ms`` 0: a
     member that never renews, only its grants and explicit lock requests count)."""
@@ -467,6 +479,7 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
                              + (f", {len(bad)} while the broker's table held "
                                 f"{_holder_at(owners.get(q, []), bad[0][0]) or 'no lock'}"
                                 if bad else ""), verdict, len(got), len(bad)))
+    nobody = set(left_to_nobody)
     for q, end in sorted(end_offsets.items()):
         done = {o: m for q2, _, m, o in rows if q2 == q}
         first = min(done, default=end)
@@ -475,13 +488,17 @@ def orderly_agreement(*, group: str, topic: str, members: Mapping[str, str],
             gave_up = (_given_up(owners.get(q, []), done[max(done)], end_ms)
                        if done and min(missing) > max(done) and end_ms is not None else None)
             ok = gave_up is not None and end_ms is not None and end_ms - gave_up <= HANDOVER_MS
+            dup = not ok and q in nobody
             out.append(LockCheck(
                 "queue", gave_up or 0, q, done[max(done)] if ok else "",
                 f"{len(missing)} of offsets {first} to {end - 1} consumed by no member"
                 + (f", after {done[max(done)]} gave up the lock "
                    f"{(end_ms - gave_up) / 1000:.1f} s before the end"
-                   if ok and end_ms is not None and gave_up is not None else ""),
-                HANDOVER if ok else UNEXPLAINED, len(missing) if ok else 0))
+                   if ok and end_ms is not None and gave_up is not None else "")
+                + (", the broker's member list holding an id twice and AVG giving the queue "
+                   "to the copy" if dup else ""),
+                HANDOVER if ok else DUPLICATE if dup else UNEXPLAINED,
+                len(missing) if ok or dup else 0))
     return out
 
 
@@ -516,9 +533,22 @@ def _holder_at(owners: Sequence[tuple[int, str]], t: int) -> str:
 
 
 def _held(owners: Sequence[tuple[int, str]], member: str, t: int) -> bool:
-    """Did the replayed table hold ``member``'s lock at ``t`` (a second's either side: the
-    broker's lines are to the second)?"""
-    return any(_holder_at(owners, t + d) == member for d in (-999 - SLACK_MS, 0, SLACK_MS))
+    """Did the replayed table hold ``member``'s lock at ``t``? The broker's lines are to the
+    second, so a holding from a grant logged at second S to an unlock logged at second U
+    covers any ``t`` from S to U + 999 (with ``SLACK_MS`` either side): the holding overlaps
+    [t - 999 - SLACK_MS, t + SLACK_MS].
+
+    >>> _held([(0, "ord2"), (1_000, "")], "ord2", 1_190)    # granted at 0 s, unlocked at 1 s
+    True
+    >>> _held([(0, "ord2"), (1_000, "")], "ord2", 4_000)
+    False
+    """
+    lo, hi = t - 999 - SLACK_MS, t + SLACK_MS
+    for k, (since, who) in enumerate(owners):
+        until = owners[k + 1][0] if k + 1 < len(owners) else None
+        if who == member and since <= hi and (until is None or until > lo):
+            return True
+    return False
 
 
 def _cached(owners: Sequence[tuple[int, str]], kills: Sequence[int], member: str,
@@ -534,15 +564,17 @@ def summary(checks: Sequence[LockCheck]) -> dict[str, Any]:
     """Counts per verdict, the unexplained items, and per queue who consumed it when."""
     counts = {v: sum(c.verdict == v for c in checks)
               for v in (GRANT_FREE, GRANT_EXPIRED, REFUSED_HELD, UNLOCKED, REFUSED_SEEN, HELD,
-                        CACHED, HANDOVER, UNEXPLAINED)}
+                        CACHED, HANDOVER, DUPLICATE, UNEXPLAINED)}
     return {"items": len(checks),
             **{k.lower(): counts[v] for k, v in (
                 ("GRANT_FREE", GRANT_FREE), ("GRANT_EXPIRED", GRANT_EXPIRED),
                 ("REFUSED_HELD", REFUSED_HELD), ("UNLOCKED", UNLOCKED),
                 ("REFUSED_SEEN", REFUSED_SEEN), ("HELD", HELD), ("CACHED", CACHED),
-                ("HANDOVER", HANDOVER), ("UNEXPLAINED", UNEXPLAINED))},
+                ("HANDOVER", HANDOVER), ("DUPLICATE", DUPLICATE),
+                ("UNEXPLAINED", UNEXPLAINED))},
             "cached_messages": sum(c.outside for c in checks if c.verdict == CACHED),
             "handover_messages": sum(c.messages for c in checks if c.verdict == HANDOVER),
+            "duplicate_messages": sum(c.messages for c in checks if c.verdict == DUPLICATE),
             "others": [f"{c.kind} {c.queue} {c.member} at {c.t_ms}: {c.detail}"
                        for c in checks if c.verdict == UNEXPLAINED]}
 
@@ -629,7 +661,10 @@ def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
                                    consumes=consumes, alive=alive, broker_silent=silent,
                                    kills={} if keep_on_kill else kills,
                                    end_offsets=end_offsets, end_ms=end_ms,
-                                   no_master=no_master, **rules)
+                                   no_master=no_master,
+                                   left_to_nobody=_left_to_nobody(meta, group, ks, queues,
+                                                                  consumes, end_ms),
+                                   **rules)
         rows = [(q, o) for rs in consumes.values() for q, o, _ in rs]
         out[group] = {
             **summary(checks), "members": sorted(names),
@@ -645,6 +680,43 @@ def check_orderly(recording: Path | str, *, keep_on_kill: bool = False,
                           "verdict": c.verdict, "messages": c.messages}
                          for c in sorted(checks, key=lambda c: c.t_ms)
                          if c.kind != "queue"]}
+    return out
+
+
+def _left_to_nobody(meta: Mapping[str, Any], group: str, ks: Sequence[Mapping[str, Any]],
+                    queues: Sequence[str], consumes: Mapping[str, Sequence[tuple[str, int, int]]],
+                    end_ms: int) -> set[str]:
+    """The queues the broker's member list gave to no live member at every snapshot of the
+    recording from the queue's last consumption before ``end_ms`` (or from the start) to
+    ``end_ms``: the list held an id twice, and AVG run for each distinct id leaves the copy's
+    share to nobody (``DUPLICATE``). Only for a group whose members all run AVG."""
+    from rocketlb_core.consumer.base import rebalance_view
+    from rocketlb_core.consumer.strategies import avg
+    from rocketlb_core.model import MessageQueue
+
+    if any(str(k.get("strategy", "AVG")) != "AVG" for k in ks):
+        return set()
+    mqs = [MessageQueue(str(meta["topic"]), q.rpartition("/")[0], int(q.rpartition("/")[2]))
+           for q in queues]
+    strategy = avg()
+    nobody_at: list[tuple[int, set[str]]] = []
+    for snap in meta.get("snapshots", []):
+        ids = [str(i) for i in (snap.get("members") or {}).get(group, [])]
+        if int(snap["wall_ms"]) > end_ms or not ids:
+            continue
+        if len(set(ids)) == len(ids):
+            nobody_at.append((int(snap["wall_ms"]), set()))
+            continue
+        mq_all, cid_all = rebalance_view(mqs, ids)
+        owned = {q.short() for c in set(ids) for q in strategy.allocate(group, c, mq_all, cid_all)}
+        nobody_at.append((int(snap["wall_ms"]), {q.short() for q in mq_all} - owned))
+    out = set()
+    for q in queues:
+        last = max((t for rs in consumes.values() for q2, _, t in rs if q2 == q and t <= end_ms),
+                   default=None)
+        window = [s for t, s in nobody_at if last is None or t >= last]
+        if window and all(q in s for s in window):
+            out.add(q)
     return out
 
 

@@ -890,6 +890,17 @@ VERDICTS: tuple[Verdict, ...] = (
         "it at its next rebalance, after its own route or member list changed)",
         ("tests/test_live_orderly.py::test_a_tail_left_while_its_lock_moved_is_a_handover",)),
     Verdict(
+        "orderly-locks", "DUPLICATE", "its queue given to a member listed twice",
+        VERDICT, "duplicate",
+        "A queue's messages consumed by no member by the end, when at every member-list "
+        "snapshot from the queue's last consumption (or the start) to the end the broker's "
+        "list held an id twice and AVG, run for each distinct id, gave the queue to the copy: "
+        "a member's stale channel (a heartbeat read after the member closed that connection) "
+        "stands in the list until the broker's scan drops it, and the queue is nobody's.",
+        "spec 4.1 (AVG takes `cidAll.indexOf(currentCID)`: the first of two equal ids; the "
+        "second one's share is nobody's); fact consumer.rebalance-sorts-queues-and-ids",
+        ("tests/test_live_orderly.py::test_a_queue_the_member_list_gives_to_a_copy_is_a_duplicate",)),
+    Verdict(
         "orderly-locks", "UNEXPLAINED", "unexplained", VERDICT, "unexplained",
         "A grant over a live lock, a refusal or expiry naming another holder than the table's, "
         "a refused creation with no refusal, a run while another member held the lock, or a "
