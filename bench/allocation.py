@@ -61,9 +61,9 @@ def main() -> None:
     ap.add_argument("--large", action="store_true",
                     help="also Kafka's large case for the sticky assignors (1 M x 2,000), "
                          "beside Kafka's Java")
-    ap.add_argument("--large-repeat", type=int, default=3,
+    ap.add_argument("--large-repeat", type=_at_least_one, default=3,
                     help="the port's calls on each large case (the best is kept)")
-    ap.add_argument("--java-reps", type=int, default=3,
+    ap.add_argument("--java-reps", type=_at_least_one, default=3,
                     help="Java's calls on each large case, in one JVM")
     args = ap.parse_args()
     raw_q = [MessageQueue("TopicTest", f"room{b % 2}-broker-{b}", i)
@@ -121,6 +121,14 @@ def main() -> None:
 
 
 KAFKA_VERSION = "4.3.1"
+
+
+def _at_least_one(text: str) -> int:
+    """A count of calls: 1 to 100."""
+    n = int(text)
+    if not 1 <= n <= 100:
+        raise argparse.ArgumentTypeError(f"{text}: a count from 1 to 100")
+    return n
 
 
 class JavaBench:
