@@ -112,10 +112,7 @@
     // Ask a live figure's question (rocketlb_core.interactive.handle_json): the figure's kind,
     // its session name and the request as JSON text; resolves to the answer as JSON text.
     call: async function (kind, session, request) {
-      const py = await load();
-      if (!handler) {
-        handler = py.pyimport("rocketlb_core.interactive").handle_json;
-      }
+      await load();                 // which imports the figures' module (handler)
       return handler(kind, session, request);
     },
     // Be told when the model starts loading, is ready, or failed ("loading the model" ...).
